@@ -1,0 +1,117 @@
+# Switchboard: the whole set-up of a fresh Debian/Ubuntu machine is `make run` or `make test`.
+#
+#   make run          install what is missing, build and start the desktop app
+#   make test         deps + lint + test-rust + conformance (what CI runs through .ci/run)
+#   make help         every target
+#
+# Tools that are not Debian packages live in .tools/ (Node 22, Python venv) and tests/npm/
+# (pinned npm test tools); both are git-ignored and re-created by `make deps`.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+# Steps of `test` share target/ and the cargo lock: run them in order even under -j.
+.NOTPARALLEL:
+
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+TOOLS := $(ROOT)/.tools
+NODE22_BIN := $(TOOLS)/node22/bin
+NPM_MODULES := $(ROOT)/tests/npm/node_modules
+VENV_PYTHON := $(TOOLS)/venv/bin/python
+
+CARGO ?= cargo
+# One feature set for every cargo command (fmt, clippy, build, test): a different set rebuilds the
+# dependency tree. Change it here only, e.g. `make test CARGO_FEATURES="--features foo"`.
+CARGO_FEATURES ?=
+# The same selection for every debug build, too. Cargo unifies features over the packages and
+# targets it is asked for, so `-p one-crate`, or a build without test targets, resolves other
+# features than `cargo test --workspace` (dev-dependencies such as tokio's `test-util`) and
+# compiles a second copy of tokio and everything above it. `--workspace --all-targets` gives
+# `build`, `run` and `conformance` exactly the feature set of `test-rust` and `lint`, so each of
+# them reuses what the others built.
+CARGO_BUILD := $(CARGO) build --workspace --all-targets $(CARGO_FEATURES)
+
+# Where the tests, the conformance run and the benchmarks find the non-Rust peers.
+TOOL_ENV := \
+	PATH="$(NODE22_BIN):$(NPM_MODULES)/.bin:$$PATH" \
+	SWITCHBOARD_NODE="$(NODE22_BIN)/node" \
+	SWITCHBOARD_NODE_MODULES="$(NPM_MODULES)" \
+	SWITCHBOARD_EVERYTHING_DIR="$(NPM_MODULES)/@modelcontextprotocol/server-everything" \
+	SWITCHBOARD_TS_SDK_DIR="$(NPM_MODULES)/@modelcontextprotocol/sdk" \
+	SWITCHBOARD_PYTHON="$(VENV_PYTHON)"
+
+ARGS ?=
+BENCH_ARGS ?=
+
+.PHONY: help deps run build lint fmt test test-rust conformance bench clean distclean
+
+help:
+	@echo "Switchboard make targets:"
+	@echo "  make run          deps, build and start the desktop app (under Xvfb when there is no display)"
+	@echo "  make test         deps + lint + test-rust + conformance (what CI runs)"
+	@echo "  make deps         install missing system packages and local tools (idempotent)"
+	@echo "  make build        cargo build --workspace --all-targets"
+	@echo "  make lint         cargo fmt --check and clippy -D warnings"
+	@echo "  make fmt          cargo fmt --all"
+	@echo "  make test-rust    cargo test --workspace against a throwaway real keyring"
+	@echo "  make conformance  the official MCP conformance suite against conformance-client"
+	@echo "  make bench        release build of sb-bench and a benchmark run (results in tests/results/bench)"
+	@echo "  make clean        cargo clean and test results;  make distclean  also .tools and node_modules"
+
+deps:
+	@echo "==> deps"
+	@scripts/deps.sh
+
+run: deps
+	@echo "==> build: cargo build --workspace --all-targets (includes switchboard-desktop)"
+	$(CARGO_BUILD)
+	@echo "==> run: target/debug/switchboard-desktop"
+	@scripts/run-desktop.sh "$(ROOT)/target/debug/switchboard-desktop" $(ARGS)
+
+build: deps
+	@echo "==> build: cargo build --workspace --all-targets"
+	$(CARGO_BUILD)
+
+lint: deps
+	@echo "==> lint: cargo fmt --all --check"
+	$(CARGO) fmt --all --check
+	@echo "==> lint: cargo clippy --workspace --all-targets -- -D warnings"
+	$(CARGO) clippy --workspace --all-targets $(CARGO_FEATURES) -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+test: deps lint test-rust conformance
+	@echo "==> test: all steps passed"
+
+# A private D-Bus session with a fresh, unlocked GNOME Keyring (scripts/with-keyring.sh), so tests
+# that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret Service and never a user's keyring.
+test-rust: deps
+	@echo "==> test-rust: dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
+	@$(TOOL_ENV) SWITCHBOARD_TEST_KEYRING=1 NO_AT_BRIDGE=1 \
+		dbus-run-session -- scripts/with-keyring.sh \
+		$(CARGO) test --workspace $(CARGO_FEATURES)
+
+conformance: deps
+	@echo "==> conformance: cargo build --workspace --all-targets (includes conformance-client)"
+	$(CARGO_BUILD)
+	@echo "==> conformance: tests/conformance/run.sh"
+	@$(TOOL_ENV) CONFORMANCE_NODE="$(NODE22_BIN)/node" tests/conformance/run.sh
+
+# Release artifacts serve only the benchmarks, so this one selection is their own.
+bench: deps
+	@echo "==> bench: cargo build --release -p switchboard-tests --bins"
+	$(CARGO) build --release -p switchboard-tests --bins $(CARGO_FEATURES)
+	@echo "==> bench: target/release/sb-bench $(BENCH_ARGS)"
+	@mkdir -p tests/results/bench
+	@$(TOOL_ENV) SWITCHBOARD_BENCH_OUT="$(ROOT)/tests/results/bench" \
+		"$(ROOT)/target/release/sb-bench" $(BENCH_ARGS)
+
+clean:
+	@echo "==> clean: cargo clean, tests/results"
+	$(CARGO) clean
+	rm -rf tests/results
+
+distclean: clean
+	@echo "==> distclean: .tools, tests/npm/node_modules"
+	rm -rf .tools tests/npm/node_modules

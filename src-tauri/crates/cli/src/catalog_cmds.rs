@@ -1,0 +1,306 @@
+//! `tools`, `call`, `resources`, `read`, `prompts`, `prompt`.
+//!
+//! Each starts the servers it needs (only enabled, approved ones ever start), waits for them to
+//! settle within their start-up timeout, does its work, and leaves stopping to `main`.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use switchboard_core::host::Host;
+use switchboard_core::ids::{ServerId, ToolRef};
+use switchboard_core::mcp::catalog::Arguments;
+use switchboard_core::mcp::supervisor::{ServerHandle, ServerStatus};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::output::{self, inert};
+use crate::Ctx;
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Only this server.
+    #[arg(long)]
+    server: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CallArgs {
+    /// The server.
+    server: String,
+    /// The tool's name as the server reports it.
+    tool: String,
+    /// The arguments as a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ReadArgs {
+    /// The server.
+    server: String,
+    /// The resource URI.
+    uri: String,
+}
+
+#[derive(Args, Debug)]
+pub struct PromptArgs {
+    /// The server.
+    server: String,
+    /// The prompt's name.
+    name: String,
+    /// An argument, k=v (repeatable).
+    #[arg(long = "arg", value_name = "K=V")]
+    args: Vec<String>,
+}
+
+/// Starts the named server, or every enabled one, and returns those that came up. Servers that
+/// did not are reported on stderr.
+async fn bring_up(ctx: &Ctx, only: Option<&str>) -> anyhow::Result<Vec<ServerHandle>> {
+    let specs = match only {
+        Some(name) => vec![ctx.host.server(&Host::server_id(name)?).await?],
+        None => ctx
+            .host
+            .list_servers()
+            .await?
+            .into_iter()
+            .map(|v| v.spec)
+            .filter(|s| s.enabled)
+            .collect(),
+    };
+    let mut started = Vec::new();
+    for spec in &specs {
+        let h = ctx.host.start_server(&spec.id).await?;
+        started.push((h, spec.timeouts.init()));
+    }
+    let settled = futures::future::join_all(started.iter().map(|(h, t)| async move {
+        (
+            h.clone(),
+            h.wait_settled(*t + std::time::Duration::from_secs(5)).await,
+        )
+    }))
+    .await;
+    let mut up = Vec::new();
+    for (h, status) in settled {
+        match &status {
+            ServerStatus::Running { .. } => up.push(h),
+            other => {
+                if only.is_some() {
+                    bail!("{} is not available: {}", h.id(), inert(&other.to_string()));
+                }
+                eprintln!("skipped {}: {}", h.id(), inert(&other.to_string()));
+            }
+        }
+    }
+    Ok(up)
+}
+
+pub async fn tools(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
+    let up = bring_up(ctx, a.server.as_deref()).await?;
+    let names = ctx.host.tool_names().await?;
+    if ctx.json {
+        let mut out = Vec::new();
+        for h in &up {
+            for t in &h.catalog().tools {
+                let r = ToolRef {
+                    server: h.id().clone(),
+                    tool: t.name.as_str().into(),
+                };
+                out.push(serde_json::json!({
+                    "server": h.id(),
+                    "llm_name": names.llm_name(&r),
+                    "tool": t,
+                }));
+            }
+        }
+        output::json(&out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for h in &up {
+        let c = h.catalog();
+        println!("{} ({} tools)", h.id(), c.tools.len());
+        for t in &c.tools {
+            let desc = t
+                .description
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            println!("  {:<28} {}", inert(&t.name), inert(desc));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
+    let arguments: Arguments = serde_json::from_str(&a.args)
+        .context("--args must be a JSON object, e.g. '{\"text\": \"hi\"}'")?;
+    let server = Host::server_id(&a.server)?;
+    bring_up(ctx, Some(&a.server)).await?;
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ncancelling...");
+            on_ctrl_c.cancel();
+        }
+    });
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let bar = tokio::spawn(async move {
+        let mut shown = false;
+        while let Some(p) = rx.recv().await {
+            output::progress(&p);
+            shown = true;
+        }
+        if shown {
+            output::progress_done();
+        }
+    });
+    let tool = ToolRef {
+        server,
+        tool: a.tool.as_str().into(),
+    };
+    let result = ctx
+        .host
+        .call_tool(
+            &tool,
+            arguments,
+            switchboard_core::host::CallOptions {
+                cancel: Some(cancel.clone()),
+                progress: Some(tx),
+            },
+        )
+        .await;
+    ctrl_c.abort();
+    let _ = bar.await;
+    let result = match result {
+        Err(switchboard_core::host::HostError::Mcp(switchboard_core::mcp::McpError::Cancelled)) => {
+            eprintln!("cancelled; the server was told to stop");
+            return Ok(ExitCode::from(130));
+        }
+        other => other.with_context(|| format!("calling {} on {} failed", a.tool, a.server))?,
+    };
+    if ctx.json {
+        output::json(&result)?;
+    } else {
+        output::content(&result.content);
+        if let Some(s) = &result.structured_content {
+            println!("structured: {}", inert(&serde_json::to_string_pretty(s)?));
+        }
+    }
+    if result.is_error {
+        eprintln!("the tool reported an error");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn resources(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
+    let up = bring_up(ctx, a.server.as_deref()).await?;
+    if ctx.json {
+        let v: Vec<_> = up
+            .iter()
+            .map(|h| {
+                let c = h.catalog();
+                serde_json::json!({"server": h.id(), "resources": c.resources, "templates": c.resource_templates})
+            })
+            .collect();
+        output::json(&v)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for h in &up {
+        let c = h.catalog();
+        println!(
+            "{} ({} resources, {} templates)",
+            h.id(),
+            c.resources.len(),
+            c.resource_templates.len()
+        );
+        for r in &c.resources {
+            println!("  {:<40} {}", inert(&r.uri), inert(&r.name));
+        }
+        for t in &c.resource_templates {
+            println!(
+                "  {:<40} {} (template)",
+                inert(&t.uri_template),
+                inert(&t.name)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn read(ctx: &Ctx, a: ReadArgs) -> anyhow::Result<ExitCode> {
+    let server: ServerId = Host::server_id(&a.server)?;
+    bring_up(ctx, Some(&a.server)).await?;
+    let contents = ctx.host.read_resource(&server, &a.uri).await?;
+    if ctx.json {
+        output::json(&contents)?;
+    } else {
+        output::resource_contents(&contents);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn prompts(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
+    let up = bring_up(ctx, a.server.as_deref()).await?;
+    if ctx.json {
+        let v: Vec<_> = up
+            .iter()
+            .map(|h| serde_json::json!({"server": h.id(), "prompts": h.catalog().prompts}))
+            .collect();
+        output::json(&v)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for h in &up {
+        let c = h.catalog();
+        println!("{} ({} prompts)", h.id(), c.prompts.len());
+        for p in &c.prompts {
+            let args: Vec<String> = p
+                .arguments
+                .iter()
+                .map(|a| {
+                    if a.required {
+                        format!("{}*", a.name)
+                    } else {
+                        a.name.clone()
+                    }
+                })
+                .collect();
+            println!(
+                "  {:<28} ({}) {}",
+                inert(&p.name),
+                inert(&args.join(", ")),
+                inert(p.description.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn prompt(ctx: &Ctx, a: PromptArgs) -> anyhow::Result<ExitCode> {
+    let server = Host::server_id(&a.server)?;
+    let mut args = HashMap::new();
+    for kv in &a.args {
+        let (k, v) = kv
+            .split_once('=')
+            .with_context(|| format!("--arg {kv:?} must look like NAME=VALUE"))?;
+        args.insert(k.to_owned(), v.to_owned());
+    }
+    bring_up(ctx, Some(&a.server)).await?;
+    let r = ctx.host.get_prompt(&server, &a.name, &args).await?;
+    if ctx.json {
+        output::json(&r)?;
+    } else {
+        if let Some(d) = &r.description {
+            println!("# {}", inert(d));
+        }
+        for m in &r.messages {
+            println!("[{}]", inert(&m.role));
+            output::content(std::slice::from_ref(&m.content));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,467 @@
+//! `switchboard server ...` and `switchboard doctor`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::config::{
+    HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
+};
+use switchboard_core::host::{CheckLevel, Host, TrustState};
+use switchboard_core::mcp::logs::{Direction, ServerLogs};
+use switchboard_core::mcp::supervisor::ServerStatus;
+
+use crate::output::{self, inert};
+use crate::Ctx;
+
+#[derive(Subcommand, Debug)]
+pub enum ServerCmd {
+    /// Add a server: `add NAME -- COMMAND ARGS...` (stdio) or `add NAME --url URL` (HTTP).
+    Add(AddArgs),
+    /// List configured servers.
+    List,
+    /// Show one server's configuration and approval state.
+    Show(NameArg),
+    /// Remove a server, its approval and its saved logs.
+    Remove(NameArg),
+    /// Enable a server.
+    Enable(NameArg),
+    /// Disable a server.
+    Disable(NameArg),
+    /// Start a server afresh and report whether it comes up.
+    Restart(NameArg),
+    /// Review and approve exactly what a server runs.
+    Trust(TrustArgs),
+    /// Withdraw a server's approval.
+    Untrust(NameArg),
+    /// Show the stderr tail and protocol trace of a server's last run.
+    Logs(LogsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct NameArg {
+    /// The server's name.
+    name: String,
+}
+
+#[derive(Args, Debug)]
+pub struct AddArgs {
+    /// A name for the server (letters, digits, '-', '_', '.').
+    name: String,
+    /// Environment variable for the server: K=V, or K=secret:NAME for a keyring secret.
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// Working directory for the server.
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// The Streamable HTTP endpoint of a remote server.
+    #[arg(long, conflicts_with_all = ["env", "cwd"])]
+    url: Option<String>,
+    /// HTTP header: K=V, or K=secret:NAME for a keyring secret.
+    #[arg(long = "header", value_name = "K=V", requires = "url")]
+    headers: Vec<String>,
+    /// Per-request timeout in seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    /// Start-up and handshake timeout in seconds.
+    #[arg(long, default_value_t = 60)]
+    init_timeout: u64,
+    /// Add it disabled.
+    #[arg(long)]
+    disabled: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct TrustArgs {
+    /// The server's name.
+    name: String,
+    /// Approve without asking (for scripts). The launch spec is still printed.
+    #[arg(long)]
+    yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LogsArgs {
+    /// The server's name.
+    name: String,
+    /// How many stderr lines and trace entries to show.
+    #[arg(long, default_value_t = 50)]
+    lines: usize,
+    /// Show only stderr.
+    #[arg(long, conflicts_with = "trace")]
+    stderr: bool,
+    /// Show only the protocol trace.
+    #[arg(long)]
+    trace: bool,
+    /// Only entries containing this text.
+    #[arg(long)]
+    grep: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// The server to diagnose; all servers when omitted.
+    name: Option<String>,
+    /// How long the trial start may take, in seconds.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+}
+
+fn parse_pairs(items: &[String], what: &str) -> anyhow::Result<Vec<NamedValue>> {
+    items
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("{what} {kv:?} must look like NAME=VALUE"))?;
+            Ok(NamedValue {
+                name: k.to_owned(),
+                value: ValueSource::parse_cli(v)?,
+            })
+        })
+        .collect()
+}
+
+pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
+    let host = &ctx.host;
+    match cmd {
+        ServerCmd::Add(a) => add(ctx, a).await,
+        ServerCmd::List => list(ctx).await,
+        ServerCmd::Show(n) => show(ctx, &n.name).await,
+        ServerCmd::Remove(n) => {
+            host.remove_server(&Host::server_id(&n.name)?).await?;
+            eprintln!("removed {}", n.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        ServerCmd::Enable(n) => {
+            host.set_enabled(&Host::server_id(&n.name)?, true).await?;
+            eprintln!("enabled {}", n.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        ServerCmd::Disable(n) => {
+            host.set_enabled(&Host::server_id(&n.name)?, false).await?;
+            eprintln!("disabled {}", n.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        ServerCmd::Restart(n) => restart(ctx, &n.name).await,
+        ServerCmd::Trust(t) => trust(ctx, t).await,
+        ServerCmd::Untrust(n) => {
+            host.revoke_trust(&Host::server_id(&n.name)?).await?;
+            eprintln!("approval of {} withdrawn", n.name);
+            Ok(ExitCode::SUCCESS)
+        }
+        ServerCmd::Logs(l) => logs(ctx, l),
+    }
+}
+
+async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
+    let id = switchboard_core::ids::ServerId::new(&a.name)
+        .with_context(|| format!("{:?} is not a usable server name", a.name))?;
+    let transport = match (a.url, a.command.split_first()) {
+        (Some(url), None) => TransportSpec::Http(HttpSpec {
+            url,
+            headers: parse_pairs(&a.headers, "header")?,
+        }),
+        (None, Some((command, args))) => TransportSpec::Stdio(StdioSpec {
+            command: command.clone(),
+            args: args.to_vec(),
+            env: parse_pairs(&a.env, "environment variable")?,
+            cwd: a.cwd,
+        }),
+        (Some(_), Some(_)) => bail!("give either --url or a command after --, not both"),
+        (None, None) => {
+            bail!("say how to reach the server: `-- COMMAND ARGS...` for a local server or `--url URL` for a remote one")
+        }
+    };
+    let stdio = matches!(transport, TransportSpec::Stdio(_));
+    let spec = ServerSpec {
+        id: id.clone(),
+        transport,
+        enabled: !a.disabled,
+        timeouts: Timeouts {
+            request_secs: a.timeout,
+            init_secs: a.init_timeout,
+        },
+    };
+    ctx.host.add_server(spec).await?;
+    if ctx.json {
+        output::json(&serde_json::json!({"added": id}))?;
+    } else {
+        eprintln!("added {id}");
+        if stdio {
+            eprintln!(
+                "it will not start until you approve what it runs: switchboard server trust {id}"
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let servers = ctx.host.list_servers().await?;
+    let mut rows = Vec::new();
+    for s in &servers {
+        let trust = ctx.host.trust_view(&s.spec.id).await.map(|v| v.state).ok();
+        rows.push((s, trust));
+    }
+    if ctx.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(s, t)| serde_json::json!({"spec": s.spec, "trust": t}))
+            .collect();
+        output::json(&v)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if servers.is_empty() {
+        println!("No servers yet. Add one with `switchboard server add NAME -- COMMAND ARGS...` or import a config with `switchboard import FILE`.");
+    }
+    for (s, t) in rows {
+        let kind = match &s.spec.transport {
+            TransportSpec::Stdio(_) => "stdio",
+            TransportSpec::Http(_) => "http",
+        };
+        let trust = match t {
+            Some(TrustState::Trusted) => "approved",
+            Some(TrustState::NotRequired) => "remote",
+            Some(TrustState::NotApproved) => "NOT APPROVED",
+            Some(TrustState::Changed) => "CHANGED since approval",
+            None => "cannot resolve",
+        };
+        let enabled = if s.spec.enabled {
+            "enabled"
+        } else {
+            "disabled"
+        };
+        println!(
+            "{:<20} {:<5} {:<8} {:<22} {}",
+            s.spec.id,
+            kind,
+            enabled,
+            trust,
+            s.spec.summary()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
+    let id = Host::server_id(name)?;
+    let spec = ctx.host.server(&id).await?;
+    let view = ctx.host.trust_view(&id).await;
+    if ctx.json {
+        output::json(&serde_json::json!({
+            "spec": spec,
+            "launch": view.as_ref().ok(),
+            "launch_error": view.as_ref().err().map(|e| e.to_string()),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("name:     {}", spec.id);
+    println!("enabled:  {}", spec.enabled);
+    println!(
+        "timeouts: request {}s, start-up {}s",
+        spec.timeouts.request_secs, spec.timeouts.init_secs
+    );
+    let values = match &spec.transport {
+        TransportSpec::Stdio(s) => {
+            println!("command:  {}", spec.summary());
+            if let Some(cwd) = &s.cwd {
+                println!("cwd:      {}", escape_for_display(&cwd.to_string_lossy()));
+            }
+            &s.env
+        }
+        TransportSpec::Http(h) => {
+            println!("url:      {}", escape_for_display(&h.url));
+            &h.headers
+        }
+    };
+    for v in values {
+        let shown = match &v.value {
+            ValueSource::Plain(p) => escape_for_display(p),
+            ValueSource::Secret(n) => {
+                let set = ctx.host.secret_is_set(n).await.unwrap_or(false);
+                format!("secret:{n} ({})", if set { "set" } else { "NOT SET" })
+            }
+        };
+        println!("  {} = {}", v.name, shown);
+    }
+    match view {
+        Ok(v) => {
+            println!("approval: {:?}", v.state);
+            print_plan(&v.lines, &v.warnings);
+        }
+        Err(e) => println!("launch:   cannot resolve: {e}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_plan(lines: &[(String, String)], warnings: &[String]) {
+    println!("what would run:");
+    for (k, v) in lines {
+        println!("  {k:<10} {v}");
+    }
+    for w in warnings {
+        println!("  WARNING:   {w}");
+    }
+}
+
+async fn trust(ctx: &Ctx, t: TrustArgs) -> anyhow::Result<ExitCode> {
+    let id = Host::server_id(&t.name)?;
+    let view = ctx.host.trust_view(&id).await?;
+    if view.state == TrustState::NotRequired {
+        eprintln!("{id} is a remote server; it runs nothing on this machine and needs no approval");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The plan goes to stderr so stdout stays clean for --json.
+    eprintln!("{id} would run exactly this:");
+    for (k, v) in &view.lines {
+        eprintln!("  {k:<10} {v}");
+    }
+    for w in &view.warnings {
+        eprintln!("  WARNING:   {w}");
+    }
+    eprintln!("  fingerprint {}", view.fingerprint);
+    if !t.yes {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            bail!("approval needs a yes on a terminal; run it interactively or pass --yes");
+        }
+        eprint!("Approve and allow {id} to run this? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        stdin.lock().read_line(&mut answer)?;
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            eprintln!("not approved; {id} will not start");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    ctx.host.trust_server(&id, &view.fingerprint).await?;
+    if ctx.json {
+        output::json(&serde_json::json!({"trusted": id, "fingerprint": view.fingerprint}))?;
+    } else {
+        eprintln!("approved {id}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn restart(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
+    let id = Host::server_id(name)?;
+    let spec = ctx.host.server(&id).await?;
+    let handle = ctx.host.start_server(&id).await?;
+    let status = handle
+        .wait_settled(spec.timeouts.init() + Duration::from_secs(5))
+        .await;
+    if ctx.json {
+        output::json(&status)?;
+    } else {
+        println!("{id}: {}", inert(&status.to_string()));
+    }
+    Ok(match status {
+        ServerStatus::Running { .. } => ExitCode::SUCCESS,
+        ServerStatus::Failed { stderr_tail, .. } => {
+            for l in stderr_tail {
+                eprintln!("  stderr: {}", inert(&l));
+            }
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::FAILURE,
+    })
+}
+
+fn logs(ctx: &Ctx, l: LogsArgs) -> anyhow::Result<ExitCode> {
+    let id = Host::server_id(&l.name)?;
+    let dir = ctx.host.data_dir().join("logs").join(id.as_str());
+    let (stderr, trace) = ServerLogs::load_persisted(&dir);
+    let keep = |s: &str| l.grep.as_deref().is_none_or(|g| s.contains(g));
+    let stderr: Vec<_> = stderr.into_iter().filter(|s| keep(s)).collect();
+    let trace: Vec<_> = trace.into_iter().filter(|e| keep(&e.body)).collect();
+    let stderr = &stderr[stderr.len().saturating_sub(l.lines)..];
+    let trace = &trace[trace.len().saturating_sub(l.lines)..];
+    if ctx.json {
+        output::json(&serde_json::json!({"stderr": stderr, "trace": trace}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if stderr.is_empty() && trace.is_empty() {
+        println!("No saved logs for {id} yet; they are written when a run of the server ends.");
+    }
+    if !l.trace && !stderr.is_empty() {
+        println!("== stderr (last run) ==");
+        for s in stderr {
+            println!("{}", inert(s));
+        }
+    }
+    if !l.stderr && !trace.is_empty() {
+        println!("== protocol trace (last run) ==");
+        for e in trace {
+            let arrow = match e.direction {
+                Direction::Out => "->",
+                Direction::In => "<-",
+                Direction::Note => "**",
+            };
+            let dur = e
+                .duration_ms
+                .map(|d| format!(" ({d:.1} ms)"))
+                .unwrap_or_default();
+            println!("{} {arrow} {}{dur}", e.at_ms, inert(&e.body));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> anyhow::Result<ExitCode> {
+    let ids = match a.name {
+        Some(n) => vec![Host::server_id(&n)?],
+        None => ctx
+            .host
+            .list_servers()
+            .await?
+            .into_iter()
+            .map(|s| s.spec.id)
+            .collect(),
+    };
+    let mut failed = false;
+    let mut reports = Vec::new();
+    for id in ids {
+        let r = ctx.host.doctor(&id, Duration::from_secs(a.timeout)).await?;
+        failed |= r.failed();
+        if !ctx.json {
+            println!("{}:", r.server);
+            if let Some(plan) = &r.plan {
+                for (k, v) in plan {
+                    println!("  {k:<10} {v}");
+                }
+            }
+            for c in &r.checks {
+                let mark = match c.level {
+                    CheckLevel::Ok => "ok  ",
+                    CheckLevel::Warn => "warn",
+                    CheckLevel::Fail => "FAIL",
+                    CheckLevel::Skipped => "skip",
+                };
+                println!("  [{mark}] {}: {}", c.name, inert(&c.detail));
+            }
+            if !r.stderr_tail.is_empty() {
+                println!("  stderr:");
+                for l in &r.stderr_tail {
+                    println!("    {}", inert(l));
+                }
+            }
+        }
+        reports.push(r);
+    }
+    if ctx.json {
+        output::json(&reports)?;
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

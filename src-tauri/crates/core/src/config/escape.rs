@@ -1,0 +1,129 @@
+//! Escaping untrusted text for display (SP-01, RN-04).
+//!
+//! A launch command, a server's stderr or an error string may carry ANSI escapes, C0/C1 control
+//! characters, bidi overrides, zero-width or Unicode tag characters that make what a person reads
+//! differ from what runs. Everything shown to a person passes through [`escape_for_display`],
+//! which makes each such character visible as `\u{..}` (or `\n`, `\t`, `\e`) instead of hiding it.
+
+/// Whether `c` can change how surrounding text is displayed or hide content.
+pub fn is_suspicious(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200B}'..='\u{200F}' // zero-width space/joiners, LRM, RLM
+            | '\u{202A}'..='\u{202E}' // bidi embeddings and overrides
+            | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
+            | '\u{2066}'..='\u{2069}' // bidi isolates
+            | '\u{FEFF}'              // zero-width no-break space
+            | '\u{E0000}'..='\u{E007F}' // tag characters
+            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotations
+        )
+}
+
+/// Escapes every suspicious character so the result shows exactly what the input contains.
+/// Backslashes are doubled so an escaped form cannot be forged by the input itself.
+pub fn escape_for_display(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x1b' => out.push_str("\\e"),
+            c if is_suspicious(c) => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes and, when needed, quotes one argument so a list of arguments reads unambiguously.
+pub fn quote_arg(s: &str) -> String {
+    let escaped = escape_for_display(s);
+    let plain = !escaped.is_empty()
+        && escaped
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        escaped
+    } else {
+        format!("'{}'", escaped.replace('\'', "'\\''"))
+    }
+}
+
+/// Removes ANSI escape sequences and other controls from a log line (keeping tabs), for
+/// displays where the escaped form would be noise. Suspicious characters are still escaped.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI: ESC [ params final-byte; OSC: ESC ] ... BEL or ESC \ ; others: ESC + one char.
+            match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    for n in chars.by_ref() {
+                        if ('\x40'..='\x7e').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    chars.next();
+                    while let Some(n) = chars.next() {
+                        if n == '\x07' {
+                            break;
+                        }
+                        if n == '\x1b' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            }
+            continue;
+        }
+        if c == '\t' {
+            out.push(c);
+        } else if is_suspicious(c) {
+            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_bidi_and_tags() {
+        assert_eq!(escape_for_display("a\x1b[31mb"), "a\\e[31mb");
+        assert_eq!(escape_for_display("x\u{202E}y"), "x\\u{202E}y");
+        assert_eq!(escape_for_display("\u{E0041}"), "\\u{E0041}");
+        assert_eq!(escape_for_display("z\u{200B}w"), "z\\u{200B}w");
+        assert_eq!(escape_for_display("a\\u{202E}"), "a\\\\u{202E}");
+        assert_eq!(escape_for_display("plain text"), "plain text");
+    }
+
+    #[test]
+    fn quotes_args() {
+        assert_eq!(quote_arg("-y"), "-y");
+        assert_eq!(quote_arg("a b"), "'a b'");
+        assert_eq!(quote_arg(""), "''");
+        assert_eq!(quote_arg("it's"), "'it'\\''s'");
+    }
+
+    #[test]
+    fn strips_ansi() {
+        assert_eq!(strip_ansi("\x1b[2J\x1b[31mred\x1b[0m"), "red");
+        assert_eq!(strip_ansi("\x1b]0;title\x07ok"), "ok");
+        assert_eq!(strip_ansi("a\u{202E}b"), "a\\u{202E}b");
+    }
+}

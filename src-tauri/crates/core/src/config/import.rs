@@ -1,0 +1,735 @@
+//! Importing peer configs: Claude Desktop, VS Code and Cursor `mcp.json` files (SP-08).
+//!
+//! [`import`] turns the text of a foreign file into validated [`ServerSpec`]s. It only parses:
+//! it never starts a server, touches the keyring or reads another file. Literal values that look
+//! like credentials leave the specs: the spec refers to a [`SecretName`] and the value is handed
+//! back in [`ImportedServer::secrets`] for the host to store in the keyring. Everything that
+//! could not be carried over is reported as an [`ImportNote`]; no note contains a value from the
+//! file, only names and references.
+//!
+//! The file is read leniently (comments and trailing commas, as VS Code allows) into the JSON
+//! tree, then each server entry is lowered on its own: a broken entry is skipped with a note and
+//! never fails the whole import.
+//!
+//! # Formats
+//! - Claude Desktop: `{"mcpServers": {name: {command, args, env}}}`; remote `url` entries are
+//!   accepted as HTTP servers.
+//! - Cursor: the same `mcpServers` shape, plus `{url, headers}` remotes, `type`, `envFile` and
+//!   `${env:NAME}` interpolation.
+//! - VS Code (`.vscode/mcp.json`, or `settings.json` with an `mcp` object): `{"servers": {name:
+//!   {type, command, args, env, envFile, cwd, url, headers}}, "inputs": [..]}` with
+//!   `${input:ID}` references.
+//!
+//! Detection without an explicit format: a top-level `mcpServers` key means Claude or Cursor,
+//! otherwise `servers` (top-level or under `mcp`) means VS Code. Claude and Cursor files share a
+//! shape and are lowered the same way; a file is called Cursor when an entry uses something
+//! Claude Desktop has no notion of (`type`, `headers`, `envFile`, or a `${..}` reference), and
+//! Claude otherwise. The label only affects [`ImportReport::format`].
+
+mod names;
+mod values;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use self::names::{sanitize, strip_jsonc, Taken};
+use self::values::{input_secret, vars, Field, Input, SecretNames, ServerCx, Var};
+use super::escape::escape_for_display as esc;
+use super::{HttpSpec, ServerSpec, SpecError, StdioSpec, Timeouts, TransportSpec};
+use crate::ids::{SecretName, ServerId};
+use crate::redact::Secret;
+
+/// The largest file accepted; real configs are a few kilobytes.
+pub const MAX_IMPORT_BYTES: usize = 4 * 1024 * 1024;
+
+/// A peer application's config format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForeignFormat {
+    /// Claude Desktop's `claude_desktop_config.json` (`mcpServers`).
+    Claude,
+    /// VS Code's `.vscode/mcp.json` or the `mcp` section of `settings.json` (`servers`, `inputs`).
+    Vscode,
+    /// Cursor's `mcp.json` (`mcpServers`, with remote servers and `${env:..}`).
+    Cursor,
+}
+
+impl fmt::Display for ForeignFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Claude => "claude",
+            Self::Vscode => "vscode",
+            Self::Cursor => "cursor",
+        })
+    }
+}
+
+/// A format name that is not one of `claude`, `vscode` (`vs-code`) or `cursor`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format {0:?}; use claude, vscode or cursor")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for ForeignFormat {
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "claude" | "claude-desktop" => Ok(Self::Claude),
+            "vscode" | "vs-code" | "code" => Ok(Self::Vscode),
+            "cursor" => Ok(Self::Cursor),
+            _ => Err(UnknownFormat(esc(s))),
+        }
+    }
+}
+
+/// Why a file could not be imported at all. A single bad server entry is not an error: it is
+/// skipped with an [`ImportNote`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The file is bigger than [`MAX_IMPORT_BYTES`].
+    #[error("the file is {len} bytes long; at most {max} are accepted")]
+    TooLarge {
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The text is not JSON (comments and trailing commas are accepted).
+    #[error("the file is not valid JSON: {reason} (line {line}, column {column})")]
+    Json {
+        /// The line of the error, from 1.
+        line: usize,
+        /// The column of the error, from 1.
+        column: usize,
+        /// What the parser expected.
+        reason: String,
+    },
+    /// The top level is not a JSON object.
+    #[error("the file's top level is not a JSON object")]
+    NotAnObject,
+    /// Neither `mcpServers` nor `servers` is present.
+    #[error(
+        "no MCP servers found: expected a \"mcpServers\" object (Claude Desktop, Cursor) or a \
+         \"servers\" object (VS Code)"
+    )]
+    NoServers,
+    /// The format was given but its key is missing.
+    #[error("this is not a {format} file: it has no {key:?} object")]
+    MissingServers {
+        /// The format asked for.
+        format: ForeignFormat,
+        /// The key that format keeps its servers under.
+        key: &'static str,
+    },
+    /// The format was given but the file is evidently another one.
+    #[error("this looks like a {found} file, not {requested}; import it with --format {found}")]
+    WrongFormat {
+        /// The format asked for.
+        requested: ForeignFormat,
+        /// The format the file appears to be.
+        found: ForeignFormat,
+    },
+    /// The servers key holds something other than an object.
+    #[error("{key:?} must be an object mapping server names to servers")]
+    ServersNotAnObject {
+        /// The key (`mcpServers` or `servers`).
+        key: &'static str,
+    },
+}
+
+/// Options for [`import_with`].
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// The file's format; `None` detects it.
+    pub format: Option<ForeignFormat>,
+    /// Servers the host has already: imported names avoid them (`github` becomes `github-2`).
+    pub existing_servers: Vec<ServerId>,
+    /// Secrets in the keyring already: a moved value never gets one of these names, so an
+    /// import cannot overwrite a stored secret.
+    pub existing_secrets: Vec<SecretName>,
+}
+
+/// The result of an import: servers ready to store, and what did not carry over.
+#[derive(Clone, Debug)]
+pub struct ImportReport {
+    /// The format the file was read as.
+    pub format: ForeignFormat,
+    /// The imported servers, sorted by id. Each spec has passed [`ServerSpec::validate`].
+    pub servers: Vec<ImportedServer>,
+    /// Everything the user should know: dropped fields, skipped servers, moved secrets.
+    pub notes: Vec<ImportNote>,
+}
+
+/// One imported server.
+#[derive(Clone, Debug)]
+pub struct ImportedServer {
+    /// The validated spec. Credentials appear only as [`super::ValueSource::Secret`] references.
+    pub spec: ServerSpec,
+    /// Values to store in the keyring under these names before the spec is saved. References
+    /// that have no value here (VS Code password inputs) come with a
+    /// [`NoteKind::NeedsSecret`] note instead.
+    pub secrets: Vec<(SecretName, Secret)>,
+}
+
+/// Something about the import the user should read. Never contains a secret value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportNote {
+    /// The server concerned: its new id when it was imported, the name from the file (escaped
+    /// for display) when it was skipped, `None` for the file as a whole.
+    pub server: Option<String>,
+    /// What happened.
+    pub kind: NoteKind,
+    /// A sentence for the user; names in it are escaped for display.
+    pub message: String,
+}
+
+/// The kind of an [`ImportNote`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NoteKind {
+    /// A field Switchboard does not support was left out (`envFile`, `autoApprove`, ...).
+    DroppedField,
+    /// A whole server entry could not be imported.
+    SkippedServer,
+    /// A server got a different id (invalid characters, or the name was taken).
+    Renamed,
+    /// A literal credential moved to the keyring; the spec refers to it by name.
+    SecretMoved,
+    /// The spec refers to a secret that has no value yet; `switchboard secret set NAME`.
+    NeedsSecret,
+    /// Something that looks like a credential had to stay in the config (an argument or a URL).
+    SecretNotMovable,
+    /// An `${env:NAME}` reference was kept as text; Switchboard does not expand it.
+    EnvReference,
+    /// Another `${..}` reference (`${workspaceFolder}`, an input without a default) was kept
+    /// as text or dropped.
+    UnresolvedVariable,
+    /// A legacy SSE server was imported as Streamable HTTP.
+    TransportChanged,
+    /// A field was translated: `disabled`, `timeout`, the default answer of an input.
+    Mapped,
+    /// Something about the file as a whole (an ignored second server list).
+    Detection,
+}
+
+/// Imports `text` as `format`, or detects the format when `None`.
+pub fn import(text: &str, format: Option<ForeignFormat>) -> Result<ImportReport, ImportError> {
+    import_with(
+        text,
+        &ImportOptions {
+            format,
+            ..ImportOptions::default()
+        },
+    )
+}
+
+/// Imports `text` with [`ImportOptions`].
+pub fn import_with(text: &str, opts: &ImportOptions) -> Result<ImportReport, ImportError> {
+    if text.len() > MAX_IMPORT_BYTES {
+        return Err(ImportError::TooLarge {
+            len: text.len(),
+            max: MAX_IMPORT_BYTES,
+        });
+    }
+    let clean = strip_jsonc(text);
+    let root: Value = serde_json::from_str(&clean).map_err(|e| {
+        let full = e.to_string();
+        let location = format!(" at line {} column {}", e.line(), e.column());
+        ImportError::Json {
+            line: e.line(),
+            column: e.column(),
+            reason: full.strip_suffix(&location).unwrap_or(&full).to_owned(),
+        }
+    })?;
+    let Value::Object(root) = root else {
+        return Err(ImportError::NotAnObject);
+    };
+    let raw = RawFile::locate(&root, opts.format)?;
+    Ok(raw.lower(opts))
+}
+
+/// The file, located but not yet lowered: the server entries and the inputs.
+struct RawFile<'a> {
+    format: ForeignFormat,
+    servers: &'a Map<String, Value>,
+    inputs: BTreeMap<String, Input>,
+    notes: Vec<ImportNote>,
+}
+
+impl<'a> RawFile<'a> {
+    fn locate(
+        root: &'a Map<String, Value>,
+        asked: Option<ForeignFormat>,
+    ) -> Result<Self, ImportError> {
+        let mcp = root.get("mcpServers");
+        let vs_section = match root.get("servers") {
+            Some(_) => Some(root),
+            None => root
+                .get("mcp")
+                .and_then(Value::as_object)
+                .filter(|m| m.contains_key("servers")),
+        };
+        let vs = vs_section.and_then(|s| s.get("servers"));
+        let claude_like = |m: &Value| match m.as_object() {
+            Some(servers) if looks_like_cursor(servers) => ForeignFormat::Cursor,
+            _ => ForeignFormat::Claude,
+        };
+        let format = match (asked, mcp, vs) {
+            (Some(ForeignFormat::Vscode), _, Some(_)) => ForeignFormat::Vscode,
+            (Some(ForeignFormat::Vscode), Some(m), None) => {
+                return Err(ImportError::WrongFormat {
+                    requested: ForeignFormat::Vscode,
+                    found: claude_like(m),
+                })
+            }
+            (Some(f @ (ForeignFormat::Claude | ForeignFormat::Cursor)), Some(_), _) => f,
+            (Some(f), None, Some(_)) => {
+                return Err(ImportError::WrongFormat {
+                    requested: f,
+                    found: ForeignFormat::Vscode,
+                })
+            }
+            (Some(f), None, None) => {
+                let key = if f == ForeignFormat::Vscode {
+                    "servers"
+                } else {
+                    "mcpServers"
+                };
+                return Err(ImportError::MissingServers { format: f, key });
+            }
+            (None, Some(m), _) => claude_like(m),
+            (None, None, Some(_)) => ForeignFormat::Vscode,
+            (None, None, None) => return Err(ImportError::NoServers),
+        };
+        let (key, servers) = if format == ForeignFormat::Vscode {
+            ("servers", vs)
+        } else {
+            ("mcpServers", mcp)
+        };
+        let servers = servers
+            .and_then(Value::as_object)
+            .ok_or(ImportError::ServersNotAnObject { key })?;
+        let mut notes = Vec::new();
+        if format != ForeignFormat::Vscode && vs.is_some() {
+            notes.push(ImportNote {
+                server: None,
+                kind: NoteKind::Detection,
+                message: "the file also has a VS Code \"servers\" list; it was ignored, import \
+                          it again with --format vscode"
+                    .to_owned(),
+            });
+        }
+        let inputs = match (format, vs_section) {
+            (ForeignFormat::Vscode, Some(section)) => {
+                read_inputs(section.get("inputs"), &mut notes)
+            }
+            _ => BTreeMap::new(),
+        };
+        Ok(Self {
+            format,
+            servers,
+            inputs,
+            notes,
+        })
+    }
+
+    fn lower(self, opts: &ImportOptions) -> ImportReport {
+        let mut notes = self.notes;
+        let mut secret_names =
+            SecretNames::new(opts.existing_secrets.iter().map(|s| s.as_str().to_owned()));
+        // Names the file itself refers to are off limits for derived names.
+        for id in self.inputs.keys() {
+            if let Some(name) = input_secret(id) {
+                secret_names.reserve(name.as_str());
+            }
+        }
+        for entry in self.servers.values() {
+            for_each_string(entry, &mut |s| {
+                for (_, var) in vars(s) {
+                    if let Var::Secret(name) = var {
+                        secret_names.reserve(name);
+                    }
+                }
+            });
+        }
+
+        // Valid names claim theirs first, so `a b` cannot take `a-b` from a real `a-b`.
+        let mut taken = Taken::new(opts.existing_servers.iter().map(|s| s.as_str().to_owned()));
+        let mut ids: BTreeMap<&str, Option<ServerId>> = BTreeMap::new();
+        for sanitize_pass in [false, true] {
+            for name in self.servers.keys() {
+                if ServerId::new(name).is_err() != sanitize_pass {
+                    continue;
+                }
+                let base = if sanitize_pass {
+                    sanitize(name, ServerId::MAX_LEN, "server")
+                } else {
+                    name.clone()
+                };
+                let id = ServerId::new(taken.claim(&base, ServerId::MAX_LEN)).ok();
+                ids.insert(name, id);
+            }
+        }
+
+        let mut servers = Vec::new();
+        for (raw_name, entry) in self.servers {
+            let Some(Some(id)) = ids.get(raw_name.as_str()).cloned() else {
+                notes.push(skipped(
+                    raw_name,
+                    "no valid server name could be made from it",
+                ));
+                continue;
+            };
+            let renamed = id.as_str() != raw_name;
+            let mut cx = ServerCx {
+                id,
+                inputs: &self.inputs,
+                names: &mut secret_names,
+                notes: Vec::new(),
+                secrets: Vec::new(),
+            };
+            if renamed {
+                let why = if ServerId::new(raw_name).is_ok() {
+                    "the name is already in use"
+                } else {
+                    "server names may only use letters, digits, '-', '_' and '.'"
+                };
+                let message = format!("renamed from \"{}\" to {}: {why}", esc(raw_name), cx.id);
+                cx.note(NoteKind::Renamed, message);
+            }
+            match lower_server(&mut cx, entry) {
+                Ok(spec) => {
+                    notes.append(&mut cx.notes);
+                    servers.push(ImportedServer {
+                        spec,
+                        secrets: cx.secrets,
+                    });
+                }
+                Err(why) => notes.push(skipped(raw_name, &why)),
+            }
+        }
+        servers.sort_by(|a, b| a.spec.id.cmp(&b.spec.id));
+        ImportReport {
+            format: self.format,
+            servers,
+            notes,
+        }
+    }
+}
+
+fn skipped(raw_name: &str, why: &str) -> ImportNote {
+    ImportNote {
+        server: Some(esc(raw_name)),
+        kind: NoteKind::SkippedServer,
+        message: format!("server \"{}\" was not imported: {why}", esc(raw_name)),
+    }
+}
+
+/// Whether a `mcpServers` map uses something only Cursor (not Claude Desktop) understands.
+fn looks_like_cursor(servers: &Map<String, Value>) -> bool {
+    servers.values().filter_map(Value::as_object).any(|s| {
+        let mut interpolated = false;
+        s.values().for_each(|v| {
+            for_each_string(v, &mut |t| interpolated |= !vars(t).is_empty());
+        });
+        interpolated
+            || ["type", "headers", "envFile"]
+                .iter()
+                .any(|k| s.contains_key(*k))
+    })
+}
+
+fn for_each_string(v: &Value, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| for_each_string(x, f)),
+        Value::Object(o) => o.values().for_each(|x| for_each_string(x, f)),
+        _ => {}
+    }
+}
+
+fn read_inputs(v: Option<&Value>, notes: &mut Vec<ImportNote>) -> BTreeMap<String, Input> {
+    let mut out = BTreeMap::new();
+    for (i, item) in v
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(id) = item.get("id").and_then(Value::as_str) else {
+            notes.push(ImportNote {
+                server: None,
+                kind: NoteKind::DroppedField,
+                message: format!("input {} has no \"id\" and was ignored", i + 1),
+            });
+            continue;
+        };
+        out.insert(
+            id.to_owned(),
+            Input {
+                password: item.get("password").and_then(Value::as_bool) == Some(true),
+                default: item
+                    .get("default")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            },
+        );
+    }
+    out
+}
+
+/// Fields every format may carry that we read; anything else is reported as dropped.
+const KNOWN: &[&str] = &[
+    "type", "command", "args", "env", "cwd", "url", "headers", "disabled", "timeout",
+];
+
+/// Lowers one server entry. `Err` is the reason it is skipped (no values in it).
+fn lower_server(cx: &mut ServerCx<'_>, entry: &Value) -> Result<ServerSpec, String> {
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| "its entry is not an object".to_owned())?;
+    for key in obj.keys().filter(|k| !KNOWN.contains(&k.as_str())) {
+        let why = match key.as_str() {
+            "envFile" => "Switchboard does not read env files; add the variables to the server",
+            "alwaysAllow" | "autoApprove" => {
+                "automatic approvals are not imported; set tool policies in Switchboard"
+            }
+            _ => "Switchboard does not support it",
+        };
+        cx.note(
+            NoteKind::DroppedField,
+            format!("field \"{}\" was dropped: {why}", esc(key)),
+        );
+    }
+    let str_field = |k: &str| obj.get(k).and_then(Value::as_str);
+    let kind = match obj.get("type") {
+        None => None,
+        Some(Value::String(t)) => Some(t.to_ascii_lowercase()),
+        Some(_) => return Err("its \"type\" is not a string".to_owned()),
+    };
+    let remote = match kind.as_deref() {
+        Some("stdio") => false,
+        Some("http" | "streamable-http" | "streamable_http" | "streamablehttp") => true,
+        Some("sse") => {
+            cx.note(
+                NoteKind::TransportChanged,
+                "type \"sse\" (the legacy HTTP+SSE transport) was imported as an HTTP server"
+                    .to_owned(),
+            );
+            true
+        }
+        Some(other) => return Err(format!("its type \"{}\" is not supported", esc(other))),
+        None if obj.contains_key("command") => false,
+        None if obj.contains_key("url") => true,
+        None => return Err("it has neither a \"command\" nor a \"url\"".to_owned()),
+    };
+    let unused: &[&str] = if remote {
+        &["command", "args", "env", "cwd"]
+    } else {
+        &["url", "headers"]
+    };
+    for key in unused.iter().filter(|k| obj.contains_key(**k)) {
+        let t = if remote {
+            "a remote"
+        } else {
+            "a local (stdio)"
+        };
+        cx.note(
+            NoteKind::DroppedField,
+            format!("field \"{key}\" was dropped: it does not apply to {t} server"),
+        );
+    }
+
+    let transport = if remote {
+        let url =
+            str_field("url").ok_or_else(|| "its \"url\" is missing or not a string".to_owned())?;
+        let url = cx.expand("the URL", url);
+        let parsed = super::validate_url(&url).map_err(|e| bad_url(&url, &e))?;
+        if parsed.path().trim_end_matches('/').ends_with("/sse") && kind.as_deref() != Some("sse") {
+            cx.note(
+                NoteKind::TransportChanged,
+                "the URL ends in /sse, which usually means the legacy HTTP+SSE transport; it was \
+                 imported as an HTTP server"
+                    .to_owned(),
+            );
+        }
+        cx.check_url(&parsed);
+        let headers = named_values(cx, obj.get("headers"), Field::Header);
+        TransportSpec::Http(HttpSpec { url, headers })
+    } else {
+        let command = str_field("command")
+            .filter(|c| !c.trim().is_empty())
+            .ok_or_else(|| "its \"command\" is missing, empty or not a string".to_owned())?;
+        let command = cx.expand("the command", command);
+        let args = match obj.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut args = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let text = match item {
+                        Value::String(s) => s.clone(),
+                        Value::Number(n) => n.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        _ => return Err(format!("argument {} is not a string", i + 1)),
+                    };
+                    args.push(cx.expand(&format!("argument {}", i + 1), &text));
+                }
+                args
+            }
+            Some(_) => {
+                return Err(
+                    "its \"args\" is not a list (arguments are never split by a shell)".to_owned(),
+                )
+            }
+        };
+        cx.check_args(&args);
+        let env = named_values(cx, obj.get("env"), Field::Env);
+        let cwd = match obj.get("cwd") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) if vars(c).is_empty() && !c.is_empty() => Some(PathBuf::from(c)),
+            Some(Value::String(c)) if !c.is_empty() => {
+                cx.note(
+                    NoteKind::UnresolvedVariable,
+                    format!(
+                        "field \"cwd\" was dropped: `{}` only has a meaning inside VS Code; set \
+                         the working directory yourself",
+                        esc(c)
+                    ),
+                );
+                None
+            }
+            Some(_) => {
+                cx.note(
+                    NoteKind::DroppedField,
+                    "field \"cwd\" was dropped: it is empty or not a string".to_owned(),
+                );
+                None
+            }
+        };
+        TransportSpec::Stdio(StdioSpec {
+            command,
+            args,
+            env,
+            cwd,
+        })
+    };
+
+    let enabled = match obj.get("disabled") {
+        None | Some(Value::Bool(false)) => true,
+        Some(Value::Bool(true)) => {
+            cx.note(
+                NoteKind::Mapped,
+                "\"disabled\": true was kept: the server is imported disabled".to_owned(),
+            );
+            false
+        }
+        Some(_) => {
+            cx.note(
+                NoteKind::DroppedField,
+                "field \"disabled\" was dropped: it is not true or false".to_owned(),
+            );
+            true
+        }
+    };
+    let mut timeouts = Timeouts::default();
+    if let Some(t) = obj.get("timeout") {
+        match timeout_secs(t) {
+            Some(secs) => {
+                timeouts.request_secs = secs;
+                cx.note(
+                    NoteKind::Mapped,
+                    format!("\"timeout\" became a request timeout of {secs} s"),
+                );
+            }
+            None => cx.note(
+                NoteKind::DroppedField,
+                "field \"timeout\" was dropped: it is not a usable number of seconds or \
+                 milliseconds"
+                    .to_owned(),
+            ),
+        }
+    }
+
+    let spec = ServerSpec {
+        id: cx.id.clone(),
+        transport,
+        enabled,
+        timeouts,
+    };
+    spec.validate().map_err(|e| match &e {
+        SpecError::BadUrl { url, .. } => bad_url(url, &e),
+        other => format!("it is not valid: {other}"),
+    })?;
+    Ok(spec)
+}
+
+fn named_values(cx: &mut ServerCx<'_>, v: Option<&Value>, field: Field) -> Vec<super::NamedValue> {
+    let key = if field == Field::Env {
+        "env"
+    } else {
+        "headers"
+    };
+    let map = match v {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Object(m)) => m,
+        Some(_) => {
+            cx.note(
+                NoteKind::DroppedField,
+                format!("field \"{key}\" was dropped: it is not an object"),
+            );
+            return Vec::new();
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (name, raw) in map {
+        if !seen.insert(name.to_ascii_lowercase()) {
+            cx.note(
+                NoteKind::DroppedField,
+                format!(
+                    "\"{}\" in \"{key}\" was dropped: it repeats another name",
+                    esc(name)
+                ),
+            );
+            continue;
+        }
+        out.extend(cx.named(field, name, raw));
+    }
+    out
+}
+
+/// A skip reason for a bad URL that shows the URL without credentials, query or fragment.
+fn bad_url(url: &str, e: &SpecError) -> String {
+    let reason = match e {
+        SpecError::BadUrl { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    };
+    let shown = url::Url::parse(url).ok().map(|u| {
+        let host = u.host_str().unwrap_or_default();
+        let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+        format!("{}://{host}{port}{}", u.scheme(), u.path())
+    });
+    match shown {
+        Some(s) => format!("its URL {} is not usable: {reason}", esc(&s)),
+        None => format!("its URL is not usable: {reason}"),
+    }
+}
+
+/// Reads a `timeout`: seconds, or milliseconds when 1000 or more (Gemini CLI writes
+/// milliseconds, Cline seconds up to 3600). `None` when it is not a positive number that fits.
+fn timeout_secs(v: &Value) -> Option<u64> {
+    let n = v.as_f64().filter(|n| n.is_finite() && *n > 0.0)?;
+    let secs = if n >= 1000.0 { n / 1000.0 } else { n };
+    let secs = secs.ceil();
+    (1.0..=86_400.0).contains(&secs).then_some(secs as u64)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests;

@@ -1,0 +1,576 @@
+//! Resolving a stdio server into the exact thing that would run, and fingerprinting it
+//! (SP-01, SP-03, SP-05, SP-09).
+//!
+//! The user approves a [`LaunchPlan`]: the absolute executable, every argument, the working
+//! directory and the names of the environment variables the child receives. Approval is bound
+//! to [`LaunchPlan::fingerprint`]; any later change of the plan (an edited file, an import, a
+//! PATH change that resolves `npx` elsewhere) yields a different fingerprint and voids trust.
+//!
+//! Executables are resolved without a shell. A bare name is looked up on the host's PATH, then
+//! on a PATH probed from the user's login shell, because desktop apps started from a launcher do
+//! not inherit the PATH set in `.bashrc`/`.zprofile` (the most common "spawn npx ENOENT" report).
+//! A relative path with a slash is resolved against the server's cwd, never the app's cwd.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::escape::{escape_for_display, quote_arg};
+use super::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+
+/// Environment variables a stdio child inherits from the host, as in the official TypeScript
+/// SDK's default safelist. Everything else (LLM API keys, cloud credentials) stays behind.
+pub const INHERITED_ENV: &[&str] = &[
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+];
+
+/// What a trust decision is bound to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LaunchPlan {
+    /// A child process.
+    Stdio {
+        /// The absolute path of the executable.
+        program: PathBuf,
+        /// Every argument.
+        args: Vec<String>,
+        /// The working directory.
+        cwd: PathBuf,
+        /// Names of the variables set on top of the inherited allowlist, sorted.
+        env_names: Vec<String>,
+        /// Where the program was found.
+        resolved_via: Resolution,
+    },
+    /// A remote endpoint.
+    Http {
+        /// The URL.
+        url: String,
+        /// Names of the configured headers, sorted.
+        header_names: Vec<String>,
+    },
+}
+
+/// How an executable was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// The command was already an absolute path.
+    Absolute,
+    /// A path relative to the server's working directory.
+    RelativeToCwd,
+    /// Found on the host process's PATH.
+    HostPath,
+    /// Found only on the PATH reported by the user's login shell.
+    LoginShellPath,
+}
+
+/// Why a stdio command cannot be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// Nothing with that name is on either PATH.
+    #[error("{command:?} was not found on the app's PATH or on your login shell's PATH ({searched} directories searched)")]
+    NotFound {
+        /// The command as configured.
+        command: String,
+        /// How many directories were searched.
+        searched: usize,
+    },
+    /// The path exists but cannot be executed.
+    #[error("{path} exists but is not an executable file")]
+    NotExecutable {
+        /// The offending path.
+        path: PathBuf,
+    },
+    /// The working directory is missing.
+    #[error("the working directory {0} does not exist")]
+    NoCwd(PathBuf),
+    /// UNC paths are refused (SP-04).
+    #[error("network (UNC) executables are not allowed: {0}")]
+    Unc(String),
+}
+
+/// The PATH directories to search, gathered once by the host.
+#[derive(Clone, Debug, Default)]
+pub struct SearchPath {
+    /// The host process's own PATH.
+    pub host: Vec<PathBuf>,
+    /// The login shell's PATH, if it could be probed.
+    pub login_shell: Vec<PathBuf>,
+}
+
+impl SearchPath {
+    /// The host's PATH from the environment, plus a login-shell probe (which may take up to
+    /// two seconds; call it off the UI thread and cache the result).
+    pub fn probe() -> Self {
+        let host = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        Self {
+            host,
+            login_shell: probe_login_shell_path(),
+        }
+    }
+}
+
+/// Asks the user's login shell for its PATH: `$SHELL -l -c 'printf %s "$PATH"'`, with a
+/// timeout. Returns an empty list on any failure; resolution then reports "not found" with
+/// both PATHs named, which `doctor` explains.
+pub fn probe_login_shell_path() -> Vec<PathBuf> {
+    let shell = std::env::var_os("SHELL").unwrap_or_else(|| OsString::from("/bin/sh"));
+    let mut cmd = std::process::Command::new(&shell);
+    cmd.args(["-l", "-c", "printf '__SBPATH__%s__SBPATH__' \"$PATH\""])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped());
+    let Ok(mut child) = cmd.spawn() else {
+        return Vec::new();
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Vec::new();
+            }
+        }
+    }
+    let Ok(out) = child.wait_with_output() else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Shell start-up files may print noise; take what is between the markers.
+    let Some(inner) = text.split("__SBPATH__").nth(1) else {
+        return Vec::new();
+    };
+    std::env::split_paths(inner)
+        .filter(|p| p.is_absolute())
+        .collect()
+}
+
+fn is_executable_file(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Resolves a command to an absolute executable path without a shell (SP-09).
+pub fn resolve_program(
+    command: &str,
+    cwd: &Path,
+    search: &SearchPath,
+) -> Result<(PathBuf, Resolution), ResolveError> {
+    if command.starts_with("\\\\") || command.starts_with("//") {
+        return Err(ResolveError::Unc(command.to_owned()));
+    }
+    let as_path = Path::new(command);
+    let check = |p: PathBuf, how: Resolution| {
+        if is_executable_file(&p) {
+            Ok((p, how))
+        } else {
+            Err(ResolveError::NotExecutable { path: p })
+        }
+    };
+    if as_path.is_absolute() {
+        return check(as_path.to_path_buf(), Resolution::Absolute);
+    }
+    if command.contains('/') {
+        return check(cwd.join(as_path), Resolution::RelativeToCwd);
+    }
+    // Only absolute PATH entries: an empty or relative entry would search the app's cwd.
+    for (dirs, how) in [
+        (&search.host, Resolution::HostPath),
+        (&search.login_shell, Resolution::LoginShellPath),
+    ] {
+        for dir in dirs.iter().filter(|d| d.is_absolute()) {
+            let candidate = dir.join(command);
+            if is_executable_file(&candidate) {
+                return Ok((candidate, how));
+            }
+        }
+    }
+    Err(ResolveError::NotFound {
+        command: command.to_owned(),
+        searched: search.host.len() + search.login_shell.len(),
+    })
+}
+
+impl LaunchPlan {
+    /// Resolves a spec into the plan a user approves. `default_cwd` is used when the spec has
+    /// none (the host passes its data directory, never its own process cwd).
+    pub fn resolve(
+        spec: &ServerSpec,
+        default_cwd: &Path,
+        search: &SearchPath,
+    ) -> Result<Self, ResolveError> {
+        match &spec.transport {
+            TransportSpec::Stdio(s) => Self::resolve_stdio(s, default_cwd, search),
+            TransportSpec::Http(h) => Ok(Self::for_http(h)),
+        }
+    }
+
+    fn resolve_stdio(
+        s: &StdioSpec,
+        default_cwd: &Path,
+        search: &SearchPath,
+    ) -> Result<Self, ResolveError> {
+        let cwd = s.cwd.clone().unwrap_or_else(|| default_cwd.to_path_buf());
+        if !cwd.is_dir() {
+            return Err(ResolveError::NoCwd(cwd));
+        }
+        let (program, resolved_via) = resolve_program(&s.command, &cwd, search)?;
+        let mut env_names: Vec<String> = s.env.iter().map(|v| v.name.clone()).collect();
+        env_names.sort();
+        Ok(Self::Stdio {
+            program,
+            args: s.args.clone(),
+            cwd,
+            env_names,
+            resolved_via,
+        })
+    }
+
+    fn for_http(h: &HttpSpec) -> Self {
+        let mut header_names: Vec<String> = h
+            .headers
+            .iter()
+            .map(|v| v.name.to_ascii_lowercase())
+            .collect();
+        header_names.sort();
+        Self::Http {
+            url: h.url.clone(),
+            header_names,
+        }
+    }
+
+    /// SHA-256 over a canonical encoding of what runs. `resolved_via` is left out: finding the
+    /// same binary another way is not a change the user needs to re-approve.
+    pub fn fingerprint(&self) -> Fingerprint {
+        let mut h = Sha256::new();
+        let mut field = |tag: &str, value: &[u8]| {
+            h.update(tag.as_bytes());
+            h.update((value.len() as u64).to_le_bytes());
+            h.update(value);
+        };
+        match self {
+            Self::Stdio {
+                program,
+                args,
+                cwd,
+                env_names,
+                ..
+            } => {
+                field("kind", b"stdio");
+                field("program", program.as_os_str().as_encoded_bytes());
+                for a in args {
+                    field("arg", a.as_bytes());
+                }
+                field("cwd", cwd.as_os_str().as_encoded_bytes());
+                for e in env_names {
+                    field("env", e.as_bytes());
+                }
+            }
+            Self::Http { url, header_names } => {
+                field("kind", b"http");
+                field("url", url.as_bytes());
+                for n in header_names {
+                    field("header", n.as_bytes());
+                }
+            }
+        }
+        Fingerprint(hex::encode(h.finalize()))
+    }
+
+    /// The consent text: every part on its own line, untruncated, each escaped so control,
+    /// ANSI and bidi characters are visible (SP-01).
+    pub fn consent_lines(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        match self {
+            Self::Stdio {
+                program,
+                args,
+                cwd,
+                env_names,
+                resolved_via,
+            } => {
+                out.push((
+                    "executable".into(),
+                    escape_for_display(&program.to_string_lossy()),
+                ));
+                let how = match resolved_via {
+                    Resolution::Absolute => "configured as an absolute path",
+                    Resolution::RelativeToCwd => "relative to the working directory",
+                    Resolution::HostPath => "found on the app's PATH",
+                    Resolution::LoginShellPath => "found on your login shell's PATH",
+                };
+                out.push(("resolved".into(), how.into()));
+                for (i, a) in args.iter().enumerate() {
+                    out.push((format!("arg[{i}]"), quote_arg(a)));
+                }
+                out.push(("cwd".into(), escape_for_display(&cwd.to_string_lossy())));
+                let env = if env_names.is_empty() {
+                    "(none beyond the safe defaults)".to_owned()
+                } else {
+                    env_names.join(", ")
+                };
+                out.push(("env".into(), escape_for_display(&env)));
+            }
+            Self::Http { url, header_names } => {
+                out.push(("url".into(), escape_for_display(url)));
+                let headers = if header_names.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    header_names.join(", ")
+                };
+                out.push(("headers".into(), escape_for_display(&headers)));
+            }
+        }
+        out
+    }
+
+    /// Patterns in the plan a person should look at twice before approving (SP-02).
+    pub fn warnings(&self) -> Vec<String> {
+        let Self::Stdio { program, args, .. } = self else {
+            return Vec::new();
+        };
+        let name = program
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut w = Vec::new();
+        let shells = [
+            "sh",
+            "bash",
+            "zsh",
+            "dash",
+            "fish",
+            "cmd",
+            "powershell",
+            "pwsh",
+        ];
+        if shells.contains(&name.as_str()) && args.iter().any(|a| a == "-c" || a == "/c") {
+            w.push(format!("runs an inline {name} script"));
+        }
+        if name == "sudo" || name == "doas" {
+            w.push("runs with elevated privileges".into());
+        }
+        let joined = args.join(" ");
+        if joined.contains("rm -rf") || name == "rm" {
+            w.push("deletes files".into());
+        }
+        if ["curl", "wget", "nc", "ncat"].contains(&name.as_str())
+            || joined.contains("curl ")
+            || joined.contains("wget ")
+        {
+            w.push("uses a network download tool".into());
+        }
+        if name == "npx" && args.iter().any(|a| a == "-y" || a == "--yes") {
+            let unpinned = args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .any(|a| !a.trim_start_matches('@').contains('@'));
+            if unpinned {
+                w.push("npx -y installs and runs a package version that is not pinned".into());
+            }
+        }
+        for a in args
+            .iter()
+            .chain(std::iter::once(&program.to_string_lossy().into_owned()))
+        {
+            if [".ssh", ".aws", ".gnupg", "/etc/", "/root"]
+                .iter()
+                .any(|p| a.contains(p))
+            {
+                w.push(format!(
+                    "touches a sensitive path: {}",
+                    escape_for_display(a)
+                ));
+            }
+            if a.chars().any(super::escape::is_suspicious) {
+                w.push("contains hidden or control characters (shown escaped)".into());
+            }
+        }
+        w.dedup();
+        w
+    }
+}
+
+/// A launch-spec fingerprint, hex SHA-256.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fingerprint(pub String);
+
+impl std::fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{NamedValue, Timeouts, ValueSource};
+    use crate::ids::ServerId;
+
+    fn spec(command: &str, args: &[&str]) -> ServerSpec {
+        ServerSpec {
+            id: ServerId::new("s").unwrap(),
+            transport: TransportSpec::Stdio(StdioSpec {
+                command: command.into(),
+                args: args.iter().map(|s| s.to_string()).collect(),
+                env: vec![NamedValue {
+                    name: "TOKEN".into(),
+                    value: ValueSource::Plain("x".into()),
+                }],
+                cwd: None,
+            }),
+            enabled: true,
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn sp(dirs: &[&Path]) -> SearchPath {
+        SearchPath {
+            host: dirs.iter().map(|d| d.to_path_buf()).collect(),
+            login_shell: vec![],
+        }
+    }
+
+    fn make_exe(dir: &Path, name: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn resolves_on_path_then_login_shell() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let exe = make_exe(b.path(), "mytool");
+        let mut search = sp(&[a.path()]);
+        assert!(matches!(
+            resolve_program("mytool", a.path(), &search),
+            Err(ResolveError::NotFound { .. })
+        ));
+        search.login_shell = vec![b.path().to_path_buf()];
+        assert_eq!(
+            resolve_program("mytool", a.path(), &search).unwrap(),
+            (exe, Resolution::LoginShellPath)
+        );
+    }
+
+    #[test]
+    fn never_resolves_from_app_cwd_via_relative_path_entries() {
+        // A PATH hijack: `node` planted in the current directory and a "." PATH entry.
+        let cwd = tempfile::tempdir().unwrap();
+        make_exe(cwd.path(), "node");
+        let search = SearchPath {
+            host: vec![PathBuf::from("."), PathBuf::from("")],
+            login_shell: vec![],
+        };
+        assert!(resolve_program("node", cwd.path(), &search).is_err());
+    }
+
+    #[test]
+    fn non_executable_and_unc() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("plain");
+        std::fs::write(&p, "x").unwrap();
+        assert!(matches!(
+            resolve_program(p.to_str().unwrap(), d.path(), &sp(&[])),
+            Err(ResolveError::NotExecutable { .. })
+        ));
+        assert!(matches!(
+            resolve_program("\\\\host\\share\\x.exe", d.path(), &sp(&[])),
+            Err(ResolveError::Unc(_))
+        ));
+    }
+
+    #[test]
+    fn fingerprint_changes_with_any_part() {
+        let d = tempfile::tempdir().unwrap();
+        make_exe(d.path(), "srv");
+        let search = sp(&[d.path()]);
+        let base = LaunchPlan::resolve(&spec("srv", &["a"]), d.path(), &search).unwrap();
+        let same = LaunchPlan::resolve(&spec("srv", &["a"]), d.path(), &search).unwrap();
+        assert_eq!(base.fingerprint(), same.fingerprint());
+        let other_arg = LaunchPlan::resolve(&spec("srv", &["b"]), d.path(), &search).unwrap();
+        assert_ne!(base.fingerprint(), other_arg.fingerprint());
+        // Moving an argument boundary must change it too ("a b" vs "a","b").
+        let split = LaunchPlan::resolve(&spec("srv", &["a", "b"]), d.path(), &search).unwrap();
+        let joined = LaunchPlan::resolve(&spec("srv", &["a b"]), d.path(), &search).unwrap();
+        assert_ne!(split.fingerprint(), joined.fingerprint());
+        let mut with_env = spec("srv", &["a"]);
+        if let TransportSpec::Stdio(s) = &mut with_env.transport {
+            s.env.push(NamedValue {
+                name: "EXTRA".into(),
+                value: ValueSource::Plain("1".into()),
+            });
+        }
+        let with_env = LaunchPlan::resolve(&with_env, d.path(), &search).unwrap();
+        assert_ne!(base.fingerprint(), with_env.fingerprint());
+    }
+
+    #[test]
+    fn consent_shows_everything_escaped() {
+        let d = tempfile::tempdir().unwrap();
+        make_exe(d.path(), "srv");
+        let long = "x".repeat(5000);
+        let plan = LaunchPlan::resolve(
+            &spec("srv", &["--flag", "evil\u{202E}txt", "\x1b[2Jclear", &long]),
+            d.path(),
+            &sp(&[d.path()]),
+        )
+        .unwrap();
+        let lines = plan.consent_lines();
+        let text: String = lines.iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+        assert!(text.contains("arg[0]: --flag"));
+        assert!(text.contains("\\u{202E}"));
+        assert!(text.contains("\\e[2Jclear"));
+        assert!(text.contains(&long), "long args are never truncated");
+        assert!(!text.contains('\u{202E}') && !text.contains('\x1b'));
+        assert!(text.contains("env: TOKEN"));
+        assert!(!plan.warnings().is_empty());
+    }
+
+    #[test]
+    fn warning_classifier() {
+        let d = tempfile::tempdir().unwrap();
+        let plan = |name: &str, args: &[&str]| {
+            make_exe(d.path(), name);
+            LaunchPlan::resolve(&spec(name, args), d.path(), &sp(&[d.path()]))
+                .unwrap()
+                .warnings()
+        };
+        assert!(plan("bash", &["-c", "echo hi"])[0].contains("inline"));
+        assert!(plan("sudo", &["srv"])[0].contains("elevated"));
+        assert!(plan("npx", &["-y", "some-server"])[0].contains("not pinned"));
+        assert!(plan("npx", &["-y", "some-server@1.2.3"]).is_empty());
+        assert!(plan("cat", &["/root/.ssh/id_rsa"])[0].contains("sensitive"));
+        assert!(plan("node", &["server.js"]).is_empty());
+    }
+}

@@ -1,0 +1,353 @@
+//! [`ServerSpec`]: one configured MCP server, validated.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{SecretName, ServerId};
+
+/// Everything needed to connect to one MCP server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerSpec {
+    /// The server's unique name.
+    pub id: ServerId,
+    /// How to reach it.
+    pub transport: TransportSpec,
+    /// Whether the host should keep it running.
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// Per-server time limits.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The transport of a server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TransportSpec {
+    /// A local child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio(StdioSpec),
+    /// A remote server over Streamable HTTP.
+    Http(HttpSpec),
+}
+
+/// A local server started as a child process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StdioSpec {
+    /// The command as the user wrote it (a bare name such as `npx`, or a path).
+    pub command: String,
+    /// Arguments, passed without a shell.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables for the child, on top of the safe allowlist.
+    #[serde(default)]
+    pub env: Vec<NamedValue>,
+    /// The working directory; the data dir when unset.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+}
+
+/// A remote server over Streamable HTTP.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpSpec {
+    /// The MCP endpoint, `http` or `https`.
+    pub url: String,
+    /// Extra request headers (for example `Authorization`).
+    #[serde(default)]
+    pub headers: Vec<NamedValue>,
+}
+
+/// An environment variable or header: a name and where its value comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedValue {
+    /// The variable or header name.
+    pub name: String,
+    /// Its value, literal or a keyring reference.
+    pub value: ValueSource,
+}
+
+/// Where a configured value comes from. Secrets are only ever referenced by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueSource {
+    /// A literal, non-secret value stored in the config.
+    Plain(String),
+    /// A reference to a secret in the OS keyring.
+    Secret(SecretName),
+}
+
+impl ValueSource {
+    /// Parses the CLI form: `secret:NAME` references a keyring secret, anything else is literal.
+    pub fn parse_cli(s: &str) -> Result<Self, SpecError> {
+        match s.strip_prefix("secret:") {
+            Some(name) => Ok(Self::Secret(
+                SecretName::new(name).map_err(|e| SpecError::BadSecretName(name.into(), e))?,
+            )),
+            None => Ok(Self::Plain(s.to_owned())),
+        }
+    }
+}
+
+/// Time limits for one server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeouts {
+    /// The limit for one request (tool call, list, read), in seconds.
+    pub request_secs: u64,
+    /// The limit for start-up and the initialize handshake, in seconds (npx downloads are slow).
+    pub init_secs: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            request_secs: 60,
+            init_secs: 60,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The per-request limit.
+    pub fn request(&self) -> Duration {
+        Duration::from_secs(self.request_secs.max(1))
+    }
+    /// The start-up limit.
+    pub fn init(&self) -> Duration {
+        Duration::from_secs(self.init_secs.max(1))
+    }
+}
+
+/// Why a spec was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The command is empty.
+    #[error("the command is empty")]
+    EmptyCommand,
+    /// An environment variable name is not a portable identifier.
+    #[error("{0:?} is not a valid environment variable name (letters, digits and '_', not starting with a digit)")]
+    BadEnvName(String),
+    /// A header name is not an HTTP token.
+    #[error("{0:?} is not a valid HTTP header name")]
+    BadHeaderName(String),
+    /// A value contains a newline or NUL, which would let it smuggle headers or variables.
+    #[error("the value of {0:?} contains a line break or NUL")]
+    BadValue(String),
+    /// The same name appears twice.
+    #[error("{0:?} is set twice")]
+    Duplicate(String),
+    /// The URL does not parse or is not http(s).
+    #[error("{url:?} is not a usable server URL: {reason}")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `secret:` reference names an invalid secret.
+    #[error("secret name {0:?} is invalid: {1}")]
+    BadSecretName(String, crate::ids::InvalidName),
+    /// A timeout is zero or absurd.
+    #[error("timeouts must be between 1 and 86400 seconds")]
+    BadTimeout,
+}
+
+impl ServerSpec {
+    /// Checks every field; a spec is only stored or started after this passes.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        for t in [self.timeouts.request_secs, self.timeouts.init_secs] {
+            if !(1..=86_400).contains(&t) {
+                return Err(SpecError::BadTimeout);
+            }
+        }
+        match &self.transport {
+            TransportSpec::Stdio(s) => {
+                if s.command.trim().is_empty() {
+                    return Err(SpecError::EmptyCommand);
+                }
+                check_values(&s.env, is_env_name, SpecError::BadEnvName)?;
+                for a in &s.args {
+                    if a.contains('\0') {
+                        return Err(SpecError::BadValue("argument".into()));
+                    }
+                }
+            }
+            TransportSpec::Http(h) => {
+                validate_url(&h.url)?;
+                check_values(&h.headers, is_header_name, SpecError::BadHeaderName)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The secrets this spec refers to.
+    pub fn secret_refs(&self) -> Vec<&SecretName> {
+        let values = match &self.transport {
+            TransportSpec::Stdio(s) => &s.env,
+            TransportSpec::Http(h) => &h.headers,
+        };
+        values
+            .iter()
+            .filter_map(|v| match &v.value {
+                ValueSource::Secret(n) => Some(n),
+                ValueSource::Plain(_) => None,
+            })
+            .collect()
+    }
+
+    /// A short human description of the transport, for lists.
+    pub fn summary(&self) -> String {
+        match &self.transport {
+            TransportSpec::Stdio(s) => {
+                let mut out = escape::escape_for_display(&s.command);
+                for a in &s.args {
+                    out.push(' ');
+                    out.push_str(&escape::quote_arg(a));
+                }
+                out
+            }
+            TransportSpec::Http(h) => escape::escape_for_display(&h.url),
+        }
+    }
+}
+
+use super::escape;
+
+fn check_values(
+    values: &[NamedValue],
+    valid_name: fn(&str) -> bool,
+    bad_name: fn(String) -> SpecError,
+) -> Result<(), SpecError> {
+    let mut seen = std::collections::HashSet::new();
+    for v in values {
+        if !valid_name(&v.name) {
+            return Err(bad_name(v.name.clone()));
+        }
+        if !seen.insert(v.name.to_ascii_lowercase()) {
+            return Err(SpecError::Duplicate(v.name.clone()));
+        }
+        if let ValueSource::Plain(p) = &v.value {
+            if p.contains(['\r', '\n', '\0']) {
+                return Err(SpecError::BadValue(v.name.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `s` is a portable environment variable name.
+pub fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether `s` is an HTTP header name (an RFC 9110 token).
+pub fn is_header_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Checks that `url` is an absolute http(s) URL with a host.
+pub fn validate_url(url: &str) -> Result<url::Url, SpecError> {
+    let bad = |reason: &str| SpecError::BadUrl {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(bad("only http and https are supported"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it has no host"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(bad(
+            "credentials in the URL are not allowed; use a header with a secret",
+        ));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(env: Vec<NamedValue>) -> ServerSpec {
+        ServerSpec {
+            id: ServerId::new("s").unwrap(),
+            transport: TransportSpec::Stdio(StdioSpec {
+                command: "npx".into(),
+                args: vec!["-y".into(), "pkg".into()],
+                env,
+                cwd: None,
+            }),
+            enabled: true,
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn nv(name: &str, v: &str) -> NamedValue {
+        NamedValue {
+            name: name.into(),
+            value: ValueSource::parse_cli(v).unwrap(),
+        }
+    }
+
+    #[test]
+    fn valid_spec_passes_and_lists_secret_refs() {
+        let s = stdio(vec![nv("A", "1"), nv("TOKEN", "secret:gh-token")]);
+        s.validate().unwrap();
+        assert_eq!(s.secret_refs().len(), 1);
+        assert_eq!(s.secret_refs()[0].as_str(), "gh-token");
+    }
+
+    #[test]
+    fn rejects_bad_env() {
+        assert_eq!(
+            stdio(vec![nv("1A", "x")]).validate(),
+            Err(SpecError::BadEnvName("1A".into()))
+        );
+        assert_eq!(
+            stdio(vec![nv("A", "x\ny")]).validate(),
+            Err(SpecError::BadValue("A".into()))
+        );
+        assert_eq!(
+            stdio(vec![nv("A", "x"), nv("A", "y")]).validate(),
+            Err(SpecError::Duplicate("A".into()))
+        );
+    }
+
+    #[test]
+    fn urls() {
+        assert!(validate_url("https://example.com/mcp").is_ok());
+        assert!(validate_url("http://127.0.0.1:3000/mcp").is_ok());
+        assert!(validate_url("file:///etc/passwd").is_err());
+        assert!(validate_url("javascript:alert(1)").is_err());
+        assert!(validate_url("https://user:pw@example.com/").is_err());
+        assert!(validate_url("not a url").is_err());
+    }
+
+    #[test]
+    fn header_names() {
+        assert!(is_header_name("Authorization"));
+        assert!(is_header_name("X-Api-Key"));
+        assert!(!is_header_name("X Evil"));
+        assert!(!is_header_name("X\r\nEvil"));
+    }
+
+    #[test]
+    fn roundtrips_json() {
+        let s = stdio(vec![nv("TOKEN", "secret:t")]);
+        let j = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<ServerSpec>(&j).unwrap(), s);
+    }
+}

@@ -1,0 +1,53 @@
+//! [`HostEvent`]: what the host tells its shells (CLI, desktop) as things happen.
+//!
+//! Published on a `tokio::sync::broadcast` channel; a slow subscriber loses old events rather
+//! than slowing the host (it can re-read current state from the host at any time).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::ServerId;
+use crate::mcp::catalog::Progress;
+use crate::mcp::supervisor::ServerStatus;
+
+/// Something that happened in the host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum HostEvent {
+    /// A server's status changed.
+    ServerStatus {
+        /// The server.
+        server: ServerId,
+        /// Its new status.
+        status: ServerStatus,
+    },
+    /// A server's tools, resources or prompts were re-listed.
+    CatalogChanged {
+        /// The server.
+        server: ServerId,
+    },
+    /// A server sent a log message (`notifications/message`).
+    ServerLog {
+        /// The server.
+        server: ServerId,
+        /// Severity as the server gave it.
+        level: String,
+        /// Logger name.
+        logger: Option<String>,
+        /// The message (untrusted text).
+        message: String,
+    },
+    /// A running call reported progress.
+    Progress {
+        /// The server.
+        server: ServerId,
+        /// The tool.
+        tool: String,
+        /// The host's id of the call.
+        call_id: u64,
+        /// The progress.
+        progress: Progress,
+    },
+    /// The server list changed (added, removed, edited, trusted).
+    ServersChanged,
+}

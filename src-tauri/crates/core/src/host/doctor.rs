@@ -1,0 +1,273 @@
+//! `doctor`: what would run for a server and why it fails.
+//!
+//! Checks are ordered the way failures happen: the config, the executable (on the app's PATH
+//! and on the login shell's), the working directory, the secrets, the approval, then a trial
+//! start with the real handshake. The trial only runs for an approved server: explaining a
+//! server never runs code the user has not approved.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::servers::{endpoint_for, TrustState};
+use super::{Host, HostError};
+use crate::config::launch::LaunchPlan;
+use crate::config::{TransportSpec, ValueSource};
+use crate::ids::ServerId;
+use crate::mcp::connection::Connection;
+use crate::mcp::logs::ServerLogs;
+use crate::mcp::supervisor::LaunchError;
+
+/// How a check came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckLevel {
+    /// Fine.
+    Ok,
+    /// Works, but worth knowing.
+    Warn,
+    /// The cause of a failure.
+    Fail,
+    /// Not checked because an earlier check failed.
+    Skipped,
+}
+
+/// One diagnostic.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    /// What was checked.
+    pub name: String,
+    /// The outcome.
+    pub level: CheckLevel,
+    /// The explanation, with what to do.
+    pub detail: String,
+}
+
+/// A server's diagnosis.
+#[derive(Clone, Debug, Serialize)]
+pub struct DoctorReport {
+    /// The server.
+    pub server: ServerId,
+    /// What would run, when it resolves.
+    pub plan: Option<Vec<(String, String)>>,
+    /// The checks, in order.
+    pub checks: Vec<Check>,
+    /// Stderr of the trial start.
+    pub stderr_tail: Vec<String>,
+}
+
+impl DoctorReport {
+    /// Whether any check failed.
+    pub fn failed(&self) -> bool {
+        self.checks.iter().any(|c| c.level == CheckLevel::Fail)
+    }
+}
+
+fn check(name: &str, level: CheckLevel, detail: impl Into<String>) -> Check {
+    Check {
+        name: name.into(),
+        level,
+        detail: detail.into(),
+    }
+}
+
+impl Host {
+    /// Diagnoses a server. `trial_timeout` bounds the trial start's handshake.
+    pub async fn doctor(
+        &self,
+        id: &ServerId,
+        trial_timeout: Duration,
+    ) -> Result<DoctorReport, HostError> {
+        let spec = self.server(id).await?;
+        let mut report = DoctorReport {
+            server: id.clone(),
+            plan: None,
+            checks: Vec::new(),
+            stderr_tail: Vec::new(),
+        };
+        match spec.validate() {
+            Ok(()) => report.checks.push(check("config", CheckLevel::Ok, "valid")),
+            Err(e) => {
+                report
+                    .checks
+                    .push(check("config", CheckLevel::Fail, e.to_string()));
+                return Ok(report);
+            }
+        }
+        if !spec.enabled {
+            report.checks.push(check(
+                "enabled",
+                CheckLevel::Warn,
+                format!("disabled; `switchboard server enable {id}` turns it on"),
+            ));
+        }
+        let search = self.inner.search_path().await.clone();
+        if let TransportSpec::Stdio(s) = &spec.transport {
+            let detail = format!(
+                "looked on the app's PATH ({} dirs) and your login shell's PATH ({} dirs{})",
+                search.host.len(),
+                search.login_shell.len(),
+                if search.login_shell.is_empty() {
+                    ", probe found none"
+                } else {
+                    ""
+                }
+            );
+            match LaunchPlan::resolve(&spec, self.data_dir(), &search) {
+                Ok(plan) => {
+                    if let LaunchPlan::Stdio {
+                        program,
+                        resolved_via,
+                        ..
+                    } = &plan
+                    {
+                        report.checks.push(check(
+                            "executable",
+                            CheckLevel::Ok,
+                            format!("{} ({resolved_via:?})", program.display()),
+                        ));
+                    }
+                    for w in plan.warnings() {
+                        report
+                            .checks
+                            .push(check("launch spec", CheckLevel::Warn, w));
+                    }
+                    report.plan = Some(plan.consent_lines());
+                }
+                Err(e) => {
+                    let mut text = e.to_string();
+                    if s.command == "npx" || s.command == "uvx" || s.command == "node" {
+                        text.push_str(&format!(
+                            "; install it (Node.js provides npx, uv provides uvx) or give its absolute path; {detail}"
+                        ));
+                    } else {
+                        text.push_str(&format!("; {detail}"));
+                    }
+                    report
+                        .checks
+                        .push(check("executable", CheckLevel::Fail, text));
+                    return Ok(report);
+                }
+            }
+        } else if let Ok(plan) = LaunchPlan::resolve(&spec, self.data_dir(), &search) {
+            report.plan = Some(plan.consent_lines());
+        }
+        let values = match &spec.transport {
+            TransportSpec::Stdio(s) => &s.env,
+            TransportSpec::Http(h) => &h.headers,
+        };
+        for v in values {
+            if let ValueSource::Secret(name) = &v.value {
+                match self.inner.secrets.is_set(name.clone()).await {
+                    Ok(true) => {
+                        report
+                            .checks
+                            .push(check(&format!("secret {name}"), CheckLevel::Ok, "set"))
+                    }
+                    Ok(false) => {
+                        report.checks.push(check(
+                            &format!("secret {name}"),
+                            CheckLevel::Fail,
+                            format!("not set; run `switchboard secret set {name}`"),
+                        ));
+                        return Ok(report);
+                    }
+                    Err(e) => {
+                        report.checks.push(check(
+                            &format!("secret {name}"),
+                            CheckLevel::Fail,
+                            e.to_string(),
+                        ));
+                        return Ok(report);
+                    }
+                }
+            }
+        }
+        let view = self.trust_view(id).await?;
+        match view.state {
+            TrustState::Trusted => {
+                report
+                    .checks
+                    .push(check("approval", CheckLevel::Ok, "approved"))
+            }
+            TrustState::NotRequired => report.checks.push(check(
+                "approval",
+                CheckLevel::Ok,
+                "remote server: nothing runs locally",
+            )),
+            TrustState::NotApproved | TrustState::Changed => {
+                let why = if view.state == TrustState::Changed {
+                    "what it would run changed since it was approved"
+                } else {
+                    "not approved yet"
+                };
+                report.checks.push(check(
+                    "approval",
+                    CheckLevel::Fail,
+                    format!("{why}; run `switchboard server trust {id}`. The trial start is skipped: nothing unapproved runs"),
+                ));
+                return Ok(report);
+            }
+        }
+        // The trial start, with its own logs so it does not clobber the last real run's.
+        let logs = ServerLogs::new(None);
+        let endpoint = match endpoint_for(&self.inner, id, &logs).await {
+            Ok(e) => e,
+            Err(LaunchError::NeedsTrust(r) | LaunchError::Fatal(r) | LaunchError::Transient(r)) => {
+                report.checks.push(check("start", CheckLevel::Fail, r));
+                return Ok(report);
+            }
+        };
+        let (tx, _rx) = mpsc::channel(16);
+        let started = std::time::Instant::now();
+        match Connection::connect(
+            endpoint,
+            logs.clone(),
+            trial_timeout,
+            spec.timeouts.request(),
+            tx,
+        )
+        .await
+        {
+            Ok(conn) => {
+                report.checks.push(check(
+                    "handshake",
+                    CheckLevel::Ok,
+                    format!(
+                        "{} {} speaks protocol {} ({} ms)",
+                        conn.info().server_name,
+                        conn.info().server_version,
+                        conn.info().protocol_version,
+                        started.elapsed().as_millis()
+                    ),
+                ));
+                match conn.list_tools().await {
+                    Ok(t) => report.checks.push(check(
+                        "tools",
+                        CheckLevel::Ok,
+                        format!("{} tools", t.len()),
+                    )),
+                    Err(e) => report
+                        .checks
+                        .push(check("tools", CheckLevel::Fail, e.to_string())),
+                }
+                conn.shutdown().await;
+            }
+            Err(e) => {
+                let hint = match &e {
+                    crate::mcp::McpError::HandshakeTimeout(_) => " (it started but never answered initialize: is it an MCP stdio server, or is it waiting for input or a download?)",
+                    crate::mcp::McpError::Disconnected(_) => " (it exited early; its stderr below usually says why)",
+                    _ => "",
+                };
+                report
+                    .checks
+                    .push(check("handshake", CheckLevel::Fail, format!("{e}{hint}")));
+            }
+        }
+        // Give the stderr drain a moment to catch the last lines of a dying process.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        report.stderr_tail = logs.stderr_tail(30);
+        Ok(report)
+    }
+}

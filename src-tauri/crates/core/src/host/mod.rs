@@ -1,0 +1,262 @@
+//! The composition root: [`Host`] wires the store, the secret store, the supervisors and the
+//! event channel together, and is what the CLI and the desktop shell call.
+//!
+//! Everything arrives through [`HostBuilder`] (data directory, secret store, PATH probe,
+//! supervisor tunables, the environment children may inherit from); nothing below the host
+//! reads global state.
+//!
+//! The host keeps one [`ServerHandle`] per started server in a map guarded by a `std` mutex.
+//! The guard is held only to insert, remove or clone a handle, never across an `.await`; all
+//! lifecycle state lives in the supervisor tasks themselves.
+
+mod doctor;
+mod ops;
+mod servers;
+mod transfer;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::{broadcast, OnceCell};
+
+pub use doctor::{Check, CheckLevel, DoctorReport};
+pub use ops::{CallOptions, ServerCatalog};
+pub use servers::{ServerView, TrustState, TrustView};
+pub use transfer::ImportOutcome;
+
+use crate::config::launch::SearchPath;
+use crate::events::HostEvent;
+use crate::ids::ServerId;
+use crate::mcp::supervisor::{ServerHandle, SupervisorConfig};
+use crate::mcp::McpError;
+use crate::secrets::{SecretError, Secrets};
+use crate::store::{Store, StoreError};
+
+/// Why a host operation failed. Each variant reads as one clear sentence with its cause.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The secret store failed.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// An MCP operation failed.
+    #[error(transparent)]
+    Mcp(#[from] McpError),
+    /// The spec is invalid.
+    #[error("the server configuration is invalid: {0}")]
+    Spec(#[from] crate::config::SpecError),
+    /// No such server.
+    #[error("there is no server named {0}; `switchboard server list` shows the configured ones")]
+    UnknownServer(String),
+    /// A server with that name exists.
+    #[error("a server named {0} already exists")]
+    ServerExists(ServerId),
+    /// The server is disabled.
+    #[error("{0} is disabled; enable it with `switchboard server enable {0}`")]
+    Disabled(ServerId),
+    /// The launch cannot be resolved.
+    #[error("{server} cannot be started: {reason}")]
+    Launch {
+        /// The server.
+        server: ServerId,
+        /// Why.
+        reason: String,
+    },
+    /// What the user approved is no longer what would run.
+    #[error("the launch spec of {0} changed while it was being approved; review it again")]
+    TrustRace(ServerId),
+    /// An import file could not be read.
+    #[error(transparent)]
+    Import(#[from] crate::config::import::ImportError),
+    /// File-system trouble.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Builds a [`Host`].
+#[derive(Debug)]
+pub struct HostBuilder {
+    data_dir: PathBuf,
+    secrets: Option<Secrets>,
+    search_path: Option<SearchPath>,
+    supervisor: SupervisorConfig,
+    host_env: Option<Vec<(String, String)>>,
+}
+
+impl HostBuilder {
+    /// A host whose database, logs and default server working directory live in `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            secrets: None,
+            search_path: None,
+            supervisor: SupervisorConfig::default(),
+            host_env: None,
+        }
+    }
+
+    /// The secret store (default: the OS keyring under the app identifier).
+    pub fn secrets(mut self, s: Secrets) -> Self {
+        self.secrets = Some(s);
+        self
+    }
+
+    /// The PATH directories for resolving commands (default: probed on first use).
+    pub fn search_path(mut self, s: SearchPath) -> Self {
+        self.search_path = Some(s);
+        self
+    }
+
+    /// Supervisor tunables.
+    pub fn supervisor_config(mut self, c: SupervisorConfig) -> Self {
+        self.supervisor = c;
+        self
+    }
+
+    /// The environment stdio children may inherit allowlisted variables from (default: this
+    /// process's environment).
+    pub fn host_env(mut self, env: Vec<(String, String)>) -> Self {
+        self.host_env = Some(env);
+        self
+    }
+
+    /// Opens the database and returns the host. No server is started.
+    pub async fn build(self) -> Result<Host, HostError> {
+        std::fs::create_dir_all(&self.data_dir).map_err(|source| HostError::Io {
+            context: format!(
+                "could not create the data directory {}",
+                self.data_dir.display()
+            ),
+            source,
+        })?;
+        let store = Store::open(&self.data_dir.join("switchboard.sqlite")).await?;
+        let secrets = self
+            .secrets
+            .unwrap_or_else(|| Secrets::new(crate::secrets::KeyringStore::new(APP_ID)));
+        let search = OnceCell::new();
+        if let Some(s) = self.search_path {
+            let _ = search.set(s);
+        }
+        let (events, _) = broadcast::channel(1024);
+        Ok(Host {
+            inner: Arc::new(Inner {
+                data_dir: self.data_dir,
+                store,
+                secrets,
+                search,
+                servers: Mutex::default(),
+                events,
+                supervisor: self.supervisor,
+                host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
+                next_call: AtomicU64::new(1),
+            }),
+        })
+    }
+}
+
+/// The app identifier, used as the keyring service name.
+pub const APP_ID: &str = "dev.switchboard.app";
+
+/// The default data directory: the platform data dir plus `switchboard`.
+pub fn default_data_dir() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("switchboard")
+}
+
+pub(crate) struct Inner {
+    data_dir: PathBuf,
+    store: Store,
+    secrets: Secrets,
+    search: OnceCell<SearchPath>,
+    servers: Mutex<BTreeMap<ServerId, ServerHandle>>,
+    events: broadcast::Sender<HostEvent>,
+    supervisor: SupervisorConfig,
+    host_env: Vec<(String, String)>,
+    next_call: AtomicU64,
+}
+
+/// The host. Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("data_dir", &self.inner.data_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    fn servers(&self) -> MutexGuard<'_, BTreeMap<ServerId, ServerHandle>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn search_path(&self) -> &SearchPath {
+        self.search
+            .get_or_init(|| async {
+                tokio::task::spawn_blocking(SearchPath::probe)
+                    .await
+                    .unwrap_or_default()
+            })
+            .await
+    }
+
+    fn logs_dir(&self, id: &ServerId) -> PathBuf {
+        self.data_dir.join("logs").join(id.as_str())
+    }
+}
+
+impl Host {
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// The database.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The secret store.
+    pub fn secrets(&self) -> &Secrets {
+        &self.inner.secrets
+    }
+
+    /// Subscribes to host events.
+    pub fn subscribe(&self) -> broadcast::Receiver<HostEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// The handle of a started server.
+    pub fn handle(&self, id: &ServerId) -> Option<ServerHandle> {
+        self.inner.servers().get(id).cloned()
+    }
+
+    /// Stops every server (each process tree is gone when this returns), saves their logs and
+    /// closes the database.
+    pub async fn shutdown(&self) {
+        let handles: Vec<ServerHandle> = std::mem::take(&mut *self.inner.servers())
+            .into_values()
+            .collect();
+        futures::future::join_all(handles.iter().map(|h| async move {
+            h.stop().await;
+            h.logs().persist();
+        }))
+        .await;
+        self.inner.store.close().await;
+    }
+}

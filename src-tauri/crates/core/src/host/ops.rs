@@ -1,0 +1,196 @@
+//! Using running servers: tools, resources, prompts.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::{Host, HostError};
+use crate::events::HostEvent;
+use crate::ids::{ServerId, ToolRef};
+use crate::mcp::catalog::{
+    Arguments, CatalogSnapshot, Progress, PromptResult, ResourceContents, ToolResult,
+};
+use crate::mcp::connection::RequestOptions;
+use crate::mcp::naming::ToolNames;
+use crate::mcp::McpError;
+
+/// Options for a tool call made through the host.
+#[derive(Debug, Default)]
+pub struct CallOptions {
+    /// Cancels the call (the server is sent `notifications/cancelled`).
+    pub cancel: Option<CancellationToken>,
+    /// Receives progress as it arrives (also published as [`HostEvent::Progress`]).
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+/// One server's catalog with its tool switches.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerCatalog {
+    /// The server.
+    pub server: ServerId,
+    /// What it offers.
+    pub catalog: CatalogSnapshot,
+    /// Tools the user switched off.
+    pub disabled_tools: Vec<String>,
+}
+
+impl Host {
+    fn running(&self, id: &ServerId) -> Result<crate::mcp::supervisor::ServerHandle, HostError> {
+        self.handle(id).ok_or_else(|| {
+            HostError::Mcp(McpError::NotRunning {
+                server: id.clone(),
+                status: "not started".into(),
+            })
+        })
+    }
+
+    /// The catalogs of every started server.
+    pub async fn catalogs(&self) -> Result<Vec<ServerCatalog>, HostError> {
+        let handles: Vec<_> = self.inner.servers().values().cloned().collect();
+        let mut out = Vec::with_capacity(handles.len());
+        for h in handles {
+            out.push(ServerCatalog {
+                server: h.id().clone(),
+                catalog: h.catalog(),
+                disabled_tools: self.inner.store.disabled_tools(h.id()).await?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The LLM-facing names of every enabled tool of every started server.
+    pub async fn tool_names(&self) -> Result<ToolNames, HostError> {
+        let mut refs = Vec::new();
+        for c in self.catalogs().await? {
+            for t in &c.catalog.tools {
+                if !c.disabled_tools.contains(&t.name) {
+                    refs.push(ToolRef {
+                        server: c.server.clone(),
+                        tool: t.name.as_str().into(),
+                    });
+                }
+            }
+        }
+        Ok(ToolNames::build(refs))
+    }
+
+    /// Switches a tool on or off.
+    pub async fn set_tool_enabled(&self, tool: &ToolRef, enabled: bool) -> Result<(), HostError> {
+        self.server(&tool.server).await?;
+        self.inner
+            .store
+            .set_tool_enabled(&tool.server, &tool.tool, enabled)
+            .await?;
+        let _ = self.inner.events.send(HostEvent::CatalogChanged {
+            server: tool.server.clone(),
+        });
+        Ok(())
+    }
+
+    /// Calls a tool of a running server. Unknown and disabled tools are refused before
+    /// anything is sent.
+    pub async fn call_tool(
+        &self,
+        tool: &ToolRef,
+        arguments: Arguments,
+        opts: CallOptions,
+    ) -> Result<ToolResult, HostError> {
+        let handle = self.running(&tool.server)?;
+        if !handle.catalog().tools.iter().any(|t| *t.name == *tool.tool) {
+            return Err(McpError::UnknownTool {
+                server: tool.server.clone(),
+                tool: tool.tool.to_string(),
+            }
+            .into());
+        }
+        if self
+            .inner
+            .store
+            .disabled_tools(&tool.server)
+            .await?
+            .iter()
+            .any(|t| **t == *tool.tool)
+        {
+            return Err(McpError::ToolDisabled {
+                server: tool.server.clone(),
+                tool: tool.tool.to_string(),
+            }
+            .into());
+        }
+        let conn = handle.connection()?;
+        let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
+        let span =
+            tracing::info_span!("tool_call", server = %tool.server, tool = %tool.tool, call_id);
+        // Progress goes to the caller and out as a host event.
+        let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+        let events = self.inner.events.clone();
+        let caller = opts.progress;
+        let (server, tool_name) = (tool.server.clone(), tool.tool.to_string());
+        let forward = tokio::spawn(async move {
+            while let Some(p) = rx.recv().await {
+                if let Some(c) = &caller {
+                    let _ = c.send(p.clone());
+                }
+                let _ = events.send(HostEvent::Progress {
+                    server: server.clone(),
+                    tool: tool_name.clone(),
+                    call_id,
+                    progress: p,
+                });
+            }
+        });
+        let result = conn
+            .call_tool(
+                &tool.tool,
+                arguments,
+                RequestOptions {
+                    timeout: None,
+                    cancel: opts.cancel,
+                    progress: Some(tx),
+                },
+            )
+            .instrument(span)
+            .await;
+        let _ = forward.await;
+        Ok(result?)
+    }
+
+    /// Reads a resource from a running server. Nothing is fetched by the host itself (RN-03).
+    pub async fn read_resource(
+        &self,
+        server: &ServerId,
+        uri: &str,
+    ) -> Result<Vec<ResourceContents>, HostError> {
+        let conn = self.running(server)?.connection()?;
+        Ok(conn.read_resource(uri).await?)
+    }
+
+    /// Expands a prompt.
+    pub async fn get_prompt(
+        &self,
+        server: &ServerId,
+        name: &str,
+        arguments: &HashMap<String, String>,
+    ) -> Result<PromptResult, HostError> {
+        let conn = self.running(server)?.connection()?;
+        Ok(conn.get_prompt(name, arguments).await?)
+    }
+
+    /// Completion values for a prompt argument.
+    pub async fn complete_prompt_argument(
+        &self,
+        server: &ServerId,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, HostError> {
+        let conn = self.running(server)?.connection()?;
+        Ok(conn
+            .complete_prompt_argument(prompt, argument, value)
+            .await?)
+    }
+}

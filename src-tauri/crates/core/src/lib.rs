@@ -1,0 +1,28 @@
+//! switchboard-core: everything that matters in Switchboard, with no Tauri dependency.
+//!
+//! # Layout
+//! - [`ids`]: identity newtypes (`ServerId`, `ToolRef`) so no bare string keys cross modules.
+//! - [`config`]: the server spec model, launch resolution and trust fingerprints, and the
+//!   importers/exporters for Claude Desktop, VS Code and Cursor files.
+//! - [`secrets`]: the `SecretStore` seam with the OS keyring and an in-memory store.
+//! - [`store`]: SQLite through sqlx with embedded migrations; typed repositories.
+//! - [`mcp`]: one supervisor task per server; `mcp::connection` is the only file that touches
+//!   `rmcp`; LLM-safe tool naming; stderr ring buffer and protocol trace.
+//! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
+//! - [`host`]: the composition root that wires concrete implementations together.
+//!
+//! Nothing below [`host`] reads global configuration or the environment; it all arrives
+//! through [`host::HostBuilder`].
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod events;
+pub mod host;
+pub mod ids;
+pub mod mcp;
+pub mod redact;
+pub mod secrets;
+pub mod store;
+
+/// The version of this crate, reported as the MCP client version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

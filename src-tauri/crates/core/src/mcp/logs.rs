@@ -1,0 +1,346 @@
+//! Per-server logs: the stderr ring buffer (RL-02) and the JSON-RPC protocol trace.
+//!
+//! Both are bounded in memory whatever the server does: stderr keeps the newest
+//! [`STDERR_BUDGET`] bytes of lines (each line capped at [`MAX_LINE`]), the trace keeps the
+//! newest [`TRACE_ENTRIES`] messages with bodies cut at [`TRACE_BODY`] bytes. Every line passes
+//! the server's [`Redactor`] before it is kept, so a server echoing its own token does not put it
+//! into logs (SE-06). Text is kept as received; escaping for display happens where it is shown
+//! (RN-04).
+//!
+//! A CLI process lives shorter than the server it talks to, so when a connection ends the logs
+//! are also written to `<data>/logs/<server>/{stderr.log,trace.jsonl}`, replacing the previous
+//! run's files; `switchboard server logs` reads them.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::redact::Redactor;
+
+/// Bytes of stderr kept per server.
+pub const STDERR_BUDGET: usize = 1024 * 1024;
+/// Longest stderr line kept; longer lines are cut and marked.
+pub const MAX_LINE: usize = 8 * 1024;
+/// Protocol messages kept per server.
+pub const TRACE_ENTRIES: usize = 2000;
+/// Longest message body kept in the trace.
+pub const TRACE_BODY: usize = 4 * 1024;
+
+/// Which way a message went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Host to server.
+    Out,
+    /// Server to host.
+    In,
+    /// Something the host noticed (a skipped non-JSON line, a closed stream).
+    Note,
+}
+
+/// One protocol trace entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// Direction.
+    pub direction: Direction,
+    /// The JSON-RPC method, for requests and notifications.
+    pub method: Option<String>,
+    /// The JSON-RPC id, for requests and responses.
+    pub id: Option<String>,
+    /// For responses: milliseconds since the matching request went out.
+    pub duration_ms: Option<f64>,
+    /// Whether this is an error response.
+    pub is_error: bool,
+    /// The message, redacted and possibly cut.
+    pub body: String,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    stderr: VecDeque<String>,
+    stderr_bytes: usize,
+    stderr_total_lines: u64,
+    trace: VecDeque<TraceEntry>,
+    in_flight: HashMap<String, Instant>,
+    skipped_lines: u64,
+}
+
+/// The logs of one server. Cheap to clone; all clones share the buffers.
+#[derive(Clone, Debug)]
+pub struct ServerLogs {
+    // std Mutex: every critical section is a push/pop on a deque; nothing awaits under it.
+    inner: Arc<Mutex<Inner>>,
+    redactor: Arc<Mutex<Redactor>>,
+    dir: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct Peek {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} more bytes]", &s[..end], s.len() - end)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl ServerLogs {
+    /// Logs persisted under `dir` when [`ServerLogs::persist`] is called; `None` keeps them in
+    /// memory only.
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        Self {
+            inner: Arc::default(),
+            redactor: Arc::default(),
+            dir,
+        }
+    }
+
+    /// Sets the secret values to scrub from everything recorded from now on.
+    pub fn set_redactor(&self, r: Redactor) {
+        *lock(&self.redactor) = r;
+    }
+
+    fn redact(&self, s: &str) -> String {
+        let r = lock(&self.redactor);
+        if r.is_empty() {
+            s.to_owned()
+        } else {
+            r.redact(s)
+        }
+    }
+
+    /// Records one stderr line.
+    pub fn push_stderr(&self, line: &str) {
+        let line = self.redact(&cut(line, MAX_LINE));
+        let mut g = lock(&self.inner);
+        g.stderr_bytes += line.len();
+        g.stderr_total_lines += 1;
+        g.stderr.push_back(line);
+        while g.stderr_bytes > STDERR_BUDGET {
+            match g.stderr.pop_front() {
+                Some(old) => g.stderr_bytes -= old.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// Records a protocol message as it went over the wire.
+    pub fn record(&self, direction: Direction, raw: &str) {
+        let peek: Option<Peek> = serde_json::from_str(raw).ok();
+        let (id, method, is_error) = match &peek {
+            Some(p) => (
+                p.id.as_ref().map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+                p.method.clone(),
+                p.error.is_some(),
+            ),
+            None => (None, None, false),
+        };
+        let body = self.redact(&cut(raw, TRACE_BODY));
+        let now = Instant::now();
+        let mut g = lock(&self.inner);
+        let duration_ms = match (&id, method.is_some(), direction) {
+            (Some(i), true, Direction::Out) | (Some(i), true, Direction::In) => {
+                if g.in_flight.len() < 10_000 {
+                    g.in_flight.insert(format!("{direction:?}:{i}"), now);
+                }
+                None
+            }
+            (Some(i), false, Direction::In) => g
+                .in_flight
+                .remove(&format!("Out:{i}"))
+                .map(|t| now.duration_since(t).as_secs_f64() * 1000.0),
+            (Some(i), false, Direction::Out) => g
+                .in_flight
+                .remove(&format!("In:{i}"))
+                .map(|t| now.duration_since(t).as_secs_f64() * 1000.0),
+            _ => None,
+        };
+        g.trace.push_back(TraceEntry {
+            at_ms: crate::store::now_ms(),
+            direction,
+            method,
+            id,
+            duration_ms,
+            is_error,
+            body,
+        });
+        if g.trace.len() > TRACE_ENTRIES {
+            g.trace.pop_front();
+        }
+    }
+
+    /// Records something the host noticed about the stream.
+    pub fn note(&self, text: &str) {
+        let body = self.redact(text);
+        let mut g = lock(&self.inner);
+        if text.starts_with("skipped") {
+            g.skipped_lines += 1;
+        }
+        g.trace.push_back(TraceEntry {
+            at_ms: crate::store::now_ms(),
+            direction: Direction::Note,
+            method: None,
+            id: None,
+            duration_ms: None,
+            is_error: false,
+            body,
+        });
+        if g.trace.len() > TRACE_ENTRIES {
+            g.trace.pop_front();
+        }
+    }
+
+    /// The newest `n` stderr lines.
+    pub fn stderr_tail(&self, n: usize) -> Vec<String> {
+        let g = lock(&self.inner);
+        let skip = g.stderr.len().saturating_sub(n);
+        g.stderr.iter().skip(skip).cloned().collect()
+    }
+
+    /// The whole protocol trace kept.
+    pub fn trace(&self) -> Vec<TraceEntry> {
+        lock(&self.inner).trace.iter().cloned().collect()
+    }
+
+    /// Bytes of stderr currently held (bounded by [`STDERR_BUDGET`]).
+    pub fn stderr_bytes(&self) -> usize {
+        lock(&self.inner).stderr_bytes
+    }
+
+    /// Stderr lines seen in total, kept or not.
+    pub fn stderr_total_lines(&self) -> u64 {
+        lock(&self.inner).stderr_total_lines
+    }
+
+    /// Non-JSON stdout lines skipped so far.
+    pub fn skipped_lines(&self) -> u64 {
+        lock(&self.inner).skipped_lines
+    }
+
+    /// Writes the current logs to the server's log folder, replacing the previous run's.
+    pub fn persist(&self) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let (stderr, trace) = {
+            let g = lock(&self.inner);
+            (
+                g.stderr.iter().cloned().collect::<Vec<_>>(),
+                g.trace.iter().cloned().collect::<Vec<_>>(),
+            )
+        };
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            let mut s = stderr.join("\n");
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            std::fs::write(dir.join("stderr.log"), s)?;
+            let mut t = String::new();
+            for e in &trace {
+                if let Ok(line) = serde_json::to_string(e) {
+                    t.push_str(&line);
+                    t.push('\n');
+                }
+            }
+            std::fs::write(dir.join("trace.jsonl"), t)
+        };
+        if let Err(e) = write() {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not save server logs");
+        }
+    }
+
+    /// Reads logs a previous process saved in `dir`.
+    pub fn load_persisted(dir: &std::path::Path) -> (Vec<String>, Vec<TraceEntry>) {
+        let stderr = std::fs::read_to_string(dir.join("stderr.log"))
+            .map(|s| s.lines().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let trace = std::fs::read_to_string(dir.join("trace.jsonl"))
+            .map(|s| {
+                s.lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        (stderr, trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Secret;
+
+    #[test]
+    fn stderr_is_bounded_and_redacted() {
+        let logs = ServerLogs::new(None);
+        logs.set_redactor(Redactor::new(&[Secret::new("tok-canary-123")]));
+        logs.push_stderr("using tok-canary-123 now");
+        assert_eq!(logs.stderr_tail(1), ["using [redacted] now"]);
+        let big = "y".repeat(100_000);
+        for _ in 0..200 {
+            logs.push_stderr(&big);
+        }
+        assert!(logs.stderr_bytes() <= STDERR_BUDGET);
+        assert!(logs.stderr_tail(1)[0].len() < MAX_LINE + 64);
+        assert_eq!(logs.stderr_total_lines(), 201);
+    }
+
+    #[test]
+    fn trace_pairs_requests_with_responses() {
+        let logs = ServerLogs::new(None);
+        logs.record(
+            Direction::Out,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
+        );
+        logs.record(Direction::In, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        logs.record(
+            Direction::In,
+            r#"{"jsonrpc":"2.0","id":8,"error":{"code":-1,"message":"x"}}"#,
+        );
+        let t = logs.trace();
+        assert_eq!(t[0].method.as_deref(), Some("tools/list"));
+        assert_eq!(t[1].id.as_deref(), Some("7"));
+        assert!(t[1].duration_ms.is_some());
+        assert!(t[2].is_error);
+        for _ in 0..(TRACE_ENTRIES + 10) {
+            logs.note("skipped a line");
+        }
+        assert_eq!(logs.trace().len(), TRACE_ENTRIES);
+    }
+
+    #[test]
+    fn persists_and_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = ServerLogs::new(Some(dir.path().to_path_buf()));
+        logs.push_stderr("hello");
+        logs.record(Direction::Out, r#"{"jsonrpc":"2.0","method":"x"}"#);
+        logs.persist();
+        let (s, t) = ServerLogs::load_persisted(dir.path());
+        assert_eq!(s, ["hello"]);
+        assert_eq!(t.len(), 1);
+    }
+}

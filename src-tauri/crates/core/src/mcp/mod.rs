@@ -1,0 +1,88 @@
+//! MCP servers: connections, supervision, naming and logs.
+//!
+//! - [`connection`] is the only file that uses `rmcp`; it speaks stdio and Streamable HTTP.
+//! - [`process`] spawns stdio servers in their own process group with an allowlisted
+//!   environment and stops the whole tree.
+//! - [`supervisor`] runs one task per server that owns its connection, restarts it with
+//!   backoff, breaks crash loops and keeps the catalog fresh.
+//! - [`naming`] maps (server, tool) to names a model can use, and back.
+//! - [`logs`] holds each server's stderr tail and protocol trace; [`framing`] caps stdio lines.
+
+pub mod catalog;
+pub mod connection;
+pub mod framing;
+pub mod logs;
+pub mod naming;
+pub mod process;
+pub mod supervisor;
+
+use std::time::Duration;
+
+use crate::ids::ServerId;
+
+/// Why an MCP operation failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The server's configuration cannot be turned into a connection.
+    #[error("the server configuration is not usable: {0}")]
+    Config(String),
+    /// The process could not be started.
+    #[error("could not start {program}: {reason}")]
+    Spawn {
+        /// The executable.
+        program: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The handshake failed.
+    #[error("the initialize handshake failed: {0}")]
+    Handshake(String),
+    /// The handshake did not finish in time.
+    #[error("the server did not finish the initialize handshake within {}s", .0.as_secs())]
+    HandshakeTimeout(Duration),
+    /// A request got no answer in time; the server was told to cancel it.
+    #[error("the server did not answer within {}s; the request was cancelled", .0.as_secs())]
+    Timeout(Duration),
+    /// The connection ended.
+    #[error("the connection to the server ended: {0}")]
+    Disconnected(String),
+    /// The request was cancelled by the user.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The server answered with a JSON-RPC error.
+    #[error("the server returned error {code}: {message}")]
+    Server {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message (untrusted text).
+        message: String,
+    },
+    /// The server broke the protocol.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// The server is not running.
+    #[error("{server} is not running ({status})")]
+    NotRunning {
+        /// The server.
+        server: ServerId,
+        /// Its status, described.
+        status: String,
+    },
+    /// The server has no such tool.
+    #[error("{server} has no tool named {tool:?}")]
+    UnknownTool {
+        /// The server.
+        server: ServerId,
+        /// The tool name asked for.
+        tool: String,
+    },
+    /// The user switched the tool off.
+    #[error("the tool {tool:?} of {server} is disabled")]
+    ToolDisabled {
+        /// The server.
+        server: ServerId,
+        /// The tool.
+        tool: String,
+    },
+}

@@ -1,0 +1,581 @@
+//! One supervisor task per server (RL-05, RL-06, RL-07).
+//!
+//! The task owns the server's [`Connection`] and is the only place that changes the server's
+//! lifecycle. Everyone else holds a [`ServerHandle`]: a cheap clone that reads the published
+//! status, catalog and current connection (`watch` channels) and sends commands. Requests do not
+//! go through the task: callers clone the `Arc<Connection>` out of the watch and await on it, so
+//! a slow call never blocks the supervisor or other calls.
+//!
+//! Lifecycle: `Starting` -> `Running`; on an unexpected end -> `Backoff` (0.5 s doubling to 30 s,
+//! ±20 % jitter) -> `Starting` ...; five ends within two minutes trip the crash-loop breaker ->
+//! `Failed` with the stderr tail, until a manual restart. A launch that cannot work without the
+//! user (untrusted or changed launch spec, executable not found) does not retry at all.
+//! The last catalog is kept while the server restarts, so a brief crash does not make its tools
+//! vanish from the UI.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::catalog::{Catalog, CatalogSnapshot, PeerInfo};
+use super::connection::{Connection, Endpoint, ServerSignal};
+use super::logs::ServerLogs;
+use super::McpError;
+use crate::events::HostEvent;
+use crate::ids::ServerId;
+
+/// What the UI and CLI see of a server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ServerStatus {
+    /// Not running (disabled, stopped, or never started).
+    Stopped,
+    /// The launch spec is not approved, or changed since it was approved (SP-01, SP-03).
+    NeedsTrust {
+        /// Why.
+        reason: String,
+    },
+    /// Connecting and handshaking.
+    Starting {
+        /// Which attempt this is since the last success or manual start (1-based).
+        attempt: u32,
+    },
+    /// Connected.
+    Running {
+        /// The process id of a stdio server.
+        pid: Option<u32>,
+        /// The handshake facts.
+        peer: PeerInfo,
+        /// How many tools it offers.
+        tools: usize,
+    },
+    /// Waiting before the next start after a failure.
+    Backoff {
+        /// The attempt that failed.
+        attempt: u32,
+        /// When the next attempt starts, in milliseconds since the Unix epoch.
+        retry_at_ms: i64,
+        /// Why the last attempt ended.
+        last_error: String,
+    },
+    /// Given up until the user acts.
+    Failed {
+        /// Why.
+        reason: String,
+        /// The newest stderr lines.
+        stderr_tail: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for ServerStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stopped => f.write_str("stopped"),
+            Self::NeedsTrust { reason } => write!(f, "needs approval: {reason}"),
+            Self::Starting { attempt } => write!(f, "starting (attempt {attempt})"),
+            Self::Running { tools, peer, .. } => {
+                write!(
+                    f,
+                    "running, {tools} tools, protocol {}",
+                    peer.protocol_version
+                )
+            }
+            Self::Backoff {
+                attempt,
+                retry_at_ms,
+                last_error,
+            } => {
+                let secs = (*retry_at_ms - crate::store::now_ms()).max(0) as f64 / 1000.0;
+                write!(
+                    f,
+                    "restarting in {secs:.1}s after attempt {attempt} failed: {last_error}"
+                )
+            }
+            Self::Failed { reason, .. } => write!(f, "failed: {reason}"),
+        }
+    }
+}
+
+/// Why a launch could not produce an endpoint.
+#[derive(Debug, Clone)]
+pub enum LaunchError {
+    /// The user must approve the launch spec first. No retry.
+    NeedsTrust(String),
+    /// It cannot work until the configuration or the machine changes. No retry.
+    Fatal(String),
+    /// It may work on a later attempt.
+    Transient(String),
+}
+
+/// Produces a fresh endpoint for each start: re-resolves the executable, re-checks trust and
+/// reads secrets, so a change on disk is seen at the next restart (SP-03).
+pub type Launcher = Arc<
+    dyn Fn() -> Pin<Box<dyn Future<Output = Result<Endpoint, LaunchError>> + Send>> + Send + Sync,
+>;
+
+/// Tunables; tests shorten them.
+#[derive(Clone, Debug)]
+pub struct SupervisorConfig {
+    /// The first backoff delay.
+    pub backoff_initial: Duration,
+    /// The longest backoff delay.
+    pub backoff_max: Duration,
+    /// Ends within `crash_window` that trip the breaker.
+    pub crash_limit: usize,
+    /// The window for counting ends.
+    pub crash_window: Duration,
+    /// How long to wait after a `list_changed` before refreshing, to coalesce storms.
+    pub debounce: Duration,
+    /// Handshake limit.
+    pub init_timeout: Duration,
+    /// Per-request limit.
+    pub request_timeout: Duration,
+}
+
+impl Default for SupervisorConfig {
+    fn default() -> Self {
+        Self {
+            backoff_initial: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+            crash_limit: 5,
+            crash_window: Duration::from_secs(120),
+            debounce: Duration::from_millis(250),
+            init_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+enum Command {
+    Restart,
+    Stop(oneshot::Sender<()>),
+}
+
+/// A handle to a supervised server. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ServerHandle {
+    id: ServerId,
+    status: watch::Receiver<ServerStatus>,
+    conn: watch::Receiver<Option<Arc<Connection>>>,
+    catalog: watch::Receiver<CatalogSnapshot>,
+    commands: mpsc::Sender<Command>,
+    logs: ServerLogs,
+}
+
+impl ServerHandle {
+    /// The server.
+    pub fn id(&self) -> &ServerId {
+        &self.id
+    }
+
+    /// Its current status.
+    pub fn status(&self) -> ServerStatus {
+        self.status.borrow().clone()
+    }
+
+    /// A receiver that sees every status change.
+    pub fn watch_status(&self) -> watch::Receiver<ServerStatus> {
+        self.status.clone()
+    }
+
+    /// The last catalog listed (kept while restarting).
+    pub fn catalog(&self) -> CatalogSnapshot {
+        self.catalog.borrow().clone()
+    }
+
+    /// A receiver that sees every catalog change.
+    pub fn watch_catalog(&self) -> watch::Receiver<CatalogSnapshot> {
+        self.catalog.clone()
+    }
+
+    /// Its logs.
+    pub fn logs(&self) -> &ServerLogs {
+        &self.logs
+    }
+
+    /// The live connection, or why there is none.
+    pub fn connection(&self) -> Result<Arc<Connection>, McpError> {
+        match &*self.conn.borrow() {
+            Some(c) if !c.is_closed() => Ok(c.clone()),
+            _ => Err(McpError::NotRunning {
+                server: self.id.clone(),
+                status: self.status().to_string(),
+            }),
+        }
+    }
+
+    /// Waits until the server is running, or has settled in a state that will not become
+    /// running on its own (needs trust, failed, stopped), or `timeout` passes.
+    pub async fn wait_settled(&self, timeout: Duration) -> ServerStatus {
+        let mut rx = self.status.clone();
+        let settle = async {
+            loop {
+                let s = rx.borrow_and_update().clone();
+                match s {
+                    ServerStatus::Running { .. }
+                    | ServerStatus::NeedsTrust { .. }
+                    | ServerStatus::Failed { .. }
+                    | ServerStatus::Stopped => return s,
+                    _ => {}
+                }
+                if rx.changed().await.is_err() {
+                    return self.status();
+                }
+            }
+        };
+        tokio::time::timeout(timeout, settle)
+            .await
+            .unwrap_or_else(|_| self.status())
+    }
+
+    /// Asks for a fresh start now (also clears a tripped breaker or a backoff wait).
+    pub async fn restart(&self) {
+        let _ = self.commands.send(Command::Restart).await;
+    }
+
+    /// Stops the server and waits until its process tree is gone.
+    pub async fn stop(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Stop(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+struct Supervisor {
+    id: ServerId,
+    launcher: Launcher,
+    config: SupervisorConfig,
+    status: watch::Sender<ServerStatus>,
+    conn: watch::Sender<Option<Arc<Connection>>>,
+    catalog: watch::Sender<CatalogSnapshot>,
+    commands: mpsc::Receiver<Command>,
+    events: broadcast::Sender<HostEvent>,
+    logs: ServerLogs,
+    ends: VecDeque<Instant>,
+    attempt: u32,
+}
+
+/// Starts supervising a server: the task begins connecting at once.
+pub fn spawn(
+    id: ServerId,
+    launcher: Launcher,
+    config: SupervisorConfig,
+    logs: ServerLogs,
+    events: broadcast::Sender<HostEvent>,
+    last_catalog: Option<CatalogSnapshot>,
+) -> ServerHandle {
+    let (status_tx, status) = watch::channel(ServerStatus::Starting { attempt: 1 });
+    let (conn_tx, conn) = watch::channel(None);
+    let (catalog_tx, catalog) = watch::channel(last_catalog.unwrap_or_default());
+    let (cmd_tx, commands) = mpsc::channel(8);
+    let sup = Supervisor {
+        id: id.clone(),
+        launcher,
+        config,
+        status: status_tx,
+        conn: conn_tx,
+        catalog: catalog_tx,
+        commands,
+        events,
+        logs: logs.clone(),
+        ends: VecDeque::new(),
+        attempt: 0,
+    };
+    let span = tracing::info_span!("server", server = %id);
+    tokio::spawn(sup.run().instrument(span));
+    ServerHandle {
+        id,
+        status,
+        conn,
+        catalog,
+        commands: cmd_tx,
+        logs,
+    }
+}
+
+/// What ended a phase of the supervisor loop.
+enum Next {
+    /// Start again after a backoff.
+    Retry(String),
+    /// Start again now.
+    RestartNow,
+    /// Wait for the user.
+    Park,
+    /// Leave the loop.
+    Exit,
+}
+
+impl Supervisor {
+    fn set_status(&self, s: ServerStatus) {
+        tracing::info!(status = %s, "server status");
+        let _ = self.events.send(HostEvent::ServerStatus {
+            server: self.id.clone(),
+            status: s.clone(),
+        });
+        self.status.send_replace(s);
+    }
+
+    async fn run(mut self) {
+        let mut next = self.start().await;
+        loop {
+            next = match next {
+                Next::Exit => break,
+                Next::RestartNow => {
+                    self.ends.clear();
+                    self.attempt = 0;
+                    self.start().await
+                }
+                Next::Retry(why) => self.backoff(why).await,
+                Next::Park => match self.commands.recv().await {
+                    Some(Command::Restart) => Next::RestartNow,
+                    Some(Command::Stop(ack)) => {
+                        self.set_status(ServerStatus::Stopped);
+                        let _ = ack.send(());
+                        Next::Park
+                    }
+                    None => Next::Exit,
+                },
+            };
+        }
+        self.logs.persist();
+    }
+
+    async fn start(&mut self) -> Next {
+        self.attempt += 1;
+        self.set_status(ServerStatus::Starting {
+            attempt: self.attempt,
+        });
+        let endpoint = match (self.launcher)().await {
+            Ok(e) => e,
+            Err(LaunchError::NeedsTrust(reason)) => {
+                self.set_status(ServerStatus::NeedsTrust { reason });
+                return Next::Park;
+            }
+            Err(LaunchError::Fatal(reason)) => {
+                self.logs.note(&format!("could not start: {reason}"));
+                self.set_status(ServerStatus::Failed {
+                    reason,
+                    stderr_tail: self.logs.stderr_tail(20),
+                });
+                return Next::Park;
+            }
+            Err(LaunchError::Transient(reason)) => return Next::Retry(reason),
+        };
+        let (sig_tx, mut signals) = mpsc::channel(64);
+        let connect = Connection::connect(
+            endpoint,
+            self.logs.clone(),
+            self.config.init_timeout,
+            self.config.request_timeout,
+            sig_tx,
+        );
+        // A stop or restart during the handshake wins over waiting for it.
+        let conn = tokio::select! {
+            r = connect => r,
+            cmd = self.commands.recv() => return self.on_command_while_down(cmd),
+        };
+        let conn = match conn {
+            Ok(c) => Arc::new(c),
+            Err(e) => return Next::Retry(e.to_string()),
+        };
+        if let Err(e) = self.refresh(&conn, true, true, true).await {
+            // A server that cannot even list its tools is as good as down.
+            conn.shutdown().await;
+            return Next::Retry(format!("listing its catalog failed: {e}"));
+        }
+        self.conn.send_replace(Some(conn.clone()));
+        self.publish_running(&conn).await;
+        self.attempt = 0;
+        self.serve(conn, &mut signals).await
+    }
+
+    fn on_command_while_down(&mut self, cmd: Option<Command>) -> Next {
+        match cmd {
+            Some(Command::Restart) => Next::RestartNow,
+            Some(Command::Stop(ack)) => {
+                self.set_status(ServerStatus::Stopped);
+                let _ = ack.send(());
+                Next::Park
+            }
+            None => Next::Exit,
+        }
+    }
+
+    async fn publish_running(&self, conn: &Connection) {
+        self.set_status(ServerStatus::Running {
+            pid: conn.pid().await,
+            peer: conn.info().clone(),
+            tools: self.catalog.borrow().tools.len(),
+        });
+    }
+
+    /// Runs while connected: debounced catalog refreshes, notifications, commands, and the end.
+    async fn serve(
+        &mut self,
+        conn: Arc<Connection>,
+        signals: &mut mpsc::Receiver<ServerSignal>,
+    ) -> Next {
+        let mut due: Option<Instant> = None;
+        let (mut tools, mut resources, mut prompts) = (false, false, false);
+        loop {
+            let sleep_until = due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            tokio::select! {
+                why = conn.closed() => {
+                    self.conn.send_replace(None);
+                    let exit = conn.shutdown().await;
+                    self.logs.note(&format!("server ended: {why}; the process {exit}"));
+                    self.logs.persist();
+                    return Next::Retry(format!("{why} (the process {exit})"));
+                }
+                cmd = self.commands.recv() => {
+                    self.conn.send_replace(None);
+                    conn.shutdown().await;
+                    self.logs.persist();
+                    return self.on_command_while_down(cmd);
+                }
+                Some(sig) = signals.recv() => match sig {
+                    ServerSignal::ToolsChanged => { tools = true; due.get_or_insert(Instant::now() + self.config.debounce); }
+                    ServerSignal::ResourcesChanged => { resources = true; due.get_or_insert(Instant::now() + self.config.debounce); }
+                    ServerSignal::PromptsChanged => { prompts = true; due.get_or_insert(Instant::now() + self.config.debounce); }
+                    ServerSignal::Log { level, logger, data } => {
+                        let message = match &data {
+                            serde_json::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        let _ = self.events.send(HostEvent::ServerLog {
+                            server: self.id.clone(), level, logger, message,
+                        });
+                    }
+                },
+                _ = tokio::time::sleep_until(sleep_until), if due.is_some() => {
+                    due = None;
+                    let (t, r, p) = (std::mem::take(&mut tools), std::mem::take(&mut resources), std::mem::take(&mut prompts));
+                    if let Err(e) = self.refresh(&conn, t, r, p).await {
+                        self.logs.note(&format!("refreshing the catalog after list_changed failed: {e}"));
+                    }
+                    self.publish_running(&conn).await;
+                }
+            }
+        }
+    }
+
+    /// Re-lists the parts of the catalog that changed. The new catalog is published whole.
+    async fn refresh(
+        &self,
+        conn: &Connection,
+        tools: bool,
+        resources: bool,
+        prompts: bool,
+    ) -> Result<(), McpError> {
+        let caps = conn.info().capabilities;
+        let mut next: Catalog = (*self.catalog.borrow().clone()).clone();
+        next.instructions = conn.instructions().map(str::to_owned);
+        if tools {
+            next.tools = if caps.tools {
+                conn.list_tools().await?
+            } else {
+                Vec::new()
+            };
+        }
+        if resources {
+            if caps.resources {
+                next.resources = conn.list_resources().await?;
+                // Templates are optional even for servers with resources.
+                next.resource_templates = conn.list_resource_templates().await.unwrap_or_default();
+            } else {
+                next.resources.clear();
+                next.resource_templates.clear();
+            }
+        }
+        if prompts {
+            next.prompts = if caps.prompts {
+                conn.list_prompts().await?
+            } else {
+                Vec::new()
+            };
+        }
+        self.catalog.send_replace(Arc::new(next));
+        let _ = self.events.send(HostEvent::CatalogChanged {
+            server: self.id.clone(),
+        });
+        Ok(())
+    }
+
+    /// After an unexpected end: trip the breaker or wait and retry.
+    async fn backoff(&mut self, why: String) -> Next {
+        let now = Instant::now();
+        self.ends.push_back(now);
+        while self
+            .ends
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > self.config.crash_window)
+        {
+            self.ends.pop_front();
+        }
+        tracing::warn!(error = %why, attempt = self.attempt, "server ended");
+        if self.ends.len() >= self.config.crash_limit {
+            self.set_status(ServerStatus::Failed {
+                reason: format!(
+                    "it ended {} times within {}s (crash loop); last: {why}",
+                    self.ends.len(),
+                    self.config.crash_window.as_secs()
+                ),
+                stderr_tail: self.logs.stderr_tail(20),
+            });
+            self.logs.persist();
+            return Next::Park;
+        }
+        let delay = backoff_delay(&self.config, self.attempt);
+        self.set_status(ServerStatus::Backoff {
+            attempt: self.attempt,
+            retry_at_ms: crate::store::now_ms() + delay.as_millis() as i64,
+            last_error: why,
+        });
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => self.start().await,
+            cmd = self.commands.recv() => self.on_command_while_down(cmd),
+        }
+    }
+}
+
+/// Exponential backoff with ±20 % jitter: initial * 2^(attempt-1), capped.
+pub fn backoff_delay(config: &SupervisorConfig, attempt: u32) -> Duration {
+    let exp = config
+        .backoff_initial
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+    let base = exp.min(config.backoff_max);
+    let jitter = rand::rng().random_range(0.8..1.2);
+    base.mul_f64(jitter).min(config.backoff_max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_caps() {
+        let c = SupervisorConfig::default();
+        let d1 = backoff_delay(&c, 1);
+        assert!(
+            d1 >= Duration::from_millis(400) && d1 <= Duration::from_millis(600),
+            "{d1:?}"
+        );
+        let d3 = backoff_delay(&c, 3);
+        assert!(
+            d3 >= Duration::from_millis(1600) && d3 <= Duration::from_millis(2400),
+            "{d3:?}"
+        );
+        for a in [10, 20, 40, 1000] {
+            assert!(backoff_delay(&c, a) <= c.backoff_max);
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! `fake-mcp-server`: a hand-written, deliberately misbehaving MCP server for Switchboard's
+//! integration tests and benchmarks.
+//!
+//! It speaks MCP over stdio (newline-delimited JSON-RPC 2.0 on stdin/stdout, logs on stderr)
+//! without any MCP library, so every misbehaviour below is real bytes on the wire. The code lives
+//! in `tests/src/fake/` (`cli`, `catalog`, `out`, `modes`, `server`).
+//!
+//! # Normal behaviour
+//!
+//! - `initialize`: answers the client's `protocolVersion` if it is one of `2025-11-25`,
+//!   `2025-06-18`, `2025-03-26`, `2024-11-05`, else `2025-11-25` (`--protocol` forces a value).
+//!   Capabilities: `tools {listChanged}`, `resources {listChanged, subscribe: false}`,
+//!   `prompts {listChanged}`, `logging {}`, `completions {}`. serverInfo
+//!   `fake-mcp-server 0.1.0`, plus `instructions`.
+//! - `ping` -> `{}`; unknown methods -> `-32601`; notifications never get a reply; malformed JSON
+//!   -> `-32700` (id null); JSON-RPC batches are handled element by element.
+//! - Requests are handled concurrently: `slow`, `sleep`, `huge` and a delayed `initialize` run on
+//!   their own threads; everything else (including the `echo` hot path) is answered inline.
+//!   Each message is written with one stdout lock and flushed.
+//! - `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list` are paginated by
+//!   `--page-size` with opaque `nextCursor`s (bad cursor -> `-32602`).
+//! - `resources/read`: `fake://text` (text/plain), `fake://json` (application/json) and the
+//!   template `fake://item/{id}` (e.g. `fake://item/42` -> `item 42`); unknown URI -> `-32002`.
+//! - `prompts/get`: `greet` (required argument `name`) and `plain` (no arguments).
+//! - `completion/complete` for `ref/prompt` `greet`, argument `name`: those of `alice`, `bob`,
+//!   `carol` starting with the given value.
+//! - `logging/setLevel` -> `{}` (filters the `--log-every-ms` ticker, which logs at `info`).
+//! - `notifications/cancelled {requestId}` stops a running `slow`/`sleep`: no response is sent
+//!   and `cancelled <id>` is written to stderr.
+//! - stdin EOF -> exit 0 at once (unless `ignore-sigterm`).
+//!
+//! # Tools
+//!
+//! | tool | behaviour |
+//! |---|---|
+//! | `echo {text}` | text content `text` (benchmark hot path) |
+//! | `add {a, b}` | text of the sum and `structuredContent {sum}`; has `outputSchema` |
+//! | `slow {steps=5, ms=100}` | every `ms` sends `notifications/progress {progressToken, progress: i, total: steps, message}` if the call had `_meta.progressToken`, then `done`; cancellable |
+//! | `sleep {ms=1000}` | sleeps, then `slept <ms> ms`; cancellable |
+//! | `fail` | result with `isError: true` |
+//! | `rpc_error` | JSON-RPC error `-32000` |
+//! | `env` | the process environment as a JSON object (text) |
+//! | `crash` | `exit(3)` without answering |
+//! | `kill_self` | `SIGKILL`s itself |
+//! | `write_canary {path}` | creates the file at `path` |
+//! | `image` | image content (1x1 PNG, `image/png`) |
+//! | `resource_link` | one `resource_link` content item pointing at `fake://text` |
+//! | `huge {mb=1}` | one valid response line carrying `mb` MiB of text, streamed in 1 MiB chunks |
+//! | `trigger_list_changed` | adds `late_tool` to the list, sends `notifications/tools/list_changed` |
+//! | `gen_0000`.. | `--tools N` generated echo tools |
+//! | `late_tool` | exists only after `trigger_list_changed` |
+//!
+//! Bad tool arguments give an `isError` result; an unknown tool gives `-32602`.
+//!
+//! # Flags (`--flag VALUE` or `--flag=VALUE`)
+//!
+//! - `--mode NAME[,NAME..]` (repeatable): misbehaviours, see below.
+//! - `--protocol VERSION`: force the answered protocol version.
+//! - `--instructions TEXT`: `instructions` of the `initialize` answer.
+//! - `--page-size N`: list page size (default 0 = one page).
+//! - `--tools N`: add generated tools `gen_0000`..`gen_{N-1}`.
+//! - `--log-every-ms N`: after `notifications/initialized`, send `notifications/message` every N ms.
+//! - `--flood-mb N`: total size of `stderr-flood` (default 500 MiB).
+//! - `--storm N`: notifications sent by `list-changed-storm` (default 1000).
+//! - `--init-delay-ms N`: delay the `initialize` answer (on a thread; other requests still work).
+//! - `--pid-file PATH`: write our pid, then any `fork-grandchild` pids, one per line.
+//! - `--stderr-banner TEXT`: write TEXT to stderr at startup; `\e`, `\x1b`, `\n`, `\t` in TEXT
+//!   are unescaped so shell users can pass ANSI colours.
+//! - `--record FILE`: append every received stdin line (raw, newline-terminated) to FILE before it
+//!   is handled.
+//! - `--help`: print usage.
+//!
+//! # Modes (`--mode`)
+//!
+//! - `crash-on-init`: print a line to stderr and `exit(1)` at startup (crash-loop tests).
+//! - `exit-after-init`: answer `initialize`, then `exit(1)` 200 ms after
+//!   `notifications/initialized`.
+//! - `never-answer`: read everything, answer `initialize`, never answer anything else.
+//! - `never-init`: never answer `initialize`.
+//! - `garbage-stdout`: write `banner text`, `{not json` and a line of binary bytes at startup and
+//!   one garbage line before every message.
+//! - `huge-line`: answer `tools/list` with an endless line (1 MiB chunks, no newline) until stdout
+//!   fails; it holds the stdout lock, so nothing else gets through afterwards.
+//! - `stderr-flood`: a thread writes 64 KiB lines to stderr (up to `--flood-mb`) while requests
+//!   are served normally.
+//! - `fork-grandchild`: at startup spawn `sh` which starts two background `sleep 1000`s, all in our
+//!   process group and sharing our stdout; stderr gets `child-pid <sh>` and
+//!   `grandchild-pid <pid>` (x2); `--pid-file` lists them too.
+//! - `ignore-sigterm`: ignore SIGTERM and keep running after stdin EOF (needs SIGKILL).
+//! - `list-changed-storm`: after `notifications/initialized`, send `--storm` list_changed
+//!   notifications as fast as possible; each `tools/list` prints `tools-list-count <n>` to stderr.
+//! - `slow-init[=MS]`: like `--init-delay-ms` (default 2000 ms; the flag wins).
+//! - `banner`: three non-JSON lines on stdout before anything else.
+
+#[path = "../fake/mod.rs"]
+mod fake;
+
+fn main() -> anyhow::Result<()> {
+    fake::run()
+}

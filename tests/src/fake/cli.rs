@@ -1,0 +1,235 @@
+//! Command-line parsing for the fake MCP server (hand-written: no clap in this crate).
+//!
+//! Every flag accepts both `--flag VALUE` and `--flag=VALUE`. See the binary's `//!` docs for the
+//! meaning of each flag and mode; [`USAGE`] is what `--help` prints.
+
+use std::path::PathBuf;
+
+/// Printed by `--help`.
+pub const USAGE: &str = "\
+usage: fake-mcp-server [FLAGS]
+  --mode NAME[,NAME...]   misbehaviour modes (repeatable): crash-on-init, exit-after-init,
+                          never-answer, never-init, garbage-stdout, huge-line, stderr-flood,
+                          fork-grandchild, ignore-sigterm, list-changed-storm,
+                          slow-init[=MS], banner
+  --protocol VERSION      force the protocolVersion answered to initialize
+  --instructions TEXT     instructions string returned by initialize
+  --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
+  --tools N               add N generated echo tools gen_0000..gen_{N-1}
+  --log-every-ms N        emit notifications/message every N ms after initialized
+  --flood-mb N            total MiB written by stderr-flood (default 500)
+  --storm N               list_changed notifications sent by list-changed-storm (default 1000)
+  --init-delay-ms N       delay the initialize answer by N ms
+  --pid-file PATH         write own pid (and fork-grandchild pids) there, one per line
+  --stderr-banner TEXT    write TEXT to stderr at startup (\\e, \\x1b and \\n are unescaped)
+  --record FILE           append every received stdin line to FILE
+  --help                  print this help";
+
+/// Default delay of `--mode slow-init` without `=MS` or `--init-delay-ms`.
+pub const DEFAULT_SLOW_INIT_MS: u64 = 2000;
+
+/// Which misbehaviours are switched on.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Modes {
+    pub crash_on_init: bool,
+    pub exit_after_init: bool,
+    pub never_answer: bool,
+    pub never_init: bool,
+    pub garbage_stdout: bool,
+    pub huge_line: bool,
+    pub stderr_flood: bool,
+    pub fork_grandchild: bool,
+    pub ignore_sigterm: bool,
+    pub list_changed_storm: bool,
+    pub banner: bool,
+}
+
+/// Parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub modes: Modes,
+    pub protocol: Option<String>,
+    pub instructions: Option<String>,
+    pub page_size: usize,
+    pub extra_tools: usize,
+    pub log_every_ms: u64,
+    pub flood_mb: u64,
+    pub storm: u64,
+    pub init_delay_ms: u64,
+    pub pid_file: Option<PathBuf>,
+    pub stderr_banner: Option<String>,
+    pub record: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            modes: Modes::default(),
+            protocol: None,
+            instructions: None,
+            page_size: 0,
+            extra_tools: 0,
+            log_every_ms: 0,
+            flood_mb: 500,
+            storm: 1000,
+            init_delay_ms: 0,
+            pid_file: None,
+            stderr_banner: None,
+            record: None,
+        }
+    }
+}
+
+/// Result of parsing: run with a config, or print help.
+#[derive(Debug)]
+pub enum Parsed {
+    Run(Config),
+    Help,
+}
+
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> Result<T, String> {
+    value
+        .parse()
+        .map_err(|_| format!("{flag}: expected a non-negative integer, got {value:?}"))
+}
+
+fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Result<(), String> {
+    let m = &mut cfg.modes;
+    match name {
+        "crash-on-init" => m.crash_on_init = true,
+        "exit-after-init" => m.exit_after_init = true,
+        "never-answer" => m.never_answer = true,
+        "never-init" => m.never_init = true,
+        "garbage-stdout" => m.garbage_stdout = true,
+        "huge-line" => m.huge_line = true,
+        "stderr-flood" => m.stderr_flood = true,
+        "fork-grandchild" => m.fork_grandchild = true,
+        "ignore-sigterm" => m.ignore_sigterm = true,
+        "list-changed-storm" => m.list_changed_storm = true,
+        "banner" => m.banner = true,
+        "slow-init" => *slow_init = Some(DEFAULT_SLOW_INIT_MS),
+        other => match other.strip_prefix("slow-init=") {
+            Some(ms) => *slow_init = Some(number("--mode slow-init", ms)?),
+            None => return Err(format!("unknown mode: {other:?}")),
+        },
+    }
+    Ok(())
+}
+
+/// Replaces the escapes `\e`, `\x1b`/`\x1B`, `\n` and `\t` so shell users can pass ANSI colours.
+pub fn unescape(text: &str) -> String {
+    text.replace("\\x1b", "\x1b")
+        .replace("\\x1B", "\x1b")
+        .replace("\\e", "\x1b")
+        .replace("\\n", "\n")
+        .replace("\\t", "\t")
+}
+
+/// Parses the arguments (without the program name).
+pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> {
+    let mut cfg = Config::default();
+    let mut slow_init: Option<u64> = None;
+    let mut explicit_delay: Option<u64> = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--help" || arg == "-h" {
+            return Ok(Parsed::Help);
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => args.next().ok_or_else(|| format!("{flag}: missing value")),
+            }
+        };
+        match flag.as_str() {
+            "--mode" => {
+                let v = value()?;
+                for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    apply_mode(&mut cfg, name, &mut slow_init)?;
+                }
+            }
+            "--protocol" => cfg.protocol = Some(value()?),
+            "--instructions" => cfg.instructions = Some(value()?),
+            "--page-size" => cfg.page_size = number(&flag, &value()?)?,
+            "--tools" => cfg.extra_tools = number(&flag, &value()?)?,
+            "--log-every-ms" => cfg.log_every_ms = number(&flag, &value()?)?,
+            "--flood-mb" => cfg.flood_mb = number(&flag, &value()?)?,
+            "--storm" => cfg.storm = number(&flag, &value()?)?,
+            "--init-delay-ms" => explicit_delay = Some(number(&flag, &value()?)?),
+            "--pid-file" => cfg.pid_file = Some(PathBuf::from(value()?)),
+            "--stderr-banner" => cfg.stderr_banner = Some(unescape(&value()?)),
+            "--record" => cfg.record = Some(PathBuf::from(value()?)),
+            other => return Err(format!("unknown argument: {other:?} (see --help)")),
+        }
+    }
+    cfg.init_delay_ms = explicit_delay.or(slow_init).unwrap_or(0);
+    Ok(Parsed::Run(cfg))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Config, String> {
+        match parse(args.iter().map(|s| s.to_string()))? {
+            Parsed::Run(cfg) => Ok(cfg),
+            Parsed::Help => Err("help".into()),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(run(&[]).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn modes_repeatable_and_comma_separated() {
+        let cfg = run(&["--mode", "banner,garbage-stdout", "--mode=ignore-sigterm"]).unwrap();
+        assert!(cfg.modes.banner && cfg.modes.garbage_stdout && cfg.modes.ignore_sigterm);
+        assert!(!cfg.modes.huge_line);
+        assert!(run(&["--mode", "bogus"]).is_err());
+    }
+
+    #[test]
+    fn numbers_and_values() {
+        let cfg = run(&[
+            "--page-size",
+            "2",
+            "--tools=30",
+            "--storm",
+            "5",
+            "--protocol",
+            "2024-11-05",
+            "--stderr-banner",
+            "\\e[31mred\\e[0m",
+        ])
+        .unwrap();
+        assert_eq!((cfg.page_size, cfg.extra_tools, cfg.storm), (2, 30, 5));
+        assert_eq!(cfg.protocol.as_deref(), Some("2024-11-05"));
+        assert_eq!(cfg.stderr_banner.as_deref(), Some("\x1b[31mred\x1b[0m"));
+        assert!(run(&["--page-size", "x"]).is_err());
+        assert!(run(&["--page-size"]).is_err());
+        assert!(run(&["--nope"]).is_err());
+    }
+
+    #[test]
+    fn slow_init_delay() {
+        assert_eq!(
+            run(&["--mode", "slow-init"]).unwrap().init_delay_ms,
+            DEFAULT_SLOW_INIT_MS
+        );
+        assert_eq!(run(&["--mode", "slow-init=50"]).unwrap().init_delay_ms, 50);
+        assert_eq!(
+            run(&["--mode", "slow-init", "--init-delay-ms", "7"])
+                .unwrap()
+                .init_delay_ms,
+            7
+        );
+        assert_eq!(run(&["--init-delay-ms", "9"]).unwrap().init_delay_ms, 9);
+    }
+}
