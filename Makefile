@@ -81,8 +81,8 @@ lint: deps
 fmt:
 	$(CARGO) fmt --all
 
+# No trailing message: the last line of `make test` stays conformance's "N passed, M failed".
 test: deps lint test-rust conformance
-	@echo "==> test: all steps passed"
 
 # A private D-Bus session with a fresh, unlocked GNOME Keyring (scripts/with-keyring.sh), so tests
 # that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret Service and never a user's keyring.

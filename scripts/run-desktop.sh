@@ -38,5 +38,5 @@ cat >&2 <<'MSG'
 MSG
 # shellcheck disable=SC2016 # $DISPLAY is expanded by the inner shell, inside xvfb-run
 exec xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
-  echo "==> run: virtual display is $DISPLAY (screenshot: DISPLAY=$DISPLAY import -window root shot.png)" >&2
+  echo "==> run: virtual display $DISPLAY; screenshot: DISPLAY=$DISPLAY XAUTHORITY=$XAUTHORITY import -window root shot.png" >&2
   exec env NO_AT_BRIDGE=1 dbus-run-session -- "$@"' run-desktop "$app" "$@"

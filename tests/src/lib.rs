@@ -1,1 +1,191 @@
-//! Test harness library.
+//! Test harness shared by Switchboard's integration tests: building a host on a temp dir,
+//! locating the fake server and the reference servers, and small waiting helpers.
+//!
+//! The fake server binary itself lives in `src/bin/fake_mcp_server.rs` (code in `src/fake/`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use switchboard_core::config::{
+    NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
+};
+use switchboard_core::host::{Host, HostBuilder};
+use switchboard_core::ids::ServerId;
+use switchboard_core::mcp::supervisor::{ServerStatus, SupervisorConfig};
+use switchboard_core::secrets::{MemoryStore, Secrets};
+
+/// A host on a fresh temporary data dir, with an in-memory secret store and fast supervisor
+/// timings. Keep the returned `TempDir` alive for the host's lifetime.
+pub async fn test_host() -> (Host, tempfile::TempDir) {
+    test_host_with(|b| b).await
+}
+
+/// Like [`test_host`], with a chance to adjust the builder.
+pub async fn test_host_with(
+    f: impl FnOnce(HostBuilder) -> HostBuilder,
+) -> (Host, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let builder = HostBuilder::new(dir.path())
+        .secrets(Secrets::new(MemoryStore::default()))
+        .supervisor_config(fast_supervisor());
+    let host = f(builder)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("host: {e}"));
+    (host, dir)
+}
+
+/// Supervisor timings short enough for tests.
+pub fn fast_supervisor() -> SupervisorConfig {
+    SupervisorConfig {
+        backoff_initial: Duration::from_millis(50),
+        backoff_max: Duration::from_millis(400),
+        crash_limit: 5,
+        crash_window: Duration::from_secs(60),
+        debounce: Duration::from_millis(100),
+        init_timeout: Duration::from_secs(20),
+        request_timeout: Duration::from_secs(20),
+    }
+}
+
+/// The fake server binary: `SWITCHBOARD_FAKE_SERVER`, else next to the running test binary
+/// (cargo puts test executables in `target/<profile>/deps/` and binaries one level up).
+pub fn fake_server() -> PathBuf {
+    if let Some(p) = std::env::var_os("SWITCHBOARD_FAKE_SERVER") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
+    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let p = dir.join("fake-mcp-server");
+    assert!(
+        p.exists(),
+        "{} is missing; build it with cargo build -p switchboard-tests",
+        p.display()
+    );
+    p
+}
+
+/// A stdio spec running the fake server with `args`.
+pub fn fake_spec(name: &str, args: &[&str]) -> ServerSpec {
+    stdio_spec(name, &fake_server().to_string_lossy(), args)
+}
+
+/// A stdio spec.
+pub fn stdio_spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
+    ServerSpec {
+        id: sid(name),
+        transport: TransportSpec::Stdio(StdioSpec {
+            command: command.to_owned(),
+            args: args.iter().map(|s| (*s).to_owned()).collect(),
+            env: Vec::new(),
+            cwd: None,
+        }),
+        enabled: true,
+        timeouts: Timeouts {
+            request_secs: 20,
+            init_secs: 20,
+        },
+    }
+}
+
+/// Adds an env var to a stdio spec.
+pub fn with_env(mut spec: ServerSpec, name: &str, value: ValueSource) -> ServerSpec {
+    if let TransportSpec::Stdio(s) = &mut spec.transport {
+        s.env.push(NamedValue {
+            name: name.to_owned(),
+            value,
+        });
+    }
+    spec
+}
+
+/// A server id.
+pub fn sid(name: &str) -> ServerId {
+    ServerId::new(name).unwrap_or_else(|e| panic!("server id {name}: {e}"))
+}
+
+/// Adds, approves and starts a server, and waits until it runs.
+pub async fn start_trusted(
+    host: &Host,
+    spec: ServerSpec,
+) -> switchboard_core::mcp::supervisor::ServerHandle {
+    let id = spec.id.clone();
+    host.add_server(spec)
+        .await
+        .unwrap_or_else(|e| panic!("add: {e}"));
+    let view = host
+        .trust_view(&id)
+        .await
+        .unwrap_or_else(|e| panic!("view: {e}"));
+    host.trust_server(&id, &view.fingerprint)
+        .await
+        .unwrap_or_else(|e| panic!("trust: {e}"));
+    let h = host
+        .start_server(&id)
+        .await
+        .unwrap_or_else(|e| panic!("start: {e}"));
+    let status = h.wait_settled(Duration::from_secs(30)).await;
+    assert!(
+        matches!(status, ServerStatus::Running { .. }),
+        "{id} did not start: {status}"
+    );
+    h
+}
+
+/// Polls `f` every 20 ms until it returns true or `timeout` passes; returns the last result.
+pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if f() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether a process exists (zombies count as gone).
+pub fn pid_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Reads pids from a file written by the fake server's `--pid-file`.
+pub fn read_pids(path: &Path) -> Vec<i32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Where the npm test tools were installed (`make deps` sets `SWITCHBOARD_NPM_DIR`), if at all.
+/// When `SWITCHBOARD_REQUIRE_PEERS=1` (as in `make test`), a missing install is a failure, not a
+/// skip.
+pub fn npm_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SWITCHBOARD_NPM_DIR").map(PathBuf::from);
+    match dir {
+        Some(d) if d.join("node_modules").is_dir() => Some(d),
+        _ => {
+            assert!(
+                std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
+                "SWITCHBOARD_REQUIRE_PEERS=1 but SWITCHBOARD_NPM_DIR does not point at installed npm tools"
+            );
+            None
+        }
+    }
+}
+
+/// The node binary to run npm servers with (`SWITCHBOARD_NODE`, else `node` on PATH).
+pub fn node() -> String {
+    std::env::var("SWITCHBOARD_NODE").unwrap_or_else(|_| "node".into())
+}

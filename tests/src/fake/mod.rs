@@ -78,7 +78,7 @@ pub fn run() -> anyhow::Result<()> {
 
     let out = Out::new(modes.garbage_stdout);
     if modes.banner {
-        modes::print_banner(&out);
+        modes::print_banner();
     }
     if modes.garbage_stdout {
         modes::print_initial_garbage();

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::out::{elog, Out, GARBAGE_LINES};
+use super::out::{elog, GARBAGE_LINES};
 
 /// The lines `--mode banner` prints on stdout before anything else.
 pub const BANNER_LINES: [&str; 3] = [
@@ -19,8 +19,8 @@ pub const BANNER_LINES: [&str; 3] = [
 const FLOOD_LINE: usize = 64 * 1024;
 
 /// `--mode banner`: three non-JSON lines on stdout.
-pub fn print_banner(out: &Out) {
-    let mut w = out.lock();
+pub fn print_banner() {
+    let mut w = std::io::stdout().lock();
     for line in BANNER_LINES {
         let _ = writeln!(w, "{line}");
     }

@@ -15,7 +15,7 @@ use super::{Host, HostError};
 use crate::config::launch::LaunchPlan;
 use crate::config::{TransportSpec, ValueSource};
 use crate::ids::ServerId;
-use crate::mcp::connection::Connection;
+use crate::mcp::connection::{ConnectOptions, Connection};
 use crate::mcp::logs::ServerLogs;
 use crate::mcp::supervisor::LaunchError;
 
@@ -221,15 +221,13 @@ impl Host {
         };
         let (tx, _rx) = mpsc::channel(16);
         let started = std::time::Instant::now();
-        match Connection::connect(
-            endpoint,
-            logs.clone(),
-            trial_timeout,
-            spec.timeouts.request(),
-            tx,
-        )
-        .await
-        {
+        let opts = ConnectOptions {
+            init_timeout: trial_timeout,
+            request_timeout: spec.timeouts.request(),
+            signals: tx,
+            elicitation: None,
+        };
+        match Connection::connect(endpoint, logs.clone(), opts).await {
             Ok(conn) => {
                 report.checks.push(check(
                     "handshake",

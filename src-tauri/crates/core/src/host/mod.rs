@@ -14,7 +14,7 @@ mod ops;
 mod servers;
 mod transfer;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -159,6 +159,7 @@ impl HostBuilder {
                 supervisor: self.supervisor,
                 host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
                 next_call: AtomicU64::new(1),
+                disabled: Mutex::default(),
             }),
         })
     }
@@ -184,6 +185,7 @@ pub(crate) struct Inner {
     supervisor: SupervisorConfig,
     host_env: Vec<(String, String)>,
     next_call: AtomicU64,
+    disabled: Mutex<HashMap<ServerId, Arc<HashSet<String>>>>,
 }
 
 /// The host. Cheap to clone.
@@ -203,6 +205,10 @@ impl std::fmt::Debug for Host {
 impl Inner {
     fn servers(&self) -> MutexGuard<'_, BTreeMap<ServerId, ServerHandle>> {
         self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn disabled(&self) -> MutexGuard<'_, HashMap<ServerId, Arc<HashSet<String>>>> {
+        self.disabled.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn search_path(&self) -> &SearchPath {

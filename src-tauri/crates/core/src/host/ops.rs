@@ -1,7 +1,8 @@
 //! Using running servers: tools, resources, prompts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -48,6 +49,24 @@ impl Host {
         })
     }
 
+    /// The tools of a server the user switched off, cached in memory: a tool call must not pay
+    /// for a database read. The cache is dropped whenever a switch changes.
+    async fn disabled_tools(&self, id: &ServerId) -> Result<Arc<HashSet<String>>, HostError> {
+        if let Some(d) = self.inner.disabled().get(id) {
+            return Ok(d.clone());
+        }
+        let set: Arc<HashSet<String>> = Arc::new(
+            self.inner
+                .store
+                .disabled_tools(id)
+                .await?
+                .into_iter()
+                .collect(),
+        );
+        self.inner.disabled().insert(id.clone(), set.clone());
+        Ok(set)
+    }
+
     /// The catalogs of every started server.
     pub async fn catalogs(&self) -> Result<Vec<ServerCatalog>, HostError> {
         let handles: Vec<_> = self.inner.servers().values().cloned().collect();
@@ -56,7 +75,7 @@ impl Host {
             out.push(ServerCatalog {
                 server: h.id().clone(),
                 catalog: h.catalog(),
-                disabled_tools: self.inner.store.disabled_tools(h.id()).await?,
+                disabled_tools: self.disabled_tools(h.id()).await?.iter().cloned().collect(),
             });
         }
         Ok(out)
@@ -85,6 +104,7 @@ impl Host {
             .store
             .set_tool_enabled(&tool.server, &tool.tool, enabled)
             .await?;
+        self.inner.disabled().remove(&tool.server);
         let _ = self.inner.events.send(HostEvent::CatalogChanged {
             server: tool.server.clone(),
         });
@@ -108,12 +128,9 @@ impl Host {
             .into());
         }
         if self
-            .inner
-            .store
             .disabled_tools(&tool.server)
             .await?
-            .iter()
-            .any(|t| **t == *tool.tool)
+            .contains(&*tool.tool)
         {
             return Err(McpError::ToolDisabled {
                 server: tool.server.clone(),

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{Host, HostError};
 use crate::config::export::{export, ExportOutput};
-use crate::config::import::{import, ForeignFormat, ImportNote, NoteKind};
+use crate::config::import::{import_with, ForeignFormat, ImportNote, ImportOptions, NoteKind};
 use crate::events::HostEvent;
 use crate::ids::{SecretName, ServerId};
 use crate::redact::Secret;
@@ -34,15 +34,20 @@ impl Host {
         text: &str,
         format: Option<ForeignFormat>,
     ) -> Result<ImportOutcome, HostError> {
-        let report = import(text, format)?;
-        let existing: Vec<ServerId> = self
-            .inner
-            .store
-            .list_servers()
-            .await?
-            .into_iter()
-            .map(|s| s.id)
+        let specs = self.inner.store.list_servers().await?;
+        let existing: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
+        let existing_secrets: Vec<SecretName> = specs
+            .iter()
+            .flat_map(|s| s.secret_refs().into_iter().cloned())
             .collect();
+        let report = import_with(
+            text,
+            &ImportOptions {
+                format,
+                existing_servers: existing.clone(),
+                existing_secrets,
+            },
+        )?;
         let mut notes = report.notes;
         // Secrets first: a spec must never be saved pointing at a secret that was not stored.
         let mut secrets_stored = Vec::new();

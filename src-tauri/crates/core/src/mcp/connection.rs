@@ -80,7 +80,27 @@ struct Handler {
     info: ClientConfig,
     progress: ProgressRoutes,
     signals: mpsc::Sender<ServerSignal>,
+    elicitation: Option<ElicitationHandler>,
 }
+
+/// What the user (or a test harness) answered to `elicitation/create`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElicitationAnswer {
+    /// Accepted, with the form's content.
+    Accept(serde_json::Map<String, Value>),
+    /// Declined.
+    Decline,
+    /// Cancelled.
+    Cancel,
+}
+
+/// Answers a server's `elicitation/create` request, given its params as sent (`message`,
+/// `requestedSchema`, `mode`...). Without one the client does not offer elicitation at all.
+pub type ElicitationHandler = Arc<
+    dyn Fn(Value) -> std::pin::Pin<Box<dyn std::future::Future<Output = ElicitationAnswer> + Send>>
+        + Send
+        + Sync,
+>;
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
@@ -126,6 +146,25 @@ impl ClientHandler for Handler {
             logger: params.logger,
             data: params.data,
         });
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let answer = match (&self.elicitation, serde_json::to_value(&request)) {
+            (Some(h), Ok(params)) => h(params).await,
+            _ => ElicitationAnswer::Decline,
+        };
+        let v = match answer {
+            ElicitationAnswer::Accept(content) => json!({"action": "accept", "content": content}),
+            ElicitationAnswer::Decline => json!({"action": "decline"}),
+            ElicitationAnswer::Cancel => json!({"action": "cancel"}),
+        };
+        serde_json::from_value(v).map_err(|e| {
+            rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
+        })
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -362,6 +401,19 @@ pub struct RequestOptions {
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
 }
 
+/// How to connect.
+#[derive(Clone)]
+pub struct ConnectOptions {
+    /// Limit for the handshake.
+    pub init_timeout: Duration,
+    /// Default limit for each request.
+    pub request_timeout: Duration,
+    /// Where notifications that are not tied to a request go.
+    pub signals: mpsc::Sender<ServerSignal>,
+    /// Answers elicitation requests; `None` declares no elicitation capability.
+    pub elicitation: Option<ElicitationHandler>,
+}
+
 /// A connected, initialized MCP session.
 pub struct Connection {
     peer: Peer<RoleClient>,
@@ -383,10 +435,15 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-fn client_info() -> Result<ClientConfig, McpError> {
+fn client_info(elicitation: bool) -> Result<ClientConfig, McpError> {
+    let capabilities = if elicitation {
+        json!({"elicitation": {}})
+    } else {
+        json!({})
+    };
     from_json(json!({
         "protocolVersion": SUPPORTED_PROTOCOL_VERSIONS[0],
-        "capabilities": {},
+        "capabilities": capabilities,
         "clientInfo": {
             "name": "switchboard",
             "title": "Switchboard",
@@ -428,20 +485,19 @@ fn map_service_error(e: ServiceError, timeout: Duration) -> McpError {
 }
 
 impl Connection {
-    /// Connects and performs the `initialize` handshake within `init_timeout`. `signals`
-    /// receives notifications that are not tied to a request.
+    /// Connects and performs the `initialize` handshake within `opts.init_timeout`.
     pub async fn connect(
         endpoint: Endpoint,
         logs: ServerLogs,
-        init_timeout: Duration,
-        default_timeout: Duration,
-        signals: mpsc::Sender<ServerSignal>,
+        opts: ConnectOptions,
     ) -> Result<Self, McpError> {
+        let (init_timeout, default_timeout) = (opts.init_timeout, opts.request_timeout);
         let progress: ProgressRoutes = Arc::default();
         let handler = Handler {
-            info: client_info()?,
+            info: client_info(opts.elicitation.is_some())?,
             progress: progress.clone(),
-            signals,
+            signals: opts.signals,
+            elicitation: opts.elicitation,
         };
         let close_reason: CloseReason = Arc::default();
         let (running, process): (RunningService<RoleClient, Handler>, Option<ServerProcess>) =

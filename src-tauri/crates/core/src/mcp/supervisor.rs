@@ -26,7 +26,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::catalog::{Catalog, CatalogSnapshot, PeerInfo};
-use super::connection::{Connection, Endpoint, ServerSignal};
+use super::connection::{ConnectOptions, Connection, Endpoint, ServerSignal};
 use super::logs::ServerLogs;
 use super::McpError;
 use crate::events::HostEvent;
@@ -155,7 +155,8 @@ impl Default for SupervisorConfig {
 }
 
 enum Command {
-    Restart,
+    /// Start afresh; the sender is answered once the new attempt has begun.
+    Restart(oneshot::Sender<()>),
     Stop(oneshot::Sender<()>),
 }
 
@@ -236,9 +237,14 @@ impl ServerHandle {
             .unwrap_or_else(|_| self.status())
     }
 
-    /// Asks for a fresh start now (also clears a tripped breaker or a backoff wait).
+    /// Asks for a fresh start now (also clears a tripped breaker or a backoff wait). Returns
+    /// once the new attempt has begun, so a following [`ServerHandle::wait_settled`] sees its
+    /// outcome rather than the old state.
     pub async fn restart(&self) {
-        let _ = self.commands.send(Command::Restart).await;
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Restart(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
     }
 
     /// Stops the server and waits until its process tree is gone.
@@ -262,6 +268,7 @@ struct Supervisor {
     logs: ServerLogs,
     ends: VecDeque<Instant>,
     attempt: u32,
+    restart_ack: Option<oneshot::Sender<()>>,
 }
 
 /// Starts supervising a server: the task begins connecting at once.
@@ -289,6 +296,7 @@ pub fn spawn(
         logs: logs.clone(),
         ends: VecDeque::new(),
         attempt: 0,
+        restart_ack: None,
     };
     let span = tracing::info_span!("server", server = %id);
     tokio::spawn(sup.run().instrument(span));
@@ -336,13 +344,7 @@ impl Supervisor {
                 }
                 Next::Retry(why) => self.backoff(why).await,
                 Next::Park => match self.commands.recv().await {
-                    Some(Command::Restart) => Next::RestartNow,
-                    Some(Command::Stop(ack)) => {
-                        self.set_status(ServerStatus::Stopped);
-                        let _ = ack.send(());
-                        Next::Park
-                    }
-                    None => Next::Exit,
+                    cmd => self.on_command_while_down(cmd),
                 },
             };
         }
@@ -354,6 +356,9 @@ impl Supervisor {
         self.set_status(ServerStatus::Starting {
             attempt: self.attempt,
         });
+        if let Some(ack) = self.restart_ack.take() {
+            let _ = ack.send(());
+        }
         let endpoint = match (self.launcher)().await {
             Ok(e) => e,
             Err(LaunchError::NeedsTrust(reason)) => {
@@ -374,9 +379,12 @@ impl Supervisor {
         let connect = Connection::connect(
             endpoint,
             self.logs.clone(),
-            self.config.init_timeout,
-            self.config.request_timeout,
-            sig_tx,
+            ConnectOptions {
+                init_timeout: self.config.init_timeout,
+                request_timeout: self.config.request_timeout,
+                signals: sig_tx,
+                elicitation: None,
+            },
         );
         // A stop or restart during the handshake wins over waiting for it.
         let conn = tokio::select! {
@@ -400,7 +408,10 @@ impl Supervisor {
 
     fn on_command_while_down(&mut self, cmd: Option<Command>) -> Next {
         match cmd {
-            Some(Command::Restart) => Next::RestartNow,
+            Some(Command::Restart(ack)) => {
+                self.restart_ack = Some(ack);
+                Next::RestartNow
+            }
             Some(Command::Stop(ack)) => {
                 self.set_status(ServerStatus::Stopped);
                 let _ = ack.send(());

@@ -1,0 +1,366 @@
+//! `sb-bench`: tool-call round trip and throughput of `switchboard-core` against the official
+//! TypeScript and Python MCP SDK clients and a raw JSON-line pipe, in one run (`make bench`).
+//!
+//! # What is measured
+//!
+//! Every client talks to its own process of the same server, `fake-mcp-server` (built next to
+//! this binary; hand-written Rust, newline JSON-RPC over stdio, answers `echo` inline), and calls
+//! `echo {text: "hello from sb-bench"}`, checking every answer. The clients, one row each:
+//!
+//! | key | client |
+//! |---|---|
+//! | `raw-pipe` | the floor: blocking JSON lines written and read by hand, one thread (`bench/raw.rs`) |
+//! | `switchboard` | a real `Host` calling `Host::call_tool`, the path the chat loop uses |
+//! | `switchboard-conn` | the same host's supervised `Connection::call_tool`, to show what the host layer adds |
+//! | `ts-sdk` | `@modelcontextprotocol/sdk` `Client` + `StdioClientTransport`, `callTool` (`tests/bench/ts_client.mjs`) |
+//! | `py-sdk` | `mcp` `ClientSession` + `stdio_client`, `call_tool`, `asyncio.gather` (`tests/bench/py_client.py`) |
+//!
+//! # Method (the same for every client)
+//!
+//! 1. Start the server and complete the MCP handshake.
+//! 2. Warm up: `--warmup` sequential calls (default 500).
+//! 3. For each level c in `--conc` (default 1, 16, 64): `--calls` calls (default 20000) by c
+//!    concurrent workers that share one counter and each loop "take a number, call, record".
+//!    Every call's latency is timed alone (monotonic clock around the awaited call); p50 and p99
+//!    are nearest-rank percentiles of those; throughput is calls divided by the wall time of
+//!    the level.
+//! 4. Repeat the whole thing `--rounds` times (default 3), the clients interleaved within each
+//!    round so that the machine's noise spreads over all of them; every figure shown is the
+//!    median over the rounds of that figure.
+//!
+//! Then the ratios against the issue's targets: switchboard's p50 at c=1 below the TypeScript
+//! SDK's (aim 0.7x) and within 3x the raw pipe's; throughput at c=64 at least 2x the TypeScript
+//! SDK's. A MISS is reported, never asserted: benchmarks are programs, not timed tests.
+//!
+//! # Usage
+//!
+//! ```text
+//! sb-bench [--calls N] [--rounds N] [--warmup N] [--conc 1,16,64] [--only KEY,..]
+//!          [--fake-server PATH] [--out DIR] [--json] [--require-peers]
+//! ```
+//!
+//! `--json` prints the machine-readable report instead of the table. `--out DIR` (or
+//! `$SWITCHBOARD_BENCH_OUT`) also writes `results.json` and `table.txt` there. A peer that is not
+//! installed is reported as UNAVAILABLE in the table; with `--require-peers` that makes the exit
+//! status 1. A failed switchboard or raw-pipe measurement always does. Where the peers'
+//! interpreters and SDKs are found is described in `bench/peers.rs` (`make bench` sets it up).
+
+#[path = "../bench/mod.rs"]
+mod bench;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Serialize;
+
+use bench::peers::{Peer, Peers};
+use bench::report::{self, ClientSummary, Machine, Ratio};
+use bench::switchboard::Entry;
+use bench::{Figure, Outcome, Plan};
+
+/// Every client, in the order they run within a round and appear in the table.
+const CLIENTS: [&str; 5] = [
+    "raw-pipe",
+    "switchboard",
+    "switchboard-conn",
+    "ts-sdk",
+    "py-sdk",
+];
+
+const USAGE: &str = "\
+usage: sb-bench [options]
+
+  --calls N            calls per concurrency level (default 20000)
+  --rounds N           repeat every measurement N times, report medians (default 3)
+  --warmup N           sequential warm-up calls per measurement (default 500)
+  --conc LIST          calls in flight, comma-separated (default 1,16,64)
+  --only KEYS          only these clients: raw-pipe,switchboard,switchboard-conn,ts-sdk,py-sdk
+  --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
+  --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
+  --json               print the JSON report instead of the table
+  --require-peers      exit 1 if the TypeScript or Python SDK client cannot be measured
+";
+
+#[derive(Debug)]
+struct Args {
+    calls: usize,
+    rounds: usize,
+    warmup: usize,
+    conc: Vec<usize>,
+    only: Vec<String>,
+    fake_server: Option<PathBuf>,
+    out: Option<PathBuf>,
+    json: bool,
+    require_peers: bool,
+}
+
+fn parse_args() -> Result<Option<Args>> {
+    let mut a = Args {
+        calls: 20_000,
+        rounds: 3,
+        warmup: 500,
+        conc: vec![1, 16, 64],
+        only: CLIENTS.iter().map(|s| (*s).to_owned()).collect(),
+        fake_server: None,
+        out: std::env::var_os("SWITCHBOARD_BENCH_OUT")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        json: false,
+        require_peers: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or_else(|| anyhow!("{flag} needs a value"))
+        };
+        let number = |v: String| -> Result<usize> {
+            match v.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => bail!("{flag} needs a positive number, not {v:?}"),
+            }
+        };
+        match flag.as_str() {
+            "--calls" => a.calls = number(value()?)?,
+            "--rounds" => a.rounds = number(value()?)?,
+            "--warmup" => {
+                let v = value()?;
+                a.warmup = v
+                    .parse()
+                    .map_err(|_| anyhow!("--warmup needs a number, not {v:?}"))?;
+            }
+            "--conc" => {
+                a.conc = value()?
+                    .split(',')
+                    .map(|s| number(s.trim().to_owned()))
+                    .collect::<Result<_>>()?;
+            }
+            "--only" => {
+                let keys: Vec<String> = value()?.split(',').map(|s| s.trim().to_owned()).collect();
+                if let Some(bad) = keys.iter().find(|k| !CLIENTS.contains(&k.as_str())) {
+                    bail!(
+                        "--only: unknown client {bad:?} (known: {})",
+                        CLIENTS.join(", ")
+                    );
+                }
+                a.only = keys;
+            }
+            "--fake-server" => a.fake_server = Some(PathBuf::from(value()?)),
+            "--out" => a.out = Some(PathBuf::from(value()?)),
+            "--json" => a.json = true,
+            "--require-peers" => a.require_peers = true,
+            "-h" | "--help" => return Ok(None),
+            other => bail!("unknown argument {other:?}\n\n{USAGE}"),
+        }
+    }
+    Ok(Some(a))
+}
+
+/// The JSON report (`--json`, `results.json`).
+#[derive(Serialize)]
+struct Report<'a> {
+    machine: &'a Machine,
+    calls: usize,
+    warmup: usize,
+    rounds: usize,
+    conc: &'a [usize],
+    clients: &'a [ClientSummary],
+    ratios: &'a [Ratio],
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("sb-bench: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let Some(args) = parse_args()? else {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let server = match &args.fake_server {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .context("cannot find where sb-bench runs from")?
+            .with_file_name("fake-mcp-server"),
+    };
+    if !server.is_file() {
+        bail!(
+            "the echo server {} does not exist: build it with `cargo build --release -p \
+             switchboard-tests --bins`, or pass --fake-server",
+            server.display()
+        );
+    }
+    let plan = Plan {
+        calls: args.calls,
+        warmup: args.warmup,
+        conc: args.conc.clone(),
+    };
+    let peers = Peers::locate()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("could not start the tokio runtime")?;
+
+    let mut machine = Machine::probe();
+    let unknown = || "unknown".to_owned();
+    machine.rustc = Peers::version_of("rustc".as_ref()).unwrap_or_else(unknown);
+    machine.node = Peers::version_of(&peers.node).unwrap_or_else(unknown);
+    machine.python = Peers::version_of(&peers.python).unwrap_or_else(unknown);
+
+    let selected: Vec<&'static str> = CLIENTS
+        .into_iter()
+        .filter(|k| args.only.iter().any(|o| o == k))
+        .collect();
+    let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); selected.len()];
+    let mut versions: Vec<Option<String>> = vec![None; selected.len()];
+    eprintln!(
+        "sb-bench: {} calls per level, c = {:?}, warm-up {}, {} round(s); server {}",
+        plan.calls,
+        plan.conc,
+        plan.warmup,
+        args.rounds,
+        server.display()
+    );
+    for round in 1..=args.rounds {
+        for (i, key) in selected.iter().enumerate() {
+            if let Some(Outcome::Unavailable(why)) = outcomes[i].first() {
+                let why = why.clone();
+                outcomes[i].push(Outcome::Unavailable(why));
+                continue;
+            }
+            eprint!("  round {round}/{}: {key:<17} ", args.rounds);
+            let t = Instant::now();
+            let (outcome, version) = match *key {
+                "raw-pipe" => (measured(bench::raw::run(&server, &plan)), None),
+                "switchboard" => (
+                    measured(rt.block_on(bench::switchboard::run(&server, &plan, Entry::Host))),
+                    None,
+                ),
+                "switchboard-conn" => (
+                    measured(rt.block_on(bench::switchboard::run(
+                        &server,
+                        &plan,
+                        Entry::Connection,
+                    ))),
+                    None,
+                ),
+                "ts-sdk" => rt.block_on(peers.run(Peer::TypeScript, &server, &plan)),
+                _ => rt.block_on(peers.run(Peer::Python, &server, &plan)),
+            };
+            eprintln!("{} ({:.1} s)", short(&outcome), t.elapsed().as_secs_f64());
+            versions[i] = versions[i].take().or(version);
+            outcomes[i].push(outcome);
+        }
+    }
+    drop(rt);
+
+    let clients: Vec<ClientSummary> = selected
+        .iter()
+        .zip(&outcomes)
+        .zip(&versions)
+        .map(|((key, o), v)| ClientSummary::new(key, label(key, v.as_deref()), o))
+        .collect();
+    let ratios = report::ratios(&clients);
+    let header = format!(
+        "sb-bench: echo round trips over stdio, one fake-mcp-server per client; {} calls per \
+         level, warm-up {}, median of {} round(s)\nmachine: {} x {}, {}, {}, kernel {}; {}; node \
+         {}; {}\n",
+        plan.calls,
+        plan.warmup,
+        args.rounds,
+        machine.cpus,
+        machine.cpu_model,
+        machine.memory,
+        machine.os,
+        machine.kernel,
+        machine.rustc,
+        machine.node,
+        machine.python
+    );
+    let table = format!("{header}\n{}", report::table(&clients, &ratios, &plan.conc));
+    let json = serde_json::to_string_pretty(&Report {
+        machine: &machine,
+        calls: plan.calls,
+        warmup: plan.warmup,
+        rounds: args.rounds,
+        conc: &plan.conc,
+        clients: &clients,
+        ratios: &ratios,
+    })?;
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{table}");
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("could not create {}", dir.display()))?;
+        std::fs::write(dir.join("results.json"), format!("{json}\n"))?;
+        std::fs::write(dir.join("table.txt"), &table)?;
+        eprintln!(
+            "sb-bench: wrote results.json and table.txt to {}",
+            dir.display()
+        );
+    }
+
+    let own_failed = clients.iter().any(|c| {
+        matches!(c.key, "raw-pipe" | "switchboard" | "switchboard-conn") && c.status != "measured"
+    });
+    let peer_missing = clients
+        .iter()
+        .any(|c| matches!(c.key, "ts-sdk" | "py-sdk") && c.status != "measured");
+    if own_failed {
+        eprintln!("sb-bench: a switchboard or raw-pipe measurement failed (see the table)");
+        return Ok(ExitCode::FAILURE);
+    }
+    if peer_missing && args.require_peers {
+        eprintln!("sb-bench: --require-peers: a peer SDK client was not measured (see the table)");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn measured(r: Result<Vec<Figure>>) -> Outcome {
+    match r {
+        Ok(f) => Outcome::Measured(f),
+        Err(e) => Outcome::Failed(format!("{e:#}")),
+    }
+}
+
+fn short(o: &Outcome) -> String {
+    match o {
+        Outcome::Measured(f) => f
+            .iter()
+            .map(|f| format!("c={}: p50 {:.0} us, {:.0}/s", f.c, f.p50_us, f.throughput))
+            .collect::<Vec<_>>()
+            .join("; "),
+        Outcome::Unavailable(why) => format!("unavailable: {why}"),
+        Outcome::Failed(why) => format!("FAILED: {why}"),
+    }
+}
+
+fn label(key: &str, version: Option<&str>) -> String {
+    let v = version.map(|v| format!(" {v}")).unwrap_or_default();
+    match key {
+        "raw-pipe" => "raw JSON-line pipe (floor)".into(),
+        "switchboard" => "switchboard-core Host::call_tool".into(),
+        "switchboard-conn" => "switchboard-core Connection::call_tool".into(),
+        "ts-sdk" => format!("TypeScript SDK{v} (node)"),
+        "py-sdk" => format!("Python SDK mcp{v}"),
+        other => other.into(),
+    }
+}

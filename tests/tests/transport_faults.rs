@@ -1,0 +1,448 @@
+//! Hostile and broken stdio servers (RL-01..RL-08, SP-05, SP-06).
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchboard_core::config::ValueSource;
+use switchboard_core::host::{CallOptions, HostError};
+use switchboard_core::ids::ToolRef;
+use switchboard_core::mcp::catalog::Content;
+use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::mcp::McpError;
+use switchboard_core::redact::Secret;
+use switchboard_tests::*;
+
+fn tool(server: &str, name: &str) -> ToolRef {
+    ToolRef {
+        server: sid(server),
+        tool: name.into(),
+    }
+}
+
+fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    v.as_object().cloned().unwrap()
+}
+
+fn text_of(r: &switchboard_core::mcp::catalog::ToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn crash_mid_call_fails_fast_and_the_server_comes_back() {
+    let (host, _dir) = test_host().await;
+    let h = start_trusted(&host, fake_spec("crashy", &[])).await;
+    let started = Instant::now();
+    let err = host
+        .call_tool(
+            &tool("crashy", "crash"),
+            args(json!({})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(err, HostError::Mcp(McpError::Disconnected(_))),
+        "{err}"
+    );
+    // The tools are still listed while it restarts, and it comes back.
+    assert!(!h.catalog().tools.is_empty());
+    let status = h.wait_settled(Duration::from_secs(10)).await;
+    assert!(matches!(status, ServerStatus::Running { .. }), "{status}");
+    let r = host
+        .call_tool(
+            &tool("crashy", "echo"),
+            args(json!({"text": "back"})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "back");
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn sigkill_mid_call_fails_pending_calls_within_a_second() {
+    let (host, _dir) = test_host().await;
+    start_trusted(&host, fake_spec("killed", &[])).await;
+    // One call is parked in the server when it dies.
+    let parked = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.call_tool(
+                &tool("killed", "sleep"),
+                args(json!({"ms": 30000})),
+                CallOptions::default(),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let _ = host
+        .call_tool(
+            &tool("killed", "kill_self"),
+            args(json!({})),
+            CallOptions::default(),
+        )
+        .await;
+    let parked = tokio::time::timeout(Duration::from_secs(2), parked)
+        .await
+        .expect("pending call did not fail")
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(parked.is_err());
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn timeout_sends_cancellation_and_the_session_stays_usable() {
+    let (host, dir) = test_host().await;
+    let record = dir.path().join("record.jsonl");
+    let mut spec = fake_spec("slowpoke", &["--record", record.to_str().unwrap()]);
+    spec.timeouts.request_secs = 1;
+    start_trusted(&host, spec).await;
+    let started = Instant::now();
+    let err = host
+        .call_tool(
+            &tool("slowpoke", "sleep"),
+            args(json!({"ms": 10000})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HostError::Mcp(McpError::Timeout(_))), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let r = host
+        .call_tool(
+            &tool("slowpoke", "echo"),
+            args(json!({"text": "still here"})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "still here");
+    assert!(
+        eventually(Duration::from_secs(2), || std::fs::read_to_string(&record)
+            .unwrap_or_default()
+            .contains("notifications/cancelled"))
+        .await,
+        "no notifications/cancelled reached the server"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn user_cancel_reaches_the_server_and_progress_is_forwarded() {
+    let (host, dir) = test_host().await;
+    let record = dir.path().join("record.jsonl");
+    start_trusted(
+        &host,
+        fake_spec("prog", &["--record", record.to_str().unwrap()]),
+    )
+    .await;
+    let mut events = host.subscribe();
+
+    // Progress arrives at the caller and as host events.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let r = host
+        .call_tool(
+            &tool("prog", "slow"),
+            args(json!({"steps": 3, "ms": 50})),
+            CallOptions {
+                cancel: None,
+                progress: Some(tx),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "done");
+    let mut seen = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        seen.push(p.progress);
+    }
+    assert!(seen.len() >= 2, "progress seen: {seen:?}");
+    let mut progress_events = 0;
+    while let Ok(e) = events.try_recv() {
+        if matches!(e, switchboard_core::events::HostEvent::Progress { .. }) {
+            progress_events += 1;
+        }
+    }
+    assert!(progress_events >= 2);
+
+    // Cancel a long call.
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c2.cancel();
+    });
+    let err = host
+        .call_tool(
+            &tool("prog", "slow"),
+            args(json!({"steps": 100, "ms": 100})),
+            CallOptions {
+                cancel: Some(cancel),
+                progress: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HostError::Mcp(McpError::Cancelled)), "{err}");
+    assert!(
+        eventually(Duration::from_secs(2), || std::fs::read_to_string(&record)
+            .unwrap_or_default()
+            .contains("notifications/cancelled"))
+        .await
+    );
+    // The session is still usable.
+    host.call_tool(
+        &tool("prog", "echo"),
+        args(json!({"text": "x"})),
+        CallOptions::default(),
+    )
+    .await
+    .unwrap();
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_is_skipped_and_counted() {
+    let (host, _dir) = test_host().await;
+    let h = start_trusted(
+        &host,
+        fake_spec("noisy", &["--mode", "garbage-stdout,banner"]),
+    )
+    .await;
+    let r = host
+        .call_tool(
+            &tool("noisy", "echo"),
+            args(json!({"text": "ok"})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r), "ok");
+    assert!(
+        h.logs().skipped_lines() >= 3,
+        "skipped {}",
+        h.logs().skipped_lines()
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_endless_line_closes_the_connection_with_a_clear_error() {
+    let (host, _dir) = test_host().await;
+    let spec = fake_spec("endless", &["--mode", "huge-line"]);
+    let id = spec.id.clone();
+    host.add_server(spec).await.unwrap();
+    let view = host.trust_view(&id).await.unwrap();
+    host.trust_server(&id, &view.fingerprint).await.unwrap();
+    let h = host.start_server(&id).await.unwrap();
+    // tools/list is answered with an endless line: every start fails, and the breaker trips.
+    let mut last = String::new();
+    let ok = eventually(Duration::from_secs(30), || {
+        last = h.status().to_string();
+        matches!(h.status(), ServerStatus::Failed { .. })
+    })
+    .await;
+    assert!(ok, "last status: {last}");
+    assert!(
+        h.logs()
+            .trace()
+            .iter()
+            .any(|e| e.body.contains("larger than 16777216 bytes")),
+        "the trace does not explain the cap"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stderr_flood_is_drained_and_bounded() {
+    let (host, _dir) = test_host().await;
+    let h = start_trusted(
+        &host,
+        fake_spec("flood", &["--mode", "stderr-flood", "--flood-mb", "200"]),
+    )
+    .await;
+    for i in 0..20 {
+        let r = host
+            .call_tool(
+                &tool("flood", "echo"),
+                args(json!({"text": format!("n{i}")})),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), format!("n{i}"));
+    }
+    assert!(h.logs().stderr_bytes() <= switchboard_core::mcp::logs::STDERR_BUDGET);
+    assert!(h.logs().stderr_total_lines() > 10);
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn stop_kills_the_whole_tree_even_when_it_ignores_sigterm() {
+    let (host, dir) = test_host().await;
+    let pids = dir.path().join("pids");
+    let h = start_trusted(
+        &host,
+        fake_spec(
+            "tree",
+            &[
+                "--mode",
+                "fork-grandchild,ignore-sigterm",
+                "--pid-file",
+                pids.to_str().unwrap(),
+            ],
+        ),
+    )
+    .await;
+    assert!(
+        eventually(Duration::from_secs(5), || read_pids(&pids).len() >= 3).await,
+        "{:?}",
+        read_pids(&pids)
+    );
+    let all = read_pids(&pids);
+    assert!(all.iter().all(|p| pid_alive(*p)));
+    let started = Instant::now();
+    h.stop().await;
+    assert!(
+        started.elapsed() <= Duration::from_secs(7),
+        "stop took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        eventually(Duration::from_secs(2), || all
+            .iter()
+            .all(|p| !pid_alive(*p)))
+        .await,
+        "survivors: {:?}",
+        all.iter().filter(|p| pid_alive(**p)).collect::<Vec<_>>()
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_secrets_never_reach_the_child_environment() {
+    let host_env = vec![
+        ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+        ("HOME".to_owned(), "/tmp".to_owned()),
+        (
+            "OPENAI_API_KEY".to_owned(),
+            "sk-canary-host-1234567890".to_owned(),
+        ),
+        (
+            "ANTHROPIC_API_KEY".to_owned(),
+            "canary-anthropic".to_owned(),
+        ),
+    ];
+    let (host, _dir) = test_host_with(|b| b.host_env(host_env)).await;
+    host.set_secret(
+        &"my.token".parse().unwrap(),
+        Secret::new("configured-secret-value"),
+    )
+    .await
+    .unwrap();
+    let spec = with_env(
+        with_env(
+            fake_spec("envy", &[]),
+            "MY_TOKEN",
+            ValueSource::Secret("my.token".parse().unwrap()),
+        ),
+        "PLAIN",
+        ValueSource::Plain("p".into()),
+    );
+    let h = start_trusted(&host, spec).await;
+    let r = host
+        .call_tool(
+            &tool("envy", "env"),
+            args(json!({})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    let env: serde_json::Value = serde_json::from_str(&text_of(&r)).unwrap();
+    assert_eq!(env["MY_TOKEN"], "configured-secret-value");
+    assert_eq!(env["PLAIN"], "p");
+    assert_eq!(env["HOME"], "/tmp");
+    assert!(
+        env.get("OPENAI_API_KEY").is_none() && env.get("ANTHROPIC_API_KEY").is_none(),
+        "{env}"
+    );
+    // The secret is redacted from the protocol trace (the env tool echoed it back).
+    assert!(!h
+        .logs()
+        .trace()
+        .iter()
+        .any(|e| e.body.contains("configured-secret-value")));
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_loop_trips_the_breaker_with_the_stderr_tail() {
+    let (host, _dir) = test_host().await;
+    let spec = fake_spec(
+        "loop",
+        &[
+            "--mode",
+            "crash-on-init",
+            "--stderr-banner",
+            "boom: missing config",
+        ],
+    );
+    let id = spec.id.clone();
+    host.add_server(spec).await.unwrap();
+    let view = host.trust_view(&id).await.unwrap();
+    host.trust_server(&id, &view.fingerprint).await.unwrap();
+    let h = host.start_server(&id).await.unwrap();
+    let mut watch = h.watch_status();
+    let mut starts = 0;
+    let failed = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let s = watch.borrow_and_update().clone();
+            match s {
+                ServerStatus::Starting { .. } => starts += 1,
+                ServerStatus::Failed { .. } => return s,
+                _ => {}
+            }
+            watch.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the breaker never tripped");
+    let ServerStatus::Failed {
+        reason,
+        stderr_tail,
+    } = failed
+    else {
+        unreachable!()
+    };
+    assert!(reason.contains("crash loop"), "{reason}");
+    assert!(
+        stderr_tail
+            .iter()
+            .any(|l| l.contains("boom: missing config")),
+        "{stderr_tail:?}"
+    );
+    assert!((5..=6).contains(&starts), "{starts} starts");
+    // Bounded: no further starts once failed.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(matches!(h.status(), ServerStatus::Failed { .. }));
+    host.shutdown().await;
+}

@@ -1,0 +1,131 @@
+//! The trust gate (SP-01, SP-03, SP-09): nothing unapproved runs, and any change voids approval.
+
+use std::time::Duration;
+
+use switchboard_core::config::TransportSpec;
+use switchboard_core::host::TrustState;
+use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_tests::*;
+
+/// A server whose launch command touches a canary file before exec'ing the fake server.
+fn canary_spec(name: &str, canary: &std::path::Path) -> switchboard_core::config::ServerSpec {
+    let script = format!(
+        "touch '{}'; exec '{}'",
+        canary.display(),
+        fake_server().display()
+    );
+    stdio_spec(name, "/bin/sh", &["-c", &script])
+}
+
+#[tokio::test]
+async fn unapproved_server_never_runs_and_changes_void_approval() {
+    let (host, dir) = test_host().await;
+    let canary = dir.path().join("canary");
+    let spec = canary_spec("gated", &canary);
+    let id = spec.id.clone();
+    host.add_server(spec.clone()).await.unwrap();
+
+    let h = host.start_server(&id).await.unwrap();
+    let status = h.wait_settled(Duration::from_secs(10)).await;
+    assert!(
+        matches!(status, ServerStatus::NeedsTrust { .. }),
+        "{status}"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!canary.exists(), "an unapproved launch command ran");
+
+    // The consent view shows everything, untruncated, and flags the inline shell script.
+    let view = host.trust_view(&id).await.unwrap();
+    assert_eq!(view.state, TrustState::NotApproved);
+    let text: String = view
+        .lines
+        .iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect();
+    assert!(text.contains("executable=/bin/sh"), "{text}");
+    assert!(
+        text.contains(&fake_server().display().to_string()),
+        "{text}"
+    );
+    assert!(
+        view.warnings.iter().any(|w| w.contains("inline")),
+        "{:?}",
+        view.warnings
+    );
+
+    host.trust_server(&id, &view.fingerprint).await.unwrap();
+    h.restart().await;
+    let status = h.wait_settled(Duration::from_secs(20)).await;
+    assert!(matches!(status, ServerStatus::Running { .. }), "{status}");
+    assert!(canary.exists());
+
+    // Edit the arguments behind the approval's back (as another process or a file edit would):
+    // the next start refuses.
+    std::fs::remove_file(&canary).unwrap();
+    let mut changed = spec.clone();
+    if let TransportSpec::Stdio(s) = &mut changed.transport {
+        s.args[1] = format!("{} # edited", s.args[1]);
+    }
+    host.store().update_server(&changed).await.unwrap();
+    h.restart().await;
+    let status = h.wait_settled(Duration::from_secs(10)).await;
+    assert!(
+        matches!(status, ServerStatus::NeedsTrust { .. }),
+        "{status}"
+    );
+    assert_eq!(
+        host.trust_view(&id).await.unwrap().state,
+        TrustState::Changed
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !canary.exists(),
+        "a changed launch command ran without re-approval"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn approval_of_a_stale_view_is_refused() {
+    let (host, _dir) = test_host().await;
+    let spec = fake_spec("race", &[]);
+    let id = spec.id.clone();
+    host.add_server(spec.clone()).await.unwrap();
+    let shown = host.trust_view(&id).await.unwrap();
+    let mut changed = spec;
+    if let TransportSpec::Stdio(s) = &mut changed.transport {
+        s.args.push("--tools".into());
+        s.args.push("3".into());
+    }
+    host.update_server(changed).await.unwrap();
+    let err = host
+        .trust_server(&id, &shown.fingerprint)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("changed while it was being approved"),
+        "{err}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn executables_resolve_to_absolute_paths_via_the_search_path() {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fake_server(), bin.path().join("my-mcp-server")).unwrap();
+    let search = switchboard_core::config::launch::SearchPath {
+        host: vec!["/usr/bin".into()],
+        login_shell: vec![bin.path().to_path_buf()],
+    };
+    let (host, _dir) = test_host_with(|b| b.search_path(search)).await;
+    let spec = stdio_spec("bare", "my-mcp-server", &[]);
+    let view = {
+        host.add_server(spec).await.unwrap();
+        host.trust_view(&sid("bare")).await.unwrap()
+    };
+    let exe = &view.lines[0].1;
+    assert_eq!(exe, &bin.path().join("my-mcp-server").display().to_string());
+    assert!(view.lines[1].1.contains("login shell"), "{:?}", view.lines);
+    host.shutdown().await;
+}
