@@ -37,7 +37,7 @@ pub fn run() -> anyhow::Result<()> {
     let cfg = match cli::parse(args) {
         Ok(Parsed::Run(cfg)) => cfg,
         Ok(Parsed::Help) => {
-            println!("{}", cli::USAGE);
+            let _ = writeln!(std::io::stdout(), "{}", cli::USAGE);
             return Ok(());
         }
         Err(e) => {

@@ -879,10 +879,16 @@ where
         Err(_) => Err(McpError::HandshakeTimeout(init_timeout)),
         Ok(Ok(r)) => Ok(r),
         Ok(Err(e)) => {
-            let why = reason
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
+            // A process that dies at start-up may fail our first write before the reader has
+            // seen its output close; give the reader a moment so the error names the real cause.
+            let mut why = None;
+            for _ in 0..25 {
+                why = reason.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                if why.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             Err(match why {
                 Some(why) => McpError::Disconnected(format!("during the handshake {why}")),
                 None => McpError::Handshake(e.to_string()),
