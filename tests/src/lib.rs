@@ -168,18 +168,19 @@ pub fn read_pids(path: &Path) -> Vec<i32> {
         .collect()
 }
 
-/// Where the npm test tools were installed (`make deps` sets `SWITCHBOARD_NPM_DIR`), if at all.
-/// When `SWITCHBOARD_REQUIRE_PEERS=1` (as in `make test`), a missing install is a failure, not a
-/// skip.
-pub fn npm_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SWITCHBOARD_NPM_DIR").map(PathBuf::from);
+/// The installed `@modelcontextprotocol/server-everything` package (`make deps` installs it and
+/// `make test` sets `SWITCHBOARD_EVERYTHING_DIR`). When `SWITCHBOARD_REQUIRE_PEERS=1` (as in
+/// `make test`), a missing install fails the test instead of skipping it.
+pub fn everything_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SWITCHBOARD_EVERYTHING_DIR").map(PathBuf::from);
     match dir {
-        Some(d) if d.join("node_modules").is_dir() => Some(d),
+        Some(d) if d.join("dist/index.js").is_file() => Some(d),
         _ => {
             assert!(
                 std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-                "SWITCHBOARD_REQUIRE_PEERS=1 but SWITCHBOARD_NPM_DIR does not point at installed npm tools"
+                "SWITCHBOARD_REQUIRE_PEERS=1 but SWITCHBOARD_EVERYTHING_DIR does not point at server-everything"
             );
+            eprintln!("skipped: server-everything is not installed (run `make deps`)");
             None
         }
     }
@@ -188,4 +189,38 @@ pub fn npm_dir() -> Option<PathBuf> {
 /// The node binary to run npm servers with (`SWITCHBOARD_NODE`, else `node` on PATH).
 pub fn node() -> String {
     std::env::var("SWITCHBOARD_NODE").unwrap_or_else(|_| "node".into())
+}
+
+/// A binary of the workspace next to the test executable (`switchboard`, `fake-mcp-server`).
+pub fn workspace_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("current_exe: {e}"));
+    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let p = dir.join(name);
+    assert!(
+        p.exists(),
+        "{} is missing; build the workspace first (cargo build --workspace)",
+        p.display()
+    );
+    p
+}
+
+/// A free loopback TCP port (bound and released; good enough for a test server we start next).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// A child process killed when dropped.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -20,9 +20,18 @@ fn tref(server: &str, tool: &str) -> ToolRef {
 #[tokio::test]
 async fn every_list_is_fetched_across_all_pages() {
     let (host, _dir) = test_host().await;
-    let h = start_trusted(&host, fake_spec("paged", &["--page-size", "3", "--tools", "50"])).await;
+    let h = start_trusted(
+        &host,
+        fake_spec("paged", &["--page-size", "3", "--tools", "50"]),
+    )
+    .await;
     let c = h.catalog();
-    assert_eq!(c.tools.len(), 14 + 50, "{:?}", c.tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert_eq!(
+        c.tools.len(),
+        14 + 50,
+        "{:?}",
+        c.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
     assert!(c.tools.iter().any(|t| t.name == "gen_0049"));
     assert_eq!(c.resources.len(), 2);
     assert_eq!(c.resource_templates.len(), 1);
@@ -36,15 +45,28 @@ async fn list_changed_refreshes_the_catalog() {
     let (host, _dir) = test_host().await;
     let h = start_trusted(&host, fake_spec("live", &[])).await;
     assert!(!h.catalog().tools.iter().any(|t| t.name == "late_tool"));
-    host.call_tool(&tref("live", "trigger_list_changed"), Default::default(), CallOptions::default())
-        .await
-        .unwrap();
+    host.call_tool(
+        &tref("live", "trigger_list_changed"),
+        Default::default(),
+        CallOptions::default(),
+    )
+    .await
+    .unwrap();
     assert!(
-        eventually(Duration::from_secs(5), || h.catalog().tools.iter().any(|t| t.name == "late_tool")).await,
+        eventually(Duration::from_secs(5), || h
+            .catalog()
+            .tools
+            .iter()
+            .any(|t| t.name == "late_tool"))
+        .await,
         "late_tool never appeared"
     );
     let r = host
-        .call_tool(&tref("live", "late_tool"), Default::default(), CallOptions::default())
+        .call_tool(
+            &tref("live", "late_tool"),
+            Default::default(),
+            CallOptions::default(),
+        )
         .await;
     assert!(r.is_ok(), "{r:?}");
     host.shutdown().await;
@@ -53,18 +75,31 @@ async fn list_changed_refreshes_the_catalog() {
 #[tokio::test]
 async fn a_list_changed_storm_is_debounced() {
     let (host, _dir) = test_host().await;
-    let h = start_trusted(&host, fake_spec("storm", &["--mode", "list-changed-storm", "--storm", "1000"])).await;
+    let h = start_trusted(
+        &host,
+        fake_spec(
+            "storm",
+            &["--mode", "list-changed-storm", "--storm", "1000"],
+        ),
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     // The fake writes `tools-list-count N` to stderr on every tools/list it receives.
     let counts: Vec<u64> = h
         .logs()
         .stderr_tail(5000)
         .iter()
-        .filter_map(|l| l.strip_prefix("tools-list-count ").and_then(|n| n.trim().parse().ok()))
+        .filter_map(|l| {
+            l.strip_prefix("tools-list-count ")
+                .and_then(|n| n.trim().parse().ok())
+        })
         .collect();
     let max = counts.iter().copied().max().unwrap_or(0);
     assert!(max >= 1, "no tools/list seen at all");
-    assert!(max <= 10, "1000 list_changed caused {max} tools/list requests");
+    assert!(
+        max <= 10,
+        "1000 list_changed caused {max} tools/list requests"
+    );
     assert!(matches!(h.status(), ServerStatus::Running { .. }));
     host.shutdown().await;
 }
@@ -80,7 +115,11 @@ async fn older_protocol_versions_are_negotiated_and_unknown_ones_refused() {
             other => panic!("{other}"),
         }
         let r = host
-            .call_tool(&tref(&name, "echo"), json!({"text": "hi"}).as_object().cloned().unwrap(), CallOptions::default())
+            .call_tool(
+                &tref(&name, "echo"),
+                json!({"text": "hi"}).as_object().cloned().unwrap(),
+                CallOptions::default(),
+            )
             .await;
         assert!(r.is_ok(), "{r:?}");
     }
@@ -115,16 +154,26 @@ async fn tools_of_two_servers_get_distinct_llm_names_that_map_back_exactly() {
     assert_eq!(names.resolve(&a), Some(&tref("one", "echo")));
     assert_eq!(names.resolve("echo"), None);
     // A disabled tool disappears from the model's view and cannot be called.
-    host.set_tool_enabled(&tref("two", "echo"), false).await.unwrap();
+    host.set_tool_enabled(&tref("two", "echo"), false)
+        .await
+        .unwrap();
     let names = host.tool_names().await.unwrap();
     assert!(names.llm_name(&tref("two", "echo")).is_none());
     let err = host
-        .call_tool(&tref("two", "echo"), Default::default(), CallOptions::default())
+        .call_tool(
+            &tref("two", "echo"),
+            Default::default(),
+            CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(err.to_string().contains("disabled"), "{err}");
     let err = host
-        .call_tool(&tref("one", "no_such_tool"), Default::default(), CallOptions::default())
+        .call_tool(
+            &tref("one", "no_such_tool"),
+            Default::default(),
+            CallOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no tool named"), "{err}");
@@ -139,7 +188,11 @@ async fn last_known_tools_survive_a_restart() {
     let before = h.catalog().tools.len();
     let mut watch = h.watch_status();
     let _ = host
-        .call_tool(&tref("flappy", "crash"), Default::default(), CallOptions::default())
+        .call_tool(
+            &tref("flappy", "crash"),
+            Default::default(),
+            CallOptions::default(),
+        )
         .await;
     // While it is down (backoff or starting), the tools are still there.
     tokio::time::timeout(Duration::from_secs(5), async {
@@ -169,10 +222,15 @@ async fn resources_prompts_and_completion() {
     assert!(item[0].text.as_deref().unwrap().contains("42"));
     let err = host.read_resource(&id, "fake://nope").await.unwrap_err();
     assert!(err.to_string().contains("-32002"), "{err}");
-    let args = [("name".to_owned(), "bob".to_owned())].into_iter().collect();
+    let args = [("name".to_owned(), "bob".to_owned())]
+        .into_iter()
+        .collect();
     let p = host.get_prompt(&id, "greet", &args).await.unwrap();
     assert_eq!(p.messages.len(), 1);
-    let values = host.complete_prompt_argument(&id, "greet", "name", "b").await.unwrap();
+    let values = host
+        .complete_prompt_argument(&id, "greet", "name", "b")
+        .await
+        .unwrap();
     assert_eq!(values, ["bob"]);
     host.shutdown().await;
 }

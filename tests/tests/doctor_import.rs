@@ -14,7 +14,10 @@ fn failing_check(r: &switchboard_core::host::DoctorReport) -> String {
         .unwrap_or_default()
 }
 
-async fn add_trusted(host: &switchboard_core::host::Host, spec: switchboard_core::config::ServerSpec) {
+async fn add_trusted(
+    host: &switchboard_core::host::Host,
+    spec: switchboard_core::config::ServerSpec,
+) {
     let id = spec.id.clone();
     host.add_server(spec).await.unwrap();
     let v = host.trust_view(&id).await.unwrap();
@@ -25,29 +28,85 @@ async fn add_trusted(host: &switchboard_core::host::Host, spec: switchboard_core
 async fn doctor_explains_each_kind_of_failure() {
     let (host, _dir) = test_host().await;
 
-    host.add_server(stdio_spec("missing", "surely-not-a-real-command-xyz", &[])).await.unwrap();
-    let r = host.doctor(&sid("missing"), Duration::from_secs(5)).await.unwrap();
+    host.add_server(stdio_spec("missing", "surely-not-a-real-command-xyz", &[]))
+        .await
+        .unwrap();
+    let r = host
+        .doctor(&sid("missing"), Duration::from_secs(5))
+        .await
+        .unwrap();
     let f = failing_check(&r);
-    assert!(f.starts_with("executable") && f.contains("not found"), "{f}");
+    assert!(
+        f.starts_with("executable") && f.contains("not found"),
+        "{f}"
+    );
 
     host.add_server(fake_spec("unapproved", &[])).await.unwrap();
-    let r = host.doctor(&sid("unapproved"), Duration::from_secs(5)).await.unwrap();
-    assert!(failing_check(&r).contains("not approved"), "{}", failing_check(&r));
+    let r = host
+        .doctor(&sid("unapproved"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(
+        failing_check(&r).contains("not approved"),
+        "{}",
+        failing_check(&r)
+    );
     assert!(r.plan.is_some());
 
-    add_trusted(&host, fake_spec("early", &["--mode", "crash-on-init", "--stderr-banner", "fatal: no API key"])).await;
-    let r = host.doctor(&sid("early"), Duration::from_secs(5)).await.unwrap();
-    assert!(failing_check(&r).contains("exited early"), "{}", failing_check(&r));
-    assert!(r.stderr_tail.iter().any(|l| l.contains("fatal: no API key")), "{:?}", r.stderr_tail);
+    add_trusted(
+        &host,
+        fake_spec(
+            "early",
+            &[
+                "--mode",
+                "crash-on-init",
+                "--stderr-banner",
+                "fatal: no API key",
+            ],
+        ),
+    )
+    .await;
+    let r = host
+        .doctor(&sid("early"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(
+        failing_check(&r).contains("exited early"),
+        "{}",
+        failing_check(&r)
+    );
+    assert!(
+        r.stderr_tail
+            .iter()
+            .any(|l| l.contains("fatal: no API key")),
+        "{:?}",
+        r.stderr_tail
+    );
 
     add_trusted(&host, fake_spec("mute", &["--mode", "never-init"])).await;
-    let r = host.doctor(&sid("mute"), Duration::from_secs(1)).await.unwrap();
-    assert!(failing_check(&r).contains("did not finish the initialize handshake"), "{}", failing_check(&r));
+    let r = host
+        .doctor(&sid("mute"), Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert!(
+        failing_check(&r).contains("did not finish the initialize handshake"),
+        "{}",
+        failing_check(&r)
+    );
 
     add_trusted(&host, fake_spec("fine", &[])).await;
-    let r = host.doctor(&sid("fine"), Duration::from_secs(10)).await.unwrap();
+    let r = host
+        .doctor(&sid("fine"), Duration::from_secs(10))
+        .await
+        .unwrap();
     assert!(!r.failed(), "{:?}", r.checks);
-    assert!(r.checks.iter().any(|c| c.name == "tools" && c.detail.contains("14 tools")), "{:?}", r.checks);
+    assert!(
+        r.checks
+            .iter()
+            .any(|c| c.name == "tools" && c.detail.contains("14 tools")),
+        "{:?}",
+        r.checks
+    );
     host.shutdown().await;
 }
 
@@ -89,7 +148,11 @@ async fn import_moves_secrets_to_the_store_and_starts_nothing() {
     assert_eq!(out.added.len(), 2, "{out:?}");
     assert_eq!(out.secrets_stored.len(), 1);
     assert!(host.secret_is_set(&out.secrets_stored[0]).await.unwrap());
-    assert!(out.notes.iter().any(|n| n.message.contains("autoApprove")), "{:?}", out.notes);
+    assert!(
+        out.notes.iter().any(|n| n.message.contains("autoApprove")),
+        "{:?}",
+        out.notes
+    );
 
     // Nothing ran, even when asked to start: imported servers need approval.
     let h = host.start_server(&sid("github")).await.unwrap();
@@ -116,10 +179,19 @@ async fn export_writes_references_never_values() {
         }
     })
     .to_string();
-    host.import_config(&file, Some(ForeignFormat::Vscode)).await.unwrap();
-    for f in [ForeignFormat::Claude, ForeignFormat::Vscode, ForeignFormat::Cursor] {
+    host.import_config(&file, Some(ForeignFormat::Vscode))
+        .await
+        .unwrap();
+    for f in [
+        ForeignFormat::Claude,
+        ForeignFormat::Vscode,
+        ForeignFormat::Cursor,
+    ] {
         let out = host.export_config(f).await.unwrap();
-        assert!(!out.text.contains("sk-canary-export"), "{f:?} export leaked the secret");
+        assert!(
+            !out.text.contains("sk-canary-export"),
+            "{f:?} export leaked the secret"
+        );
         assert!(out.text.contains("https://example.com/mcp"));
     }
     host.shutdown().await;

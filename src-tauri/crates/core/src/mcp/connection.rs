@@ -883,7 +883,10 @@ where
             // seen its output close; give the reader a moment so the error names the real cause.
             let mut why = None;
             for _ in 0..25 {
-                why = reason.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                why = reason
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
                 if why.is_some() {
                     break;
                 }

@@ -1,0 +1,213 @@
+//! The `switchboard` binary end to end: text and JSON output, exit codes, clear errors.
+
+use std::process::{Command, Output, Stdio};
+
+use switchboard_tests::*;
+
+struct Cli {
+    dir: tempfile::TempDir,
+}
+
+impl Cli {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_stdin(args, "")
+    }
+
+    fn run_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        use std::io::Write;
+        let mut child = Command::new(workspace_bin("switchboard"))
+            .args(args)
+            .env("SWITCHBOARD_DATA_DIR", self.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn add_trust_list_call_and_logs() {
+    let cli = Cli::new();
+    let fake = fake_server();
+    let o = cli.run(&[
+        "server",
+        "add",
+        "fake",
+        "--",
+        fake.to_str().unwrap(),
+        "--page-size",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+
+    // Not approved: tools skips it and a call fails with a clear reason.
+    let o = cli.run(&["call", "fake", "echo", "--args", r#"{"text":"x"}"#]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("needs approval"), "{}", err(&o));
+
+    // Without a terminal, trust refuses unless --yes.
+    let o = cli.run(&["server", "trust", "fake"]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("--yes"), "{}", err(&o));
+    let o = cli.run(&["server", "trust", "fake", "--yes"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains(fake.to_str().unwrap()),
+        "the plan was not shown: {}",
+        err(&o)
+    );
+
+    let o = cli.run(&["tools", "--json"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let tools: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"add"),
+        "{names:?}"
+    );
+    assert!(tools[0]["llm_name"].as_str().unwrap().starts_with("fake__"));
+
+    let o = cli.run(&["call", "fake", "add", "--args", r#"{"a": 20, "b": 22}"#]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("42"));
+
+    let o = cli.run(&[
+        "call",
+        "fake",
+        "slow",
+        "--args",
+        r#"{"steps": 3, "ms": 30}"#,
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains("1/3"),
+        "no progress bar on stderr: {}",
+        err(&o)
+    );
+
+    let o = cli.run(&["call", "fake", "fail"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+
+    let o = cli.run(&["call", "fake", "echo", "--args", "not json"]);
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains("--args must be a JSON object"),
+        "{}",
+        err(&o)
+    );
+
+    let o = cli.run(&["read", "fake", "fake://text"]);
+    assert!(out(&o).contains("hello"), "{}", err(&o));
+    let o = cli.run(&["prompt", "fake", "greet", "--arg", "name=zoe"]);
+    assert!(out(&o).contains("zoe"), "{}", err(&o));
+    let o = cli.run(&["resources"]);
+    assert!(out(&o).contains("fake://item/{id}"));
+    let o = cli.run(&["prompts"]);
+    assert!(out(&o).contains("greet"));
+
+    let o = cli.run(&["server", "logs", "fake", "--trace"]);
+    assert!(out(&o).contains("prompts/list"), "{}", out(&o));
+
+    let o = cli.run(&["doctor", "fake"]);
+    assert!(o.status.success(), "{}", out(&o));
+
+    let o = cli.run(&["server", "disable", "fake"]);
+    assert!(o.status.success());
+    let o = cli.run(&["call", "fake", "echo"]);
+    assert!(err(&o).contains("disabled"), "{}", err(&o));
+}
+
+#[test]
+fn errors_are_one_clear_sentence_with_nonzero_exit() {
+    let cli = Cli::new();
+    let o = cli.run(&["server", "show", "ghost"]);
+    assert!(!o.status.success());
+    assert!(
+        err(&o).starts_with("error: there is no server named ghost"),
+        "{}",
+        err(&o)
+    );
+    let o = cli.run(&["server", "add", "bad name", "--", "x"]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("not a usable server name"), "{}", err(&o));
+    let o = cli.run(&["server", "add", "x"]);
+    assert!(
+        err(&o).contains("say how to reach the server"),
+        "{}",
+        err(&o)
+    );
+    let o = cli.run(&["server", "add", "h", "--url", "ftp://nope"]);
+    assert!(err(&o).contains("only http and https"), "{}", err(&o));
+    let o = cli.run(&["server", "add", "e", "--env", "1BAD=x", "--", "x"]);
+    assert!(
+        err(&o).contains("not a valid environment variable name"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn import_and_export_round_trip() {
+    let cli = Cli::new();
+    let file = cli.dir.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}}}"#,
+    )
+    .unwrap();
+    let o = cli.run(&["import", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("nothing was started"), "{}", out(&o));
+    let o = cli.run(&["server", "list"]);
+    assert!(
+        out(&o).contains("fs") && out(&o).contains("NOT APPROVED"),
+        "{}",
+        out(&o)
+    );
+    let o = cli.run(&["export", "--format", "vscode"]);
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v["servers"]["fs"]["command"], "npx");
+}
+
+#[test]
+fn secrets_are_read_from_stdin_and_never_printed() {
+    let cli = Cli::new();
+    let o = cli.run_stdin(&["secret", "set", "gh.token"], "canary-cli-secret-value\n");
+    // With the in-process keyring unavailable outside `make test`, the error must say so.
+    if !o.status.success() {
+        assert!(err(&o).contains("keyring"), "{}", err(&o));
+        return;
+    }
+    let o = cli.run(&["secret", "status", "gh.token"]);
+    assert!(out(&o).contains("set"));
+    assert!(!out(&o).contains("canary-cli-secret-value"));
+    let o = cli.run(&["secret", "delete", "gh.token"]);
+    assert!(o.status.success());
+}
