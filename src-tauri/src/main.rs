@@ -11,7 +11,7 @@ fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(switchboard_core::redact::RedactingStderr::default)
         .init();
     tracing::info!(core = switchboard_core::VERSION, "starting desktop shell");
     tauri::Builder::default()

@@ -73,7 +73,7 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_new(&cli.log)
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(switchboard_core::redact::RedactingStderr::default)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

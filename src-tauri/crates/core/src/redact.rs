@@ -81,6 +81,68 @@ impl Redactor {
     }
 }
 
+/// Secret values this process has read, for scrubbing log output. Logging is process-wide by
+/// nature (one subscriber, one stderr), so this is the one piece of global state in the core;
+/// it is only ever added to, by [`crate::secrets::Secrets::get`], and only read by
+/// [`RedactingStderr`].
+static GLOBAL: std::sync::RwLock<Option<Redactor>> = std::sync::RwLock::new(None);
+
+/// Adds a secret to the process-wide log redaction set.
+pub fn register_for_logs(secret: &Secret) {
+    if secret.0.len() < MIN_REDACT_LEN {
+        return;
+    }
+    let mut g = GLOBAL
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let r = g.get_or_insert_with(Redactor::default);
+    if !r.values.contains(&secret.0) {
+        r.values.push(secret.0.clone());
+        r.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+}
+
+/// Scrubs every registered secret from `text`.
+pub fn redact_for_logs(text: &str) -> String {
+    let g = GLOBAL
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match &*g {
+        Some(r) => r.redact(text),
+        None => text.to_owned(),
+    }
+}
+
+/// A log writer for `tracing_subscriber::fmt().with_writer(RedactingStderr::default)`: it
+/// collects one formatted event and writes it to stderr with every registered secret replaced
+/// (SE-06). Whatever a library logs (rmcp at trace level logs whole messages), no secret value
+/// this process has read reaches the log.
+#[derive(Default)]
+pub struct RedactingStderr {
+    buf: Vec<u8>,
+}
+
+impl std::io::Write for RedactingStderr {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let text = redact_for_logs(&String::from_utf8_lossy(&self.buf));
+        self.buf.clear();
+        std::io::stderr().write_all(text.as_bytes())
+    }
+}
+
+impl Drop for RedactingStderr {
+    fn drop(&mut self) {
+        let _ = std::io::Write::flush(self);
+    }
+}
+
 /// Whether a variable or header name suggests its value is a credential.
 pub fn name_looks_secret(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
@@ -172,6 +234,12 @@ mod tests {
         let r = Redactor::new(&[Secret::new("abcd"), Secret::new("abcdef")]);
         assert_eq!(r.redact("x abcdef y abcd"), "x [redacted] y [redacted]");
         assert_eq!(Redactor::new(&[Secret::new("ab")]).redact("ab"), "ab");
+    }
+
+    #[test]
+    fn log_writer_redacts_registered_secrets() {
+        register_for_logs(&Secret::new("global-canary-9876"));
+        assert_eq!(redact_for_logs("x global-canary-9876 y"), "x [redacted] y");
     }
 
     #[test]

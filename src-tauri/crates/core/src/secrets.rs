@@ -64,10 +64,13 @@ impl Secrets {
         blocking(move || s.set(&name, &value)).await
     }
 
-    /// Reads a secret.
+    /// Reads a secret. Every value read is added to the log redaction set, so it cannot reach
+    /// a log line afterwards.
     pub async fn get(&self, name: SecretName) -> Result<Secret, SecretError> {
         let s = self.0.clone();
-        blocking(move || s.get(&name)).await
+        let value = blocking(move || s.get(&name)).await?;
+        crate::redact::register_for_logs(&value);
+        Ok(value)
     }
 
     /// Deletes a secret.

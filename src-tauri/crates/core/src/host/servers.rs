@@ -345,7 +345,7 @@ pub(super) async fn endpoint_for(
                 process.pid().unwrap_or(0)
             ));
             Ok(Endpoint::Stdio {
-                process,
+                process: Box::new(process),
                 pipes,
                 max_message: DEFAULT_MAX_MESSAGE,
             })

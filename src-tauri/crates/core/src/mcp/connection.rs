@@ -263,7 +263,7 @@ async fn drain_stderr(stderr: tokio::process::ChildStderr, logs: ServerLogs) {
         let complete = line.last() == Some(&b'\n');
         let text = String::from_utf8_lossy(&line);
         let text = text.trim_end_matches(['\n', '\r']);
-        if !complete && n > super::logs::MAX_LINE {
+        let kept = if !complete && n > super::logs::MAX_LINE {
             // Discard the remainder of an overlong line.
             let mut sink = Vec::new();
             loop {
@@ -278,17 +278,17 @@ async fn drain_stderr(stderr: tokio::process::ChildStderr, logs: ServerLogs) {
                     Ok(_) => {}
                 }
             }
-            logs.push_stderr(&format!("{text} … [line cut]"));
+            logs.push_stderr(&format!("{text} … [line cut]"))
         } else {
-            logs.push_stderr(text);
-        }
+            logs.push_stderr(text)
+        };
         if window.elapsed() >= Duration::from_secs(1) {
             window = std::time::Instant::now();
             in_window = 0;
         }
         in_window += 1;
         if in_window <= 20 {
-            tracing::debug!(target: "switchboard::server_stderr", "{text}");
+            tracing::debug!(target: "switchboard::server_stderr", "{kept}");
         }
     }
 }
@@ -375,7 +375,7 @@ pub enum Endpoint {
     /// A spawned child process.
     Stdio {
         /// The process.
-        process: ServerProcess,
+        process: Box<ServerProcess>,
         /// Its pipes.
         pipes: Pipes,
         /// The cap on one message.
@@ -512,7 +512,7 @@ impl Connection {
                     let running =
                         handshake(handler.serve(transport), init_timeout, &close_reason).await;
                     match running {
-                        Ok(r) => (r, Some(process)),
+                        Ok(r) => (r, Some(*process)),
                         Err(e) => {
                             let exit = process.stop().await;
                             return Err(match e {
@@ -878,6 +878,11 @@ where
     match tokio::time::timeout(init_timeout, fut).await {
         Err(_) => Err(McpError::HandshakeTimeout(init_timeout)),
         Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) if e.is_authorization_required() => Err(McpError::AuthRequired(
+            e.auth_challenge()
+                .map(|c| format!("WWW-Authenticate: {c}"))
+                .unwrap_or_else(|| "no challenge given".into()),
+        )),
         Ok(Err(e)) => {
             // A process that dies at start-up may fail our first write before the reader has
             // seen its output close; give the reader a moment so the error names the real cause.

@@ -129,9 +129,10 @@ impl ServerLogs {
         }
     }
 
-    /// Records one stderr line.
-    pub fn push_stderr(&self, line: &str) {
+    /// Records one stderr line and returns it as kept (cut and redacted).
+    pub fn push_stderr(&self, line: &str) -> String {
         let line = self.redact(&cut(line, MAX_LINE));
+        let kept = line.clone();
         let mut g = lock(&self.inner);
         g.stderr_bytes += line.len();
         g.stderr_total_lines += 1;
@@ -142,6 +143,7 @@ impl ServerLogs {
                 None => break,
             }
         }
+        kept
     }
 
     /// Records a protocol message as it went over the wire.

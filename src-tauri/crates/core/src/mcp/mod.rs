@@ -38,6 +38,10 @@ pub enum McpError {
     /// The handshake failed.
     #[error("the initialize handshake failed: {0}")]
     Handshake(String),
+    /// The server wants authorization (HTTP 401/403). OAuth sign-in arrives with the
+    /// credentials work; a static `Authorization` header with a keyring secret works today.
+    #[error("the server requires authorization ({0}); add an Authorization header with a keyring secret, e.g. --header Authorization=secret:NAME")]
+    AuthRequired(String),
     /// The handshake did not finish in time.
     #[error("the server did not finish the initialize handshake within {}s", .0.as_secs())]
     HandshakeTimeout(Duration),

@@ -343,9 +343,10 @@ impl Supervisor {
                     self.start().await
                 }
                 Next::Retry(why) => self.backoff(why).await,
-                Next::Park => match self.commands.recv().await {
-                    cmd => self.on_command_while_down(cmd),
-                },
+                Next::Park => {
+                    let cmd = self.commands.recv().await;
+                    self.on_command_while_down(cmd)
+                }
             };
         }
         self.logs.persist();
