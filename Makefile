@@ -88,7 +88,7 @@ test: deps lint test-rust conformance
 # that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret Service and never a user's keyring.
 test-rust: deps
 	@echo "==> test-rust: dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
-	@$(TOOL_ENV) SWITCHBOARD_TEST_KEYRING=1 NO_AT_BRIDGE=1 \
+	@$(TOOL_ENV) SWITCHBOARD_TEST_KEYRING=1 SWITCHBOARD_REQUIRE_PEERS=1 NO_AT_BRIDGE=1 \
 		dbus-run-session -- scripts/with-keyring.sh \
 		$(CARGO) test --workspace $(CARGO_FEATURES)
 

@@ -1,5 +1,6 @@
 //! The catalog: pagination, list_changed with debounce, protocol versions, naming across
 //! servers, and the last-known catalog kept across restarts.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::Duration;
 
@@ -232,5 +233,86 @@ async fn resources_prompts_and_completion() {
         .await
         .unwrap();
     assert_eq!(values, ["bob"]);
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn schemas_never_fetch_and_invalid_arguments_never_reach_the_server() {
+    // A canary HTTP listener that counts connections.
+    let canary = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    canary.set_nonblocking(true).unwrap();
+    let port = canary.local_addr().unwrap().port();
+    let remote_ref = json!({
+        "name": "remote_ref",
+        "inputSchema": {"type": "object", "properties": {"x": {"$ref": format!("http://127.0.0.1:{port}/s.json")}}}
+    })
+    .to_string();
+    let file_ref = json!({
+        "name": "file_ref",
+        "inputSchema": {"type": "object", "properties": {"x": {"$ref": "file:///etc/passwd"}}}
+    })
+    .to_string();
+    let (host, dir) = test_host().await;
+    let record = dir.path().join("rec.jsonl");
+    let h = start_trusted(
+        &host,
+        fake_spec(
+            "schemas",
+            &[
+                "--tool-json",
+                &remote_ref,
+                "--tool-json",
+                &file_ref,
+                "--record",
+                record.to_str().unwrap(),
+            ],
+        ),
+    )
+    .await;
+    let c = h.catalog();
+    let excluded: Vec<&str> = c.excluded_tools.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(excluded, ["remote_ref", "file_ref"]);
+    assert!(!c.tools.iter().any(|t| t.name == "remote_ref"));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(canary.accept().is_err(), "the schema's $ref was fetched");
+
+    let err = host
+        .call_tool(
+            &tref("schemas", "add"),
+            json!({"a": "one"}).as_object().cloned().unwrap(),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("do not match the input schema"),
+        "{err}"
+    );
+    host.shutdown().await;
+    let sent = std::fs::read_to_string(&record).unwrap();
+    assert!(
+        !sent.contains("tools/call"),
+        "invalid arguments reached the server"
+    );
+}
+
+#[tokio::test]
+async fn server_log_messages_become_host_events() {
+    let (host, _dir) = test_host().await;
+    let mut events = host.subscribe();
+    start_trusted(&host, fake_spec("chatty", &["--log-every-ms", "50"])).await;
+    let got = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let Ok(switchboard_core::events::HostEvent::ServerLog { server, level, .. }) =
+                events.recv().await
+            {
+                return (server, level);
+            }
+        }
+    })
+    .await
+    .expect("no ServerLog event");
+    assert_eq!(got.0, sid("chatty"));
+    assert_eq!(got.1, "info");
     host.shutdown().await;
 }

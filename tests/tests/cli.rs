@@ -1,4 +1,5 @@
 //! The `switchboard` binary end to end: text and JSON output, exit codes, clear errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::process::{Command, Output, Stdio};
 

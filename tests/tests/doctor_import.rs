@@ -1,4 +1,5 @@
 //! `doctor` explanations, and importing foreign configs (SP-08).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::Duration;
 

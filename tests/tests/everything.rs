@@ -1,5 +1,6 @@
 //! Against the official reference server `@modelcontextprotocol/server-everything`, over stdio
 //! and Streamable HTTP: tools, resources, templates, prompts, progress.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! through scripts/with-keyring.sh) driven through the CLI: a secret set on stdin reaches the
 //! server's environment, and never the database, the logs or a TRACE-level log line (SE-01,
 //! SE-06).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

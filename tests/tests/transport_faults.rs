@@ -1,4 +1,5 @@
 //! Hostile and broken stdio servers (RL-01..RL-08, SP-05, SP-06).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::{Duration, Instant};
 

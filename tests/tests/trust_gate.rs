@@ -1,4 +1,5 @@
 //! The trust gate (SP-01, SP-03, SP-09): nothing unapproved runs, and any change voids approval.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::Duration;
 

@@ -169,3 +169,164 @@ fn check(resp: Response) -> Result<()> {
         _ => bail!("unexpected echo result"),
     }
 }
+
+/// The same wire traffic from a minimal async client on the tokio runtime: callers write their
+/// line under an async mutex and wait on a oneshot; one reader task parses each response and
+/// completes its caller. No MCP library, no host: what is left over the blocking floor is the
+/// price of async I/O and cross-task wake-ups alone.
+pub mod tokio_client {
+    use std::collections::HashMap;
+    use std::path::Path;
+    use std::process::Stdio;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex, PoisonError};
+    use std::time::Instant;
+
+    use anyhow::{anyhow, bail, Context, Result};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::process::{ChildStdin, Command};
+    use tokio::sync::oneshot;
+
+    use super::{check, Response};
+    use crate::bench::{Figure, Plan, TEXT};
+
+    type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<()>>>>>;
+
+    struct Client {
+        stdin: tokio::sync::Mutex<ChildStdin>,
+        pending: Pending,
+        next_id: AtomicU64,
+    }
+
+    impl Client {
+        async fn send(&self, line: String) -> Result<()> {
+            let mut w = self.stdin.lock().await;
+            w.write_all(line.as_bytes()).await?;
+            w.flush().await?;
+            Ok(())
+        }
+
+        async fn call(&self) -> Result<()> {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = oneshot::channel();
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, tx);
+            self.send(format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"text\":\"{TEXT}\"}}}}}}\n"
+            ))
+            .await?;
+            rx.await
+                .map_err(|_| anyhow!("the server closed its output"))?
+        }
+    }
+
+    /// Runs the plan against a fresh server process.
+    pub async fn run(server: &Path, plan: &Plan) -> Result<Vec<Figure>> {
+        let mut child = Command::new(server)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("could not start {}", server.display()))?;
+        let stdin = child.stdin.take().ok_or_else(|| anyhow!("no stdin pipe"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow!("no stdout pipe"))?;
+        let pending: Pending = Arc::default();
+        let (init_tx, init_rx) = oneshot::channel();
+        let reader_pending = pending.clone();
+        let reader = tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            let mut init_tx = Some(init_tx);
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(resp) = serde_json::from_str::<Response>(&line) else {
+                    continue;
+                };
+                let Some(id) = resp.id else { continue };
+                if id == 0 {
+                    if let Some(tx) = init_tx.take() {
+                        let _ = tx.send(());
+                    }
+                    continue;
+                }
+                let waiter = reader_pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+                if let Some(tx) = waiter {
+                    let _ = tx.send(check(resp));
+                }
+            }
+            // Dropping the senders fails every waiting caller.
+            reader_pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+        });
+        let client = Arc::new(Client {
+            stdin: tokio::sync::Mutex::new(stdin),
+            pending,
+            next_id: AtomicU64::new(1),
+        });
+        let result = async {
+            client
+                .send(
+                    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sb-bench-raw-tokio","version":"0.1.0"}}}
+"#
+                    .to_owned(),
+                )
+                .await?;
+            init_rx
+                .await
+                .map_err(|_| anyhow!("no answer to initialize"))?;
+            client
+                .send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n".to_owned())
+                .await?;
+            if plan.warmup > 0 {
+                closed_loop(&client, 1, plan.warmup).await?;
+            }
+            let mut out = Vec::with_capacity(plan.conc.len());
+            for &c in &plan.conc {
+                out.push(closed_loop(&client, c, plan.calls).await?);
+            }
+            anyhow::Ok(out)
+        }
+        .await;
+        drop(client);
+        let _ = child.kill().await;
+        reader.abort();
+        result
+    }
+
+    async fn closed_loop(client: &Arc<Client>, c: usize, n: usize) -> Result<Figure> {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let t0 = Instant::now();
+        let tasks: Vec<_> = (0..c.max(1))
+            .map(|_| {
+                let client = client.clone();
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut nanos = Vec::with_capacity(n / c.max(1) + 1);
+                    while counter.fetch_add(1, Ordering::Relaxed) < n {
+                        let t = Instant::now();
+                        client.call().await?;
+                        nanos.push(t.elapsed().as_nanos() as u64);
+                    }
+                    anyhow::Ok(nanos)
+                })
+            })
+            .collect();
+        let mut nanos = Vec::with_capacity(n);
+        for t in tasks {
+            nanos.extend(t.await.context("a bench task panicked")??);
+        }
+        if nanos.len() != n {
+            bail!("{} of {n} calls measured", nanos.len());
+        }
+        Ok(Figure::from_latencies(c, nanos, t0.elapsed()))
+    }
+}

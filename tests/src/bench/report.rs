@@ -68,7 +68,7 @@ impl Machine {
 /// One client over all rounds.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClientSummary {
-    /// Short key (`raw-pipe`, `switchboard`, `switchboard-conn`, `ts-sdk`, `py-sdk`).
+    /// Short key (`raw-pipe`, `raw-tokio`, `switchboard`, `switchboard-conn`, `ts-sdk`, `py-sdk`).
     pub key: &'static str,
     /// What the row is called in the table.
     pub label: String,
@@ -232,6 +232,16 @@ pub fn ratios(clients: &[ClientSummary]) -> Vec<Ratio> {
     out.push(ratio(
         "throughput c=64: switchboard / raw pipe".into(),
         div(thr(sb, 64), thr("raw-pipe", 64)),
+        Goal::Info,
+    ));
+    out.push(ratio(
+        "p50 c=1: switchboard / raw tokio client".into(),
+        div(p50(sb, 1), p50("raw-tokio", 1)),
+        Goal::Info,
+    ));
+    out.push(ratio(
+        "throughput c=64: switchboard / raw tokio client".into(),
+        div(thr(sb, 64), thr("raw-tokio", 64)),
         Goal::Info,
     ));
     out.push(ratio(

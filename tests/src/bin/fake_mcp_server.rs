@@ -59,6 +59,8 @@
 //! - `--instructions TEXT`: `instructions` of the `initialize` answer.
 //! - `--page-size N`: list page size (default 0 = one page).
 //! - `--tools N`: add generated tools `gen_0000`..`gen_{N-1}`.
+//! - `--tool-json JSON` (repeatable): add this raw tool definition to `tools/list` (to serve
+//!   hostile schemas); calling it fails as an unknown tool.
 //! - `--log-every-ms N`: after `notifications/initialized`, send `notifications/message` every N ms.
 //! - `--flood-mb N`: total size of `stderr-flood` (default 500 MiB).
 //! - `--storm N`: notifications sent by `list-changed-storm` (default 1000).

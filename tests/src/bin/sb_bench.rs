@@ -10,6 +10,7 @@
 //! | key | client |
 //! |---|---|
 //! | `raw-pipe` | the floor: blocking JSON lines written and read by hand, one thread (`bench/raw.rs`) |
+//! | `raw-tokio` | the same lines from a minimal async client on tokio (oneshot per call, one reader task): the cost of async I/O alone |
 //! | `switchboard` | a real `Host` calling `Host::call_tool`, the path the chat loop uses |
 //! | `switchboard-conn` | the same host's supervised `Connection::call_tool`, to show what the host layer adds |
 //! | `ts-sdk` | `@modelcontextprotocol/sdk` `Client` + `StdioClientTransport`, `callTool` (`tests/bench/ts_client.mjs`) |
@@ -61,8 +62,9 @@ use bench::switchboard::Entry;
 use bench::{Figure, Outcome, Plan};
 
 /// Every client, in the order they run within a round and appear in the table.
-const CLIENTS: [&str; 5] = [
+const CLIENTS: [&str; 6] = [
     "raw-pipe",
+    "raw-tokio",
     "switchboard",
     "switchboard-conn",
     "ts-sdk",
@@ -76,7 +78,8 @@ usage: sb-bench [options]
   --rounds N           repeat every measurement N times, report medians (default 3)
   --warmup N           sequential warm-up calls per measurement (default 500)
   --conc LIST          calls in flight, comma-separated (default 1,16,64)
-  --only KEYS          only these clients: raw-pipe,switchboard,switchboard-conn,ts-sdk,py-sdk
+  --only KEYS          only these clients (comma-separated): raw-pipe, raw-tokio,
+                       switchboard, switchboard-conn, ts-sdk, py-sdk
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
   --json               print the JSON report instead of the table
@@ -246,6 +249,10 @@ fn run() -> Result<ExitCode> {
             let t = Instant::now();
             let (outcome, version) = match *key {
                 "raw-pipe" => (measured(bench::raw::run(&server, &plan)), None),
+                "raw-tokio" => (
+                    measured(rt.block_on(bench::raw::tokio_client::run(&server, &plan))),
+                    None,
+                ),
                 "switchboard" => (
                     measured(rt.block_on(bench::switchboard::run(&server, &plan, Entry::Host))),
                     None,
@@ -318,7 +325,10 @@ fn run() -> Result<ExitCode> {
     }
 
     let own_failed = clients.iter().any(|c| {
-        matches!(c.key, "raw-pipe" | "switchboard" | "switchboard-conn") && c.status != "measured"
+        matches!(
+            c.key,
+            "raw-pipe" | "raw-tokio" | "switchboard" | "switchboard-conn"
+        ) && c.status != "measured"
     });
     let peer_missing = clients
         .iter()
@@ -357,6 +367,7 @@ fn label(key: &str, version: Option<&str>) -> String {
     let v = version.map(|v| format!(" {v}")).unwrap_or_default();
     match key {
         "raw-pipe" => "raw JSON-line pipe (floor)".into(),
+        "raw-tokio" => "raw JSON lines, minimal tokio client".into(),
         "switchboard" => "switchboard-core Host::call_tool".into(),
         "switchboard-conn" => "switchboard-core Connection::call_tool".into(),
         "ts-sdk" => format!("TypeScript SDK{v} (node)"),

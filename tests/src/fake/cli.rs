@@ -52,6 +52,8 @@ pub struct Config {
     pub instructions: Option<String>,
     pub page_size: usize,
     pub extra_tools: usize,
+    /// Raw tool definitions added with `--tool-json` (answered like `echo` when called).
+    pub raw_tools: Vec<String>,
     pub log_every_ms: u64,
     pub flood_mb: u64,
     pub storm: u64,
@@ -69,6 +71,7 @@ impl Default for Config {
             instructions: None,
             page_size: 0,
             extra_tools: 0,
+            raw_tools: Vec::new(),
             log_every_ms: 0,
             flood_mb: 500,
             storm: 1000,
@@ -156,6 +159,12 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> 
             "--instructions" => cfg.instructions = Some(value()?),
             "--page-size" => cfg.page_size = number(&flag, &value()?)?,
             "--tools" => cfg.extra_tools = number(&flag, &value()?)?,
+            "--tool-json" => {
+                let raw = value()?;
+                serde_json::from_str::<serde_json::Value>(&raw)
+                    .map_err(|e| format!("--tool-json: not JSON: {e}"))?;
+                cfg.raw_tools.push(raw);
+            }
             "--log-every-ms" => cfg.log_every_ms = number(&flag, &value()?)?,
             "--flood-mb" => cfg.flood_mb = number(&flag, &value()?)?,
             "--storm" => cfg.storm = number(&flag, &value()?)?,

@@ -94,7 +94,15 @@ pub struct Server {
 impl Server {
     pub fn new(cfg: Config, out: Out) -> Arc<Self> {
         Arc::new(Self {
-            tools: cat::base_tools(cfg.extra_tools),
+            tools: {
+                let mut t = cat::base_tools(cfg.extra_tools);
+                t.extend(
+                    cfg.raw_tools
+                        .iter()
+                        .filter_map(|r| serde_json::from_str(r).ok()),
+                );
+                t
+            },
             resources: cat::resources(),
             templates: cat::resource_templates(),
             prompts: cat::prompts(),

@@ -120,13 +120,14 @@ impl Host {
         opts: CallOptions,
     ) -> Result<ToolResult, HostError> {
         let handle = self.running(&tool.server)?;
-        if !handle.catalog().tools.iter().any(|t| *t.name == *tool.tool) {
+        let catalog = handle.catalog();
+        let Some(validator) = catalog.validators.0.get(&*tool.tool) else {
             return Err(McpError::UnknownTool {
                 server: tool.server.clone(),
                 tool: tool.tool.to_string(),
             }
             .into());
-        }
+        };
         if self
             .disabled_tools(&tool.server)
             .await?
@@ -138,6 +139,20 @@ impl Host {
             }
             .into());
         }
+        // Invalid arguments never reach the server (TD-07).
+        let as_value = serde_json::Value::Object(arguments);
+        if let Err(errors) = validator.check(&as_value) {
+            return Err(McpError::InvalidArguments {
+                tool: tool.tool.to_string(),
+                errors,
+            }
+            .into());
+        }
+        let serde_json::Value::Object(arguments) = as_value else {
+            return Err(
+                McpError::Protocol("internal: arguments stopped being an object".into()).into(),
+            );
+        };
         let conn = handle.connection()?;
         let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
         let span =

@@ -157,6 +157,12 @@ pub struct Catalog {
     pub prompts: Vec<PromptInfo>,
     /// The server's `instructions` (untrusted text).
     pub instructions: Option<String>,
+    /// Tools left out because their input schema does not compile, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded_tools: Vec<(String, String)>,
+    /// Compiled input schemas of [`Catalog::tools`], by tool name.
+    #[serde(skip)]
+    pub validators: super::schema::Validators,
 }
 
 /// Facts about a connected server from its handshake.

@@ -14,6 +14,7 @@ pub mod framing;
 pub mod logs;
 pub mod naming;
 pub mod process;
+pub mod schema;
 pub mod supervisor;
 
 use std::time::Duration;
@@ -80,6 +81,14 @@ pub enum McpError {
         server: ServerId,
         /// The tool name asked for.
         tool: String,
+    },
+    /// The arguments do not match the tool's input schema; nothing was sent.
+    #[error("the arguments do not match the input schema of {tool:?}: {}", .errors.join("; "))]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// What is wrong, with JSON pointers.
+        errors: Vec<String>,
     },
     /// The user switched the tool off.
     #[error("the tool {tool:?} of {server} is disabled")]

@@ -28,6 +28,7 @@ use tracing::Instrument;
 use super::catalog::{Catalog, CatalogSnapshot, PeerInfo};
 use super::connection::{ConnectOptions, Connection, Endpoint, ServerSignal};
 use super::logs::ServerLogs;
+use super::schema::ArgValidator;
 use super::McpError;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
@@ -492,11 +493,27 @@ impl Supervisor {
         let mut next: Catalog = (*self.catalog.borrow().clone()).clone();
         next.instructions = conn.instructions().map(str::to_owned);
         if tools {
-            next.tools = if caps.tools {
+            let listed = if caps.tools {
                 conn.list_tools().await?
             } else {
                 Vec::new()
             };
+            next.tools = Vec::with_capacity(listed.len());
+            next.excluded_tools.clear();
+            next.validators.0.clear();
+            for t in listed {
+                match ArgValidator::compile(&t.input_schema) {
+                    Ok(v) => {
+                        next.validators.0.insert(t.name.clone(), v);
+                        next.tools.push(t);
+                    }
+                    Err(e) => {
+                        tracing::warn!(tool = %t.name, error = %e, "tool excluded");
+                        self.logs.note(&format!("tool {:?} excluded: {e}", t.name));
+                        next.excluded_tools.push((t.name, e.to_string()));
+                    }
+                }
+            }
         }
         if resources {
             if caps.resources {
