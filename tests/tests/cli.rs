@@ -212,3 +212,61 @@ fn secrets_are_read_from_stdin_and_never_printed() {
     let o = cli.run(&["secret", "delete", "gh.token"]);
     assert!(o.status.success());
 }
+
+#[test]
+fn ctrl_c_cancels_the_call_on_the_server() {
+    let cli = Cli::new();
+    let record = cli.dir.path().join("record.jsonl");
+    let fake = fake_server();
+    let o = cli.run(&[
+        "server",
+        "add",
+        "slow",
+        "--",
+        fake.to_str().unwrap(),
+        "--record",
+        record.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(cli
+        .run(&["server", "trust", "slow", "--yes"])
+        .status
+        .success());
+    let child = Command::new(workspace_bin("switchboard"))
+        .args([
+            "call",
+            "slow",
+            "slow",
+            "--args",
+            r#"{"steps": 200, "ms": 50}"#,
+        ])
+        .env("SWITCHBOARD_DATA_DIR", cli.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the call is on the server, then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .contains("tools/call")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call never reached the server"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", err(&o));
+    assert!(err(&o).contains("cancelled"), "{}", err(&o));
+    let sent = std::fs::read_to_string(&record).unwrap();
+    assert!(sent.contains("notifications/cancelled"), "{sent}");
+}

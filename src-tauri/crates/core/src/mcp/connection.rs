@@ -954,3 +954,45 @@ pub fn content_text(c: &Content) -> Option<&str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_json_is_an_error_not_a_crash() {
+        // 100k-deep nesting stops at serde_json's recursion limit (FZ-01).
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(serde_json::from_str::<ServerJsonRpcMessage>(&deep).is_err());
+        let deep_obj = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+            r#"{"a":"#.repeat(50_000),
+            "}".repeat(50_000)
+        );
+        assert!(serde_json::from_str::<ServerJsonRpcMessage>(&deep_obj).is_err());
+        for odd in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"x":1e999999}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"s":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":{"no":"objects"},"result":{}}"#,
+        ] {
+            // Either refused or parsed; never a panic.
+            let _ = serde_json::from_str::<ServerJsonRpcMessage>(odd);
+        }
+    }
+
+    #[test]
+    fn peer_info_reads_capabilities() {
+        let (info, instructions) = read_peer_info(&json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}, "prompts": {"listChanged": true}},
+            "serverInfo": {"name": "x", "version": "1"},
+            "instructions": "be nice"
+        }))
+        .unwrap();
+        assert_eq!(info.protocol_version, "2025-06-18");
+        assert!(
+            info.capabilities.tools && info.capabilities.prompts && !info.capabilities.resources
+        );
+        assert_eq!(instructions.as_deref(), Some("be nice"));
+    }
+}
