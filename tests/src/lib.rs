@@ -107,11 +107,8 @@ pub fn sid(name: &str) -> ServerId {
     ServerId::new(name).unwrap_or_else(|e| panic!("server id {name}: {e}"))
 }
 
-/// Adds, approves and starts a server, and waits until it runs.
-pub async fn start_trusted(
-    host: &Host,
-    spec: ServerSpec,
-) -> switchboard_core::mcp::supervisor::ServerHandle {
+/// Adds a server and approves its launch plan as shown; returns its id.
+pub async fn add_trusted(host: &Host, spec: ServerSpec) -> ServerId {
     let id = spec.id.clone();
     host.add_server(spec)
         .await
@@ -123,6 +120,15 @@ pub async fn start_trusted(
     host.trust_server(&id, &view.fingerprint)
         .await
         .unwrap_or_else(|e| panic!("trust: {e}"));
+    id
+}
+
+/// Adds, approves and starts a server, and waits until it runs.
+pub async fn start_trusted(
+    host: &Host,
+    spec: ServerSpec,
+) -> switchboard_core::mcp::supervisor::ServerHandle {
+    let id = add_trusted(host, spec).await;
     let h = host
         .start_server(&id)
         .await
@@ -223,4 +229,30 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Runs the `switchboard` CLI on `data_dir` with `stdin` and extra environment variables.
+pub fn run_cli(
+    data_dir: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(workspace_bin("switchboard"))
+        .args(args)
+        .env("SWITCHBOARD_DATA_DIR", data_dir)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn switchboard: {e}"));
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("wait for switchboard: {e}"))
 }

@@ -124,11 +124,7 @@ async fn older_protocol_versions_are_negotiated_and_unknown_ones_refused() {
             .await;
         assert!(r.is_ok(), "{r:?}");
     }
-    let spec = fake_spec("future", &["--protocol", "2099-01-01"]);
-    let id = spec.id.clone();
-    host.add_server(spec).await.unwrap();
-    let view = host.trust_view(&id).await.unwrap();
-    host.trust_server(&id, &view.fingerprint).await.unwrap();
+    let id = add_trusted(&host, fake_spec("future", &["--protocol", "2099-01-01"])).await;
     let h = host.start_server(&id).await.unwrap();
     let mut last = String::new();
     assert!(

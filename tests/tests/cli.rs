@@ -21,22 +21,7 @@ impl Cli {
     }
 
     fn run_stdin(&self, args: &[&str], stdin: &str) -> Output {
-        use std::io::Write;
-        let mut child = Command::new(workspace_bin("switchboard"))
-            .args(args)
-            .env("SWITCHBOARD_DATA_DIR", self.dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        run_cli(self.dir.path(), args, stdin, &[])
     }
 }
 

@@ -15,16 +15,6 @@ fn failing_check(r: &switchboard_core::host::DoctorReport) -> String {
         .unwrap_or_default()
 }
 
-async fn add_trusted(
-    host: &switchboard_core::host::Host,
-    spec: switchboard_core::config::ServerSpec,
-) {
-    let id = spec.id.clone();
-    host.add_server(spec).await.unwrap();
-    let v = host.trust_view(&id).await.unwrap();
-    host.trust_server(&id, &v.fingerprint).await.unwrap();
-}
-
 #[tokio::test]
 async fn doctor_explains_each_kind_of_failure() {
     let (host, _dir) = test_host().await;

@@ -4,8 +4,7 @@
 //! SE-06).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use switchboard_tests::*;
 
@@ -22,22 +21,7 @@ fn keyring_available() -> bool {
 }
 
 fn run(dir: &std::path::Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(workspace_bin("switchboard"))
-        .args(args)
-        .env("SWITCHBOARD_DATA_DIR", dir)
-        .env("SWITCHBOARD_LOG", "trace")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_cli(dir, args, stdin, &[("SWITCHBOARD_LOG", "trace")])
 }
 
 fn contains(hay: &[u8], needle: &str) -> bool {

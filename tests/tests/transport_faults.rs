@@ -249,11 +249,7 @@ async fn garbage_on_stdout_is_skipped_and_counted() {
 #[tokio::test]
 async fn an_endless_line_closes_the_connection_with_a_clear_error() {
     let (host, _dir) = test_host().await;
-    let spec = fake_spec("endless", &["--mode", "huge-line"]);
-    let id = spec.id.clone();
-    host.add_server(spec).await.unwrap();
-    let view = host.trust_view(&id).await.unwrap();
-    host.trust_server(&id, &view.fingerprint).await.unwrap();
+    let id = add_trusted(&host, fake_spec("endless", &["--mode", "huge-line"])).await;
     let h = host.start_server(&id).await.unwrap();
     // tools/list is answered with an endless line: every start fails, and the breaker trips.
     let mut last = String::new();
@@ -398,19 +394,19 @@ async fn host_secrets_never_reach_the_child_environment() {
 #[tokio::test]
 async fn a_crash_loop_trips_the_breaker_with_the_stderr_tail() {
     let (host, _dir) = test_host().await;
-    let spec = fake_spec(
-        "loop",
-        &[
-            "--mode",
-            "crash-on-init",
-            "--stderr-banner",
-            "boom: missing config",
-        ],
-    );
-    let id = spec.id.clone();
-    host.add_server(spec).await.unwrap();
-    let view = host.trust_view(&id).await.unwrap();
-    host.trust_server(&id, &view.fingerprint).await.unwrap();
+    let id = add_trusted(
+        &host,
+        fake_spec(
+            "loop",
+            &[
+                "--mode",
+                "crash-on-init",
+                "--stderr-banner",
+                "boom: missing config",
+            ],
+        ),
+    )
+    .await;
     let h = host.start_server(&id).await.unwrap();
     let mut watch = h.watch_status();
     let mut starts = 0;

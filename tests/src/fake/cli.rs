@@ -86,7 +86,7 @@ impl Default for Config {
 /// Result of parsing: run with a config, or print help.
 #[derive(Debug)]
 pub enum Parsed {
-    Run(Config),
+    Run(Box<Config>),
     Help,
 }
 
@@ -176,7 +176,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> 
         }
     }
     cfg.init_delay_ms = explicit_delay.or(slow_init).unwrap_or(0);
-    Ok(Parsed::Run(cfg))
+    Ok(Parsed::Run(Box::new(cfg)))
 }
 
 #[cfg(test)]
@@ -186,7 +186,7 @@ mod tests {
 
     fn run(args: &[&str]) -> Result<Config, String> {
         match parse(args.iter().map(|s| s.to_string()))? {
-            Parsed::Run(cfg) => Ok(cfg),
+            Parsed::Run(cfg) => Ok(*cfg),
             Parsed::Help => Err("help".into()),
         }
     }

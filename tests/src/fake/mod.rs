@@ -35,7 +35,7 @@ pub fn run() -> anyhow::Result<()> {
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned());
     let cfg = match cli::parse(args) {
-        Ok(Parsed::Run(cfg)) => cfg,
+        Ok(Parsed::Run(cfg)) => *cfg,
         Ok(Parsed::Help) => {
             let _ = writeln!(std::io::stdout(), "{}", cli::USAGE);
             return Ok(());
