@@ -149,19 +149,16 @@ impl Peers {
             ),
         };
         let conc: Vec<String> = plan.conc.iter().map(ToString::to_string).collect();
-        args.extend(
-            [
-                "--server".into(),
-                server.as_os_str().to_owned(),
-                "--calls".into(),
-                plan.calls.to_string().into(),
-                "--warmup".into(),
-                plan.warmup.to_string().into(),
-                "--conc".into(),
-                conc.join(",").into(),
-            ]
-            .into_iter(),
-        );
+        args.extend([
+            "--server".into(),
+            server.as_os_str().to_owned(),
+            "--calls".into(),
+            plan.calls.to_string().into(),
+            "--warmup".into(),
+            plan.warmup.to_string().into(),
+            "--conc".into(),
+            conc.join(",").into(),
+        ]);
         let child = tokio::process::Command::new(program)
             .args(&args)
             .stdin(Stdio::null())

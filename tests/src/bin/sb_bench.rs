@@ -24,7 +24,7 @@
 //!    concurrent workers that share one counter and each loop "take a number, call, record".
 //!    Every call's latency is timed alone (monotonic clock around the awaited call); p50 and p99
 //!    are nearest-rank percentiles of those; throughput is calls divided by the wall time of
-//!    the level.
+//!    the level. (The raw pipe keeps c requests in flight from its one thread instead.)
 //! 4. Repeat the whole thing `--rounds` times (default 3), the clients interleaved within each
 //!    round so that the machine's noise spreads over all of them; every figure shown is the
 //!    median over the rounds of that figure.
@@ -37,7 +37,7 @@
 //!
 //! ```text
 //! sb-bench [--calls N] [--rounds N] [--warmup N] [--conc 1,16,64] [--only KEY,..]
-//!          [--fake-server PATH] [--out DIR] [--json] [--require-peers]
+//!          [--fake-server PATH] [--workers N] [--out DIR] [--json] [--require-peers]
 //! ```
 //!
 //! `--json` prints the machine-readable report instead of the table. `--out DIR` (or
@@ -82,6 +82,8 @@ usage: sb-bench [options]
                        switchboard, switchboard-conn, ts-sdk, py-sdk
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
+  --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;
+                       default: the multi-thread runtime's default, one per CPU)
   --json               print the JSON report instead of the table
   --require-peers      exit 1 if the TypeScript or Python SDK client cannot be measured
 ";
@@ -97,6 +99,7 @@ struct Args {
     out: Option<PathBuf>,
     json: bool,
     require_peers: bool,
+    workers: Option<usize>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -112,6 +115,7 @@ fn parse_args() -> Result<Option<Args>> {
             .map(PathBuf::from),
         json: false,
         require_peers: false,
+        workers: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -158,6 +162,13 @@ fn parse_args() -> Result<Option<Args>> {
             }
             "--fake-server" => a.fake_server = Some(PathBuf::from(value()?)),
             "--out" => a.out = Some(PathBuf::from(value()?)),
+            "--workers" => {
+                let v = value()?;
+                a.workers = Some(
+                    v.parse()
+                        .map_err(|_| anyhow!("--workers needs a number, not {v:?}"))?,
+                );
+            }
             "--json" => a.json = true,
             "--require-peers" => a.require_peers = true,
             "-h" | "--help" => return Ok(None),
@@ -175,6 +186,7 @@ struct Report<'a> {
     warmup: usize,
     rounds: usize,
     conc: &'a [usize],
+    runtime: &'a str,
     clients: &'a [ClientSummary],
     ratios: &'a [Ratio],
 }
@@ -213,10 +225,24 @@ fn run() -> Result<ExitCode> {
         conc: args.conc.clone(),
     };
     let peers = Peers::locate()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = match args.workers {
+        Some(0) => tokio::runtime::Builder::new_current_thread(),
+        Some(n) => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let rt = builder
         .enable_all()
         .build()
         .context("could not start the tokio runtime")?;
+    let runtime = match args.workers {
+        Some(0) => "tokio current-thread runtime".to_owned(),
+        Some(n) => format!("tokio multi-thread runtime, {n} workers"),
+        None => "tokio multi-thread runtime, default workers (one per CPU)".to_owned(),
+    };
 
     let mut machine = Machine::probe();
     let unknown = || "unknown".to_owned();
@@ -284,8 +310,8 @@ fn run() -> Result<ExitCode> {
     let ratios = report::ratios(&clients);
     let header = format!(
         "sb-bench: echo round trips over stdio, one fake-mcp-server per client; {} calls per \
-         level, warm-up {}, median of {} round(s)\nmachine: {} x {}, {}, {}, kernel {}; {}; node \
-         {}; {}\n",
+         level, warm-up {}, median of {} round(s); Rust clients on a {runtime}\nmachine: {} x {}, \
+         {}, {}, kernel {}; {}; node {}; {}\n",
         plan.calls,
         plan.warmup,
         args.rounds,
@@ -305,6 +331,7 @@ fn run() -> Result<ExitCode> {
         warmup: plan.warmup,
         rounds: args.rounds,
         conc: &plan.conc,
+        runtime: &runtime,
         clients: &clients,
         ratios: &ratios,
     })?;
@@ -371,7 +398,7 @@ fn label(key: &str, version: Option<&str>) -> String {
         "switchboard" => "switchboard-core Host::call_tool".into(),
         "switchboard-conn" => "switchboard-core Connection::call_tool".into(),
         "ts-sdk" => format!("TypeScript SDK{v} (node)"),
-        "py-sdk" => format!("Python SDK mcp{v}"),
+        "py-sdk" => format!("Python SDK (mcp{v})"),
         other => other.into(),
     }
 }

@@ -15,7 +15,7 @@ use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::{
     Arguments, CatalogSnapshot, Progress, PromptResult, ResourceContents, ToolResult,
 };
-use crate::mcp::connection::RequestOptions;
+use crate::mcp::connection::{ProgressSink, RequestOptions};
 use crate::mcp::naming::ToolNames;
 use crate::mcp::McpError;
 
@@ -157,23 +157,21 @@ impl Host {
         let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
         let span =
             tracing::info_span!("tool_call", server = %tool.server, tool = %tool.tool, call_id);
-        // Progress goes to the caller and out as a host event.
-        let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+        // Progress goes to the caller and out as a host event, straight from the reader task:
+        // no channel or task per call on the hot path.
         let events = self.inner.events.clone();
         let caller = opts.progress;
         let (server, tool_name) = (tool.server.clone(), tool.tool.to_string());
-        let forward = tokio::spawn(async move {
-            while let Some(p) = rx.recv().await {
-                if let Some(c) = &caller {
-                    let _ = c.send(p.clone());
-                }
-                let _ = events.send(HostEvent::Progress {
-                    server: server.clone(),
-                    tool: tool_name.clone(),
-                    call_id,
-                    progress: p,
-                });
+        let sink: ProgressSink = Arc::new(move |p: Progress| {
+            if let Some(c) = &caller {
+                let _ = c.send(p.clone());
             }
+            let _ = events.send(HostEvent::Progress {
+                server: server.clone(),
+                tool: tool_name.clone(),
+                call_id,
+                progress: p,
+            });
         });
         let result = conn
             .call_tool(
@@ -182,12 +180,11 @@ impl Host {
                 RequestOptions {
                     timeout: None,
                     cancel: opts.cancel,
-                    progress: Some(tx),
+                    progress: Some(sink),
                 },
             )
             .instrument(span)
             .await;
-        let _ = forward.await;
         Ok(result?)
     }
 

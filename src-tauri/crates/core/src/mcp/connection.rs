@@ -73,7 +73,11 @@ pub enum ServerSignal {
     },
 }
 
-type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>>;
+/// Receives a request's progress notifications, called on the connection's reader task: keep
+/// it quick (send on a channel, publish an event).
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
 
 /// Our side of the session: identifies us and routes what the server sends.
 struct Handler {
@@ -119,8 +123,8 @@ impl ClientHandler for Handler {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&params.progress_token)
             .cloned();
-        if let Some(tx) = route {
-            let _ = tx.send(Progress {
+        if let Some(sink) = route {
+            sink(Progress {
                 progress: params.progress,
                 total: params.total,
                 message: params.message,
@@ -391,14 +395,14 @@ pub enum Endpoint {
 }
 
 /// Options for one request.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct RequestOptions {
     /// Give up after this long without a response (progress resets it, up to 10x overall).
     pub timeout: Option<Duration>,
     /// Cancels the request; the server is told with `notifications/cancelled`.
     pub cancel: Option<CancellationToken>,
     /// Where progress notifications for this request go.
-    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    pub progress: Option<ProgressSink>,
 }
 
 /// How to connect.
@@ -412,6 +416,16 @@ pub struct ConnectOptions {
     pub signals: mpsc::Sender<ServerSignal>,
     /// Answers elicitation requests; `None` declares no elicitation capability.
     pub elicitation: Option<ElicitationHandler>,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// A connected, initialized MCP session.
@@ -664,16 +678,25 @@ impl Connection {
         }
     }
 
-    async fn request(
+    /// A request given as its JSON shape, for the cold paths (lists, reads, prompts).
+    async fn request_json(
         &self,
         request: Value,
+        opts: RequestOptions,
+    ) -> Result<ServerResult, McpError> {
+        let request: ClientRequest = from_json(request)?;
+        self.request(request, opts).await
+    }
+
+    async fn request(
+        &self,
+        request: ClientRequest,
         opts: RequestOptions,
     ) -> Result<ServerResult, McpError> {
         if self.is_closed() {
             return Err(McpError::Disconnected(self.closed().await));
         }
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
-        let request: ClientRequest = from_json(request)?;
         let mut options = PeerRequestOptions::with_timeout(timeout);
         options.reset_timeout_on_progress = true;
         options.max_total_timeout = Some(timeout.saturating_mul(10));
@@ -683,11 +706,12 @@ impl Connection {
             .await
             .map_err(|e| map_service_error(e, timeout))?;
         let token = handle.progress_token.clone();
-        if let Some(tx) = opts.progress {
+        let routed = opts.progress.is_some();
+        if let Some(sink) = opts.progress {
             self.progress
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(token.clone(), tx);
+                .insert(token.clone(), sink);
         }
         let id = handle.id.clone();
         let cancel = opts.cancel.unwrap_or_default();
@@ -708,10 +732,12 @@ impl Connection {
             // even if the loop is slow to notice (RL-05).
             why = closed => Err(McpError::Disconnected(why)),
         };
-        self.progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&token);
+        if routed {
+            self.progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&token);
+        }
         outcome
     }
 
@@ -722,12 +748,12 @@ impl Connection {
         arguments: Arguments,
         opts: RequestOptions,
     ) -> Result<ToolResult, McpError> {
-        let r = self
-            .request(
-                json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-                opts,
-            )
-            .await?;
+        // Built typed: this is the hot path, and rmcp's untagged request enum is slow to
+        // deserialize into.
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+            rmcp::model::CallToolRequestParams::new(name.to_owned()).with_arguments(arguments),
+        ));
+        let r = self.request(request, opts).await?;
         match r {
             ServerResult::CallToolResult(r) => convert("tool result", r),
             other => Err(unexpected(&other)),
@@ -747,7 +773,7 @@ impl Connection {
                 None => json!({}),
             };
             let r = self
-                .request(
+                .request_json(
                     json!({"method": method, "params": params}),
                     RequestOptions::default(),
                 )
@@ -797,7 +823,7 @@ impl Connection {
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
         let r = self
-            .request(
+            .request_json(
                 json!({"method": "resources/read", "params": {"uri": uri}}),
                 RequestOptions::default(),
             )
@@ -819,7 +845,7 @@ impl Connection {
         arguments: &HashMap<String, String>,
     ) -> Result<PromptResult, McpError> {
         let r = self
-            .request(
+            .request_json(
                 json!({"method": "prompts/get", "params": {"name": name, "arguments": arguments}}),
                 RequestOptions::default(),
             )
@@ -838,7 +864,7 @@ impl Connection {
         value: &str,
     ) -> Result<Vec<String>, McpError> {
         let r = self
-            .request(
+            .request_json(
                 json!({"method": "completion/complete", "params": {
                     "ref": {"type": "ref/prompt", "name": prompt},
                     "argument": {"name": argument, "value": value},
@@ -859,7 +885,7 @@ impl Connection {
 
     /// Sends `ping`.
     pub async fn ping(&self) -> Result<(), McpError> {
-        self.request(json!({"method": "ping"}), RequestOptions::default())
+        self.request_json(json!({"method": "ping"}), RequestOptions::default())
             .await
             .map(|_| ())
     }

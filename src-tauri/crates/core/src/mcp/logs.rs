@@ -30,7 +30,7 @@ pub const TRACE_ENTRIES: usize = 2000;
 pub const TRACE_BODY: usize = 4 * 1024;
 
 /// Which way a message went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Host to server.
@@ -60,13 +60,32 @@ pub struct TraceEntry {
     pub body: String,
 }
 
+/// A trace entry as recorded on the hot path: a timestamp and the (cut, redacted) text. Ids,
+/// methods and durations are worked out only when someone reads the trace, so recording costs
+/// one copy of at most [`TRACE_BODY`] bytes per message.
+#[derive(Debug)]
+struct Raw {
+    at_ms: i64,
+    at: Instant,
+    direction: Direction,
+    body: String,
+    /// Parsed up front only for messages too long to parse from the cut body.
+    peek: Option<Peeked>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Peeked {
+    id: Option<String>,
+    method: Option<String>,
+    is_error: bool,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     stderr: VecDeque<String>,
     stderr_bytes: usize,
     stderr_total_lines: u64,
-    trace: VecDeque<TraceEntry>,
-    in_flight: HashMap<String, Instant>,
+    trace: VecDeque<Raw>,
     skipped_lines: u64,
 }
 
@@ -87,6 +106,20 @@ struct Peek {
     method: Option<String>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
+}
+
+fn peek(raw: &str) -> Peeked {
+    match serde_json::from_str::<Peek>(raw) {
+        Ok(p) => Peeked {
+            id: p.id.map(|v| match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            }),
+            method: p.method,
+            is_error: p.error.is_some(),
+        },
+        Err(_) => Peeked::default(),
+    }
 }
 
 fn cut(s: &str, max: usize) -> String {
@@ -148,47 +181,20 @@ impl ServerLogs {
 
     /// Records a protocol message as it went over the wire.
     pub fn record(&self, direction: Direction, raw: &str) {
-        let peek: Option<Peek> = serde_json::from_str(raw).ok();
-        let (id, method, is_error) = match &peek {
-            Some(p) => (
-                p.id.as_ref().map(|v| match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                }),
-                p.method.clone(),
-                p.error.is_some(),
-            ),
-            None => (None, None, false),
-        };
+        let peek = (raw.len() > TRACE_BODY).then(|| peek(raw));
         let body = self.redact(&cut(raw, TRACE_BODY));
-        let now = Instant::now();
-        let mut g = lock(&self.inner);
-        let duration_ms = match (&id, method.is_some(), direction) {
-            (Some(i), true, Direction::Out) | (Some(i), true, Direction::In) => {
-                if g.in_flight.len() < 10_000 {
-                    g.in_flight.insert(format!("{direction:?}:{i}"), now);
-                }
-                None
-            }
-            (Some(i), false, Direction::In) => g
-                .in_flight
-                .remove(&format!("Out:{i}"))
-                .map(|t| now.duration_since(t).as_secs_f64() * 1000.0),
-            (Some(i), false, Direction::Out) => g
-                .in_flight
-                .remove(&format!("In:{i}"))
-                .map(|t| now.duration_since(t).as_secs_f64() * 1000.0),
-            _ => None,
-        };
-        g.trace.push_back(TraceEntry {
+        self.push(Raw {
             at_ms: crate::store::now_ms(),
+            at: Instant::now(),
             direction,
-            method,
-            id,
-            duration_ms,
-            is_error,
             body,
+            peek,
         });
+    }
+
+    fn push(&self, raw: Raw) {
+        let mut g = lock(&self.inner);
+        g.trace.push_back(raw);
         if g.trace.len() > TRACE_ENTRIES {
             g.trace.pop_front();
         }
@@ -196,23 +202,16 @@ impl ServerLogs {
 
     /// Records something the host noticed about the stream.
     pub fn note(&self, text: &str) {
-        let body = self.redact(text);
-        let mut g = lock(&self.inner);
         if text.starts_with("skipped") {
-            g.skipped_lines += 1;
+            lock(&self.inner).skipped_lines += 1;
         }
-        g.trace.push_back(TraceEntry {
+        self.push(Raw {
             at_ms: crate::store::now_ms(),
+            at: Instant::now(),
             direction: Direction::Note,
-            method: None,
-            id: None,
-            duration_ms: None,
-            is_error: false,
-            body,
+            body: self.redact(text),
+            peek: Some(Peeked::default()),
         });
-        if g.trace.len() > TRACE_ENTRIES {
-            g.trace.pop_front();
-        }
     }
 
     /// The newest `n` stderr lines.
@@ -222,9 +221,38 @@ impl ServerLogs {
         g.stderr.iter().skip(skip).cloned().collect()
     }
 
-    /// The whole protocol trace kept.
+    /// The whole protocol trace kept, with request/response pairs timed.
     pub fn trace(&self) -> Vec<TraceEntry> {
-        lock(&self.inner).trace.iter().cloned().collect()
+        let g = lock(&self.inner);
+        let mut sent: HashMap<(Direction, String), Instant> = HashMap::new();
+        let mut out = Vec::with_capacity(g.trace.len());
+        for r in &g.trace {
+            let p = r.peek.clone().unwrap_or_else(|| peek(&r.body));
+            let mut duration_ms = None;
+            if let Some(id) = &p.id {
+                if p.method.is_some() {
+                    sent.insert((r.direction, id.clone()), r.at);
+                } else {
+                    let asked_by = match r.direction {
+                        Direction::In => Direction::Out,
+                        _ => Direction::In,
+                    };
+                    duration_ms = sent
+                        .remove(&(asked_by, id.clone()))
+                        .map(|t| r.at.duration_since(t).as_secs_f64() * 1000.0);
+                }
+            }
+            out.push(TraceEntry {
+                at_ms: r.at_ms,
+                direction: r.direction,
+                method: p.method,
+                id: p.id,
+                duration_ms,
+                is_error: p.is_error,
+                body: r.body.clone(),
+            });
+        }
+        out
     }
 
     /// Bytes of stderr currently held (bounded by [`STDERR_BUDGET`]).
@@ -247,13 +275,8 @@ impl ServerLogs {
         let Some(dir) = &self.dir else {
             return;
         };
-        let (stderr, trace) = {
-            let g = lock(&self.inner);
-            (
-                g.stderr.iter().cloned().collect::<Vec<_>>(),
-                g.trace.iter().cloned().collect::<Vec<_>>(),
-            )
-        };
+        let stderr = lock(&self.inner).stderr.iter().cloned().collect::<Vec<_>>();
+        let trace = self.trace();
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;
             let mut s = stderr.join("\n");
