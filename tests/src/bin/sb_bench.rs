@@ -191,6 +191,11 @@ struct Report<'a> {
     ratios: &'a [Ratio],
 }
 
+/// The same allocator as the `switchboard` and desktop binaries, so the Rust rows measure what
+/// ships.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,

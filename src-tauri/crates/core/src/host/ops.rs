@@ -119,8 +119,15 @@ impl Host {
         arguments: Arguments,
         opts: CallOptions,
     ) -> Result<ToolResult, HostError> {
-        let handle = self.running(&tool.server)?;
-        let catalog = handle.catalog();
+        // Take what the call needs under the map's lock instead of cloning the whole handle.
+        let (catalog, conn) = {
+            let map = self.inner.servers();
+            let handle = map.get(&tool.server).ok_or_else(|| McpError::NotRunning {
+                server: tool.server.clone(),
+                status: "not started".into(),
+            })?;
+            (handle.catalog(), handle.connection())
+        };
         let Some(validator) = catalog.validators.0.get(&*tool.tool) else {
             return Err(McpError::UnknownTool {
                 server: tool.server.clone(),
@@ -153,7 +160,7 @@ impl Host {
                 McpError::Protocol("internal: arguments stopped being an object".into()).into(),
             );
         };
-        let conn = handle.connection()?;
+        let conn = conn?;
         let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
         let span =
             tracing::info_span!("tool_call", server = %tool.server, tool = %tool.tool, call_id);
@@ -161,14 +168,14 @@ impl Host {
         // no channel or task per call on the hot path.
         let events = self.inner.events.clone();
         let caller = opts.progress;
-        let (server, tool_name) = (tool.server.clone(), tool.tool.to_string());
+        let what = tool.clone();
         let sink: ProgressSink = Arc::new(move |p: Progress| {
             if let Some(c) = &caller {
                 let _ = c.send(p.clone());
             }
             let _ = events.send(HostEvent::Progress {
-                server: server.clone(),
-                tool: tool_name.clone(),
+                server: what.server.clone(),
+                tool: what.tool.to_string(),
                 call_id,
                 progress: p,
             });
