@@ -134,7 +134,15 @@ impl SearchPath {
 /// both PATHs named, which `doctor` explains.
 pub fn probe_login_shell_path() -> Vec<PathBuf> {
     let shell = std::env::var_os("SHELL").unwrap_or_else(|| OsString::from("/bin/sh"));
-    let mut cmd = std::process::Command::new(&shell);
+    probe_shell_path(Path::new(&shell))
+}
+
+/// Asks `shell` (run as a login shell) for its PATH; see [`probe_login_shell_path`].
+pub fn probe_shell_path(shell: &Path) -> Vec<PathBuf> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(shell);
+    // Its own process group, so a start-up file that hangs is killed with everything it ran.
+    cmd.process_group(0);
     cmd.args(["-l", "-c", "printf '__SBPATH__%s__SBPATH__' \"$PATH\""])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -150,7 +158,12 @@ pub fn probe_login_shell_path() -> Vec<PathBuf> {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             _ => {
-                let _ = child.kill();
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
                 let _ = child.wait();
                 return Vec::new();
             }
@@ -481,6 +494,34 @@ mod tests {
             resolve_program("mytool", a.path(), &search).unwrap(),
             (exe, Resolution::LoginShellPath)
         );
+    }
+
+    #[test]
+    fn login_shell_probe_reads_path_between_markers_and_survives_noise() {
+        let d = tempfile::tempdir().unwrap();
+        // A "shell" whose start-up files print noise and set a PATH the app does not have.
+        let shell = make_exe(d.path(), "fake-shell");
+        std::fs::write(
+            &shell,
+            "#!/bin/sh\necho 'welcome banner'\nPATH=/opt/homebrew/bin:relative/dir:/usr/local/bin\nexport PATH\neval \"$3\"\n",
+        )
+        .unwrap();
+        let got = probe_shell_path(&shell);
+        assert_eq!(
+            got,
+            vec![
+                PathBuf::from("/opt/homebrew/bin"),
+                PathBuf::from("/usr/local/bin")
+            ],
+            "relative entries are dropped"
+        );
+        // A shell that hangs is abandoned after the timeout with nothing found.
+        let slow = make_exe(d.path(), "slow-shell");
+        std::fs::write(&slow, "#!/bin/sh\nsleep 30\n").unwrap();
+        let started = std::time::Instant::now();
+        assert!(probe_shell_path(&slow).is_empty());
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(probe_shell_path(Path::new("/nonexistent/shell")).is_empty());
     }
 
     #[test]
