@@ -87,6 +87,8 @@ test: deps lint test-rust conformance
 # A private D-Bus session with a fresh, unlocked GNOME Keyring (scripts/with-keyring.sh), so tests
 # that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret Service and never a user's keyring.
 test-rust: deps
+	@echo "==> test-rust: cargo build --workspace --all-targets (the CLI tests run target/debug/switchboard)"
+	$(CARGO_BUILD)
 	@echo "==> test-rust: dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
 	@$(TOOL_ENV) SWITCHBOARD_TEST_KEYRING=1 SWITCHBOARD_REQUIRE_PEERS=1 NO_AT_BRIDGE=1 \
 		dbus-run-session -- scripts/with-keyring.sh \
