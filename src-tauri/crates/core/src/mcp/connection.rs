@@ -186,7 +186,12 @@ impl ClientHandler for Handler {
 
 /// A stdio transport over a child's pipes with a capped line reader.
 struct StdioTransport {
-    stdin: Arc<tokio::sync::Mutex<Option<tokio::process::ChildStdin>>>,
+    /// The child's stdin behind a buffer. Writers coalesce: the last of the senders queued on
+    /// the lock flushes, so under load one `write` carries many messages, while a lone message
+    /// is flushed at once (no extra task hop on the latency path).
+    stdin: Arc<tokio::sync::Mutex<Option<tokio::io::BufWriter<tokio::process::ChildStdin>>>>,
+    /// Senders that have a line to write and have not written it yet.
+    pending: Arc<std::sync::atomic::AtomicUsize>,
     incoming: mpsc::Receiver<ServerJsonRpcMessage>,
     logs: ServerLogs,
 }
@@ -239,7 +244,10 @@ impl StdioTransport {
         let stderr_logs = logs.clone();
         tokio::spawn(drain_stderr(pipes.stderr, stderr_logs));
         Self {
-            stdin: Arc::new(tokio::sync::Mutex::new(Some(pipes.stdin))),
+            stdin: Arc::new(tokio::sync::Mutex::new(Some(
+                tokio::io::BufWriter::with_capacity(64 * 1024, pipes.stdin),
+            ))),
+            pending: Arc::default(),
             incoming,
             logs,
         }
@@ -308,18 +316,31 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: ClientJsonRpcMessage,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        use std::sync::atomic::Ordering;
         let stdin = self.stdin.clone();
+        let pending = self.pending.clone();
         let logs = self.logs.clone();
         async move {
             let mut line = serde_json::to_string(&item).map_err(std::io::Error::other)?;
             logs.record(Direction::Out, &line);
             line.push('\n');
+            pending.fetch_add(1, Ordering::AcqRel);
             let mut guard = stdin.lock().await;
-            let pipe = guard.as_mut().ok_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin closed")
-            })?;
-            pipe.write_all(line.as_bytes()).await?;
-            pipe.flush().await
+            let written = match guard.as_mut() {
+                Some(pipe) => pipe.write_all(line.as_bytes()).await,
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "stdin closed",
+                )),
+            };
+            // Whoever leaves the count at zero flushes for everyone written before it; a sender
+            // still waiting for the lock will flush after writing its own line.
+            let last = pending.fetch_sub(1, Ordering::AcqRel) == 1;
+            written?;
+            match guard.as_mut() {
+                Some(pipe) if last => pipe.flush().await,
+                _ => Ok(()),
+            }
         }
     }
 
