@@ -43,7 +43,7 @@ TOOL_ENV := \
 ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help deps run build lint fmt test test-rust conformance bench clean distclean
+.PHONY: help deps run build lint fmt test test-rust conformance bench bindings clean distclean
 
 help:
 	@echo "Switchboard make targets:"
@@ -55,6 +55,7 @@ help:
 	@echo "  make fmt          cargo fmt --all"
 	@echo "  make test-rust    cargo test --workspace against a throwaway real keyring"
 	@echo "  make conformance  the official MCP conformance suite against conformance-client"
+	@echo "  make bindings     regenerate ui/src/ipc/bindings.ts from the Rust IPC types"
 	@echo "  make bench        release build of sb-bench and a benchmark run (results in tests/results/bench)"
 	@echo "  make clean        cargo clean and test results;  make distclean  also .tools and node_modules"
 
@@ -108,6 +109,10 @@ bench: deps
 	@mkdir -p tests/results/bench
 	@$(TOOL_ENV) SWITCHBOARD_BENCH_OUT="$(ROOT)/tests/results/bench" \
 		"$(ROOT)/target/release/sb-bench" $(BENCH_ARGS)
+
+# Regenerate ui/src/ipc/bindings.ts from the Rust IPC types (CI fails when it is stale).
+bindings:
+	SWITCHBOARD_WRITE_BINDINGS=1 $(CARGO) test --workspace $(CARGO_FEATURES) bindings_are_current
 
 clean:
 	@echo "==> clean: cargo clean, tests/results"

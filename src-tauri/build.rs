@@ -1,8 +1,24 @@
 //! Build script for the desktop shell: Tauri's codegen, with capabilities kept under
-//! `src-tauri/` although `tauri.conf.json` sits at the repository root.
+//! `src-tauri/` although `tauri.conf.json` sits at the repository root. Every app command is
+//! declared here so Tauri generates an `allow-*` permission for it, and the capability grants
+//! them one by one (TA-01).
+
+/// The app's IPC commands; keep in sync with `ipc::specta_builder` (a unit test checks it).
+const COMMANDS: &[&str] = &[
+    "list_servers",
+    "trust_view",
+    "approve_server",
+    "start_server",
+    "stop_server",
+    "set_server_enabled",
+    "remove_server",
+];
+
 fn main() {
     tauri_build::try_build(
-        tauri_build::Attributes::new().capabilities_path_pattern("./src-tauri/capabilities/**/*"),
+        tauri_build::Attributes::new()
+            .capabilities_path_pattern("./src-tauri/capabilities/**/*")
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
     )
     .unwrap_or_else(|e| panic!("tauri build step failed: {e:#}"));
 }

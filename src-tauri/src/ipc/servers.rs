@@ -1,0 +1,228 @@
+//! Server commands: list, review and approve the launch plan, start, stop, enable, remove.
+
+use serde::Serialize;
+use specta::Type;
+use switchboard_core::config::TransportSpec;
+use switchboard_core::host::{Host, TrustState};
+use switchboard_core::mcp::supervisor::ServerStatus;
+use tauri::State;
+
+use super::IpcError;
+
+/// How a server is reached.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// A local child process.
+    Stdio,
+    /// A remote Streamable HTTP endpoint.
+    Http,
+}
+
+/// A server's lifecycle state, for badges.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusKind {
+    /// Not running.
+    Stopped,
+    /// Waiting for the user to approve its launch plan.
+    NeedsTrust,
+    /// Connecting.
+    Starting,
+    /// Connected.
+    Running,
+    /// Waiting before a restart.
+    Backoff,
+    /// Given up until the user acts.
+    Failed,
+}
+
+/// A server's status as the UI shows it.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct StatusDto {
+    /// The state.
+    pub kind: StatusKind,
+    /// One sentence describing it (reason, countdown target, protocol).
+    pub detail: String,
+    /// Tools offered, when running.
+    pub tools: Option<u32>,
+    /// When the next restart happens (ms since the Unix epoch), in backoff.
+    pub retry_at_ms: Option<f64>,
+    /// The newest stderr lines, when failed.
+    pub stderr_tail: Vec<String>,
+}
+
+impl From<&ServerStatus> for StatusDto {
+    fn from(s: &ServerStatus) -> Self {
+        let (kind, tools, retry_at_ms, stderr_tail) = match s {
+            ServerStatus::Stopped => (StatusKind::Stopped, None, None, vec![]),
+            ServerStatus::NeedsTrust { .. } => (StatusKind::NeedsTrust, None, None, vec![]),
+            ServerStatus::Starting { .. } => (StatusKind::Starting, None, None, vec![]),
+            ServerStatus::Running { tools, .. } => {
+                (StatusKind::Running, Some(*tools as u32), None, vec![])
+            }
+            ServerStatus::Backoff { retry_at_ms, .. } => {
+                (StatusKind::Backoff, None, Some(*retry_at_ms as f64), vec![])
+            }
+            ServerStatus::Failed { stderr_tail, .. } => {
+                (StatusKind::Failed, None, None, stderr_tail.clone())
+            }
+        };
+        Self {
+            kind,
+            detail: s.to_string(),
+            tools,
+            retry_at_ms,
+            stderr_tail,
+        }
+    }
+}
+
+/// One row of the servers page.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ServerRow {
+    /// The server's name.
+    pub name: String,
+    /// How it is reached.
+    pub transport: TransportKind,
+    /// The command line or URL, escaped for display.
+    pub summary: String,
+    /// Whether it should run.
+    pub enabled: bool,
+    /// Its approval state.
+    pub trust: TrustStateDto,
+    /// Its status.
+    pub status: StatusDto,
+}
+
+/// Approval state of a launch plan.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustStateDto {
+    /// Approved and unchanged.
+    Trusted,
+    /// Never approved.
+    NotApproved,
+    /// Changed since approval.
+    Changed,
+    /// Remote: nothing runs locally.
+    NotRequired,
+    /// The command cannot be resolved (see doctor).
+    Unresolvable,
+}
+
+impl From<TrustState> for TrustStateDto {
+    fn from(t: TrustState) -> Self {
+        match t {
+            TrustState::Trusted => Self::Trusted,
+            TrustState::NotApproved => Self::NotApproved,
+            TrustState::Changed => Self::Changed,
+            TrustState::NotRequired => Self::NotRequired,
+        }
+    }
+}
+
+/// What the trust dialog shows (SP-01): labelled, escaped, untruncated lines.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct TrustViewDto {
+    /// The server.
+    pub name: String,
+    /// (label, value) pairs.
+    pub lines: Vec<(String, String)>,
+    /// Dangerous patterns found (SP-02).
+    pub warnings: Vec<String>,
+    /// The fingerprint to send back with the approval.
+    pub fingerprint: String,
+    /// The current state.
+    pub state: TrustStateDto,
+}
+
+/// Every configured server with its live status.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcError> {
+    let mut rows = Vec::new();
+    for v in host.list_servers().await? {
+        let trust = match host.trust_view(&v.spec.id).await {
+            Ok(t) => t.state.into(),
+            Err(_) => TrustStateDto::Unresolvable,
+        };
+        rows.push(ServerRow {
+            name: v.spec.id.to_string(),
+            transport: match v.spec.transport {
+                TransportSpec::Stdio(_) => TransportKind::Stdio,
+                TransportSpec::Http(_) => TransportKind::Http,
+            },
+            summary: v.spec.summary(),
+            enabled: v.spec.enabled,
+            trust,
+            status: (&v.status).into(),
+        });
+    }
+    Ok(rows)
+}
+
+/// The launch plan to review before approving.
+#[tauri::command]
+#[specta::specta]
+pub async fn trust_view(host: State<'_, Host>, name: String) -> Result<TrustViewDto, IpcError> {
+    let v = host.trust_view(&Host::server_id(&name)?).await?;
+    Ok(TrustViewDto {
+        name,
+        lines: v.lines,
+        warnings: v.warnings,
+        fingerprint: v.fingerprint.0,
+        state: v.state.into(),
+    })
+}
+
+/// Approves exactly the plan with `fingerprint` and starts the server.
+#[tauri::command]
+#[specta::specta]
+pub async fn approve_server(
+    host: State<'_, Host>,
+    name: String,
+    fingerprint: String,
+) -> Result<(), IpcError> {
+    let id = Host::server_id(&name)?;
+    let fp = switchboard_core::config::launch::Fingerprint(fingerprint);
+    host.trust_server(&id, &fp).await?;
+    host.start_server(&id).await?;
+    Ok(())
+}
+
+/// Starts (or restarts) a server.
+#[tauri::command]
+#[specta::specta]
+pub async fn start_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
+    host.start_server(&Host::server_id(&name)?).await?;
+    Ok(())
+}
+
+/// Stops a server and its process tree.
+#[tauri::command]
+#[specta::specta]
+pub async fn stop_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
+    host.stop_server(&Host::server_id(&name)?).await?;
+    Ok(())
+}
+
+/// Enables or disables a server.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_server_enabled(
+    host: State<'_, Host>,
+    name: String,
+    enabled: bool,
+) -> Result<(), IpcError> {
+    host.set_enabled(&Host::server_id(&name)?, enabled).await?;
+    Ok(())
+}
+
+/// Removes a server, its approval and its saved logs.
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
+    host.remove_server(&Host::server_id(&name)?).await?;
+    Ok(())
+}
