@@ -43,12 +43,13 @@ TOOL_ENV := \
 ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: help deps run build lint fmt test test-rust conformance bench bindings clean distclean
+.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench bindings clean distclean
 
 help:
 	@echo "Switchboard make targets:"
 	@echo "  make run          deps, build and start the desktop app (under Xvfb when there is no display)"
-	@echo "  make test         deps + lint + test-rust + conformance (what CI runs)"
+	@echo "  make test         deps + lint + ui-test + test-rust + conformance (what CI runs)"
+	@echo "  make ui           build the web view into ui/dist;  make ui-test  its unit tests (vitest)"
 	@echo "  make deps         install missing system packages and local tools (idempotent)"
 	@echo "  make build        cargo build --workspace --all-targets"
 	@echo "  make lint         cargo fmt --check and clippy -D warnings"
@@ -63,17 +64,28 @@ deps:
 	@echo "==> deps"
 	@scripts/deps.sh
 
-run: deps
+# The web view: TypeScript + Vite into ui/dist, which the desktop crate embeds at compile time,
+# so every cargo step that builds switchboard-desktop depends on it. Node 22 from .tools.
+ui: deps
+	@echo "==> ui: npm install + vite build (ui/dist)"
+	@cd ui && PATH="$(NODE22_BIN):$$PATH" npm install --no-audit --no-fund --loglevel=error
+	@cd ui && PATH="$(NODE22_BIN):$$PATH" npm run --silent build
+
+ui-test: ui
+	@echo "==> ui-test: vitest"
+	@cd ui && PATH="$(NODE22_BIN):$$PATH" npm test --silent
+
+run: deps ui
 	@echo "==> build: cargo build --workspace --all-targets (includes switchboard-desktop)"
 	$(CARGO_BUILD)
 	@echo "==> run: target/debug/switchboard-desktop"
 	@scripts/run-desktop.sh "$(ROOT)/target/debug/switchboard-desktop" $(ARGS)
 
-build: deps
+build: deps ui
 	@echo "==> build: cargo build --workspace --all-targets"
 	$(CARGO_BUILD)
 
-lint: deps
+lint: deps ui
 	@echo "==> lint: cargo fmt --all --check"
 	$(CARGO) fmt --all --check
 	@echo "==> lint: cargo clippy --workspace --all-targets -- -D warnings"
@@ -83,11 +95,11 @@ fmt:
 	$(CARGO) fmt --all
 
 # No trailing message: the last line of `make test` stays conformance's "N passed, M failed".
-test: deps lint test-rust conformance
+test: deps lint ui-test test-rust conformance
 
 # A private D-Bus session with a fresh, unlocked GNOME Keyring (scripts/with-keyring.sh), so tests
 # that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret Service and never a user's keyring.
-test-rust: deps
+test-rust: deps ui
 	@echo "==> test-rust: cargo build --workspace --all-targets (the CLI tests run target/debug/switchboard)"
 	$(CARGO_BUILD)
 	@echo "==> test-rust: dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
@@ -95,14 +107,14 @@ test-rust: deps
 		dbus-run-session -- scripts/with-keyring.sh \
 		$(CARGO) test --workspace $(CARGO_FEATURES)
 
-conformance: deps
+conformance: deps ui
 	@echo "==> conformance: cargo build --workspace --all-targets (includes conformance-client)"
 	$(CARGO_BUILD)
 	@echo "==> conformance: tests/conformance/run.sh"
 	@$(TOOL_ENV) CONFORMANCE_NODE="$(NODE22_BIN)/node" tests/conformance/run.sh
 
 # Release artifacts serve only the benchmarks, so this one selection is their own.
-bench: deps
+bench: deps ui
 	@echo "==> bench: cargo build --release -p switchboard-tests --bins"
 	$(CARGO) build --release -p switchboard-tests --bins $(CARGO_FEATURES)
 	@echo "==> bench: target/release/sb-bench $(BENCH_ARGS)"
@@ -111,7 +123,7 @@ bench: deps
 		"$(ROOT)/target/release/sb-bench" $(BENCH_ARGS)
 
 # Regenerate ui/src/ipc/bindings.ts from the Rust IPC types (CI fails when it is stale).
-bindings:
+bindings: ui
 	SWITCHBOARD_WRITE_BINDINGS=1 $(CARGO) test --workspace $(CARGO_FEATURES) bindings_are_current
 
 clean:
@@ -120,5 +132,5 @@ clean:
 	rm -rf tests/results
 
 distclean: clean
-	@echo "==> distclean: .tools, tests/npm/node_modules"
-	rm -rf .tools tests/npm/node_modules
+	@echo "==> distclean: .tools, tests/npm/node_modules, ui/node_modules, ui/dist"
+	rm -rf .tools tests/npm/node_modules ui/node_modules ui/dist

@@ -146,7 +146,10 @@ mod tests {
             );
         }
         let caps: serde_json::Value = serde_json::from_str(caps).unwrap();
-        assert!(caps.get("remote").is_none(), "the capability allows remote URLs");
+        assert!(
+            caps.get("remote").is_none(),
+            "the capability allows remote URLs"
+        );
         for p in caps["permissions"].as_array().unwrap() {
             let p = p.as_str().unwrap_or_default();
             for banned in ["shell:", "fs:", "sql:", "http:", "opener:"] {

@@ -170,7 +170,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             headers: parse_pairs(&a.headers, "header")?,
         }),
         (None, Some((command, args))) => TransportSpec::Stdio(StdioSpec {
-            command: command.clone(),
+            command: absolutize(command)?,
             args: args.to_vec(),
             env: parse_pairs(&a.env, "environment variable")?,
             cwd: a.cwd,
@@ -202,6 +202,20 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A relative path typed on the command line means "relative to where I am", so it is made
+/// absolute now, visibly, rather than resolved later against the server's working directory.
+/// Bare names (`npx`) stay bare and are looked up on PATH at each start.
+fn absolutize(command: &str) -> anyhow::Result<String> {
+    let p = std::path::Path::new(command);
+    if !command.contains('/') || p.is_absolute() {
+        return Ok(command.to_owned());
+    }
+    let abs = std::env::current_dir()
+        .context("could not read the current directory to resolve the command path")?
+        .join(p);
+    Ok(abs.to_string_lossy().into_owned())
 }
 
 async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {

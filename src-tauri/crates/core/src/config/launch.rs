@@ -92,6 +92,12 @@ pub enum ResolveError {
         /// How many directories were searched.
         searched: usize,
     },
+    /// Nothing exists at the configured path.
+    #[error("{path} does not exist")]
+    Missing {
+        /// The path.
+        path: PathBuf,
+    },
     /// The path exists but cannot be executed.
     #[error("{path} exists but is not an executable file")]
     NotExecutable {
@@ -202,6 +208,8 @@ pub fn resolve_program(
     let check = |p: PathBuf, how: Resolution| {
         if is_executable_file(&p) {
             Ok((p, how))
+        } else if !p.exists() {
+            Err(ResolveError::Missing { path: p })
         } else {
             Err(ResolveError::NotExecutable { path: p })
         }

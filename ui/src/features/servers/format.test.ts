@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { sortRows, statusBadge, trustLabel } from "./format";
+import type { ServerRow_Serialize as ServerRow, StatusDto_Serialize as StatusDto } from "../../ipc/bindings";
+
+const status = (kind: StatusDto["kind"], extra: Partial<StatusDto> = {}): StatusDto => ({
+  kind,
+  detail: "",
+  tools: null,
+  retry_at_ms: null,
+  stderr_tail: [],
+  ...extra,
+});
+
+describe("statusBadge", () => {
+  it("counts tools when running", () => {
+    expect(statusBadge(status("running", { tools: 14 }), 0)).toEqual({ label: "running · 14 tools", tone: "ok" });
+  });
+  it("counts down a backoff and never goes negative", () => {
+    expect(statusBadge(status("backoff", { retry_at_ms: 5_500 }), 1_000).label).toBe("restarting in 5s");
+    expect(statusBadge(status("backoff", { retry_at_ms: 0 }), 9_000).label).toBe("restarting in 0s");
+  });
+  it("flags approval and failure", () => {
+    expect(statusBadge(status("needs_trust"), 0).tone).toBe("warn");
+    expect(statusBadge(status("failed"), 0).tone).toBe("bad");
+  });
+});
+
+describe("trustLabel", () => {
+  it("explains what to do", () => {
+    expect(trustLabel("changed")).toMatch(/changed/);
+    expect(trustLabel("trusted")).toBeNull();
+  });
+});
+
+describe("sortRows", () => {
+  const row = (name: string, kind: StatusDto["kind"]): ServerRow => ({
+    name,
+    transport: "stdio",
+    summary: name,
+    enabled: true,
+    trust: "trusted",
+    status: status(kind),
+  });
+  it("puts problems first, then sorts by name", () => {
+    const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
+    expect(sorted.map((r) => r.name)).toEqual(["z", "a", "b"]);
+  });
+});

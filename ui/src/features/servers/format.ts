@@ -1,0 +1,56 @@
+// Pure presentation helpers for the servers page: what a status badge says, how a backoff
+// countdown reads. Kept free of the DOM so they are unit-tested.
+import type {
+  ServerRow_Serialize as ServerRow,
+  StatusDto_Serialize as StatusDto,
+  TrustStateDto,
+} from "../../ipc/bindings";
+
+export type Tone = "ok" | "busy" | "warn" | "bad" | "idle";
+
+export function statusBadge(s: StatusDto, nowMs: number): { label: string; tone: Tone } {
+  switch (s.kind) {
+    case "running":
+      return { label: `running · ${s.tools ?? 0} tools`, tone: "ok" };
+    case "starting":
+      return { label: "starting…", tone: "busy" };
+    case "backoff": {
+      const secs = s.retry_at_ms == null ? 0 : Math.max(0, Math.ceil((s.retry_at_ms - nowMs) / 1000));
+      return { label: `restarting in ${secs}s`, tone: "warn" };
+    }
+    case "failed":
+      return { label: "failed", tone: "bad" };
+    case "needs_trust":
+      return { label: "needs approval", tone: "warn" };
+    case "stopped":
+      return { label: "stopped", tone: "idle" };
+  }
+}
+
+export function trustLabel(t: TrustStateDto): string | null {
+  switch (t) {
+    case "not_approved":
+      return "Review and approve what it runs before it can start.";
+    case "changed":
+      return "What it runs changed since you approved it. Review it again.";
+    case "unresolvable":
+      return "Its command cannot be found. Run `switchboard doctor` for details.";
+    default:
+      return null;
+  }
+}
+
+/** Servers sorted the way a person scans them: problems first, then by name. */
+export function sortRows(rows: ServerRow[]): ServerRow[] {
+  const rank: Record<StatusDto["kind"], number> = {
+    failed: 0,
+    needs_trust: 1,
+    backoff: 2,
+    starting: 3,
+    running: 4,
+    stopped: 5,
+  };
+  return [...rows].sort(
+    (a, b) => rank[a.status.kind] - rank[b.status.kind] || a.name.localeCompare(b.name),
+  );
+}

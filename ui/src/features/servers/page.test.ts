@@ -1,0 +1,45 @@
+import { describe, expect, it, vi } from "vitest";
+import { trustDialog } from "./page";
+
+describe("trustDialog", () => {
+  const view = {
+    name: "fs",
+    lines: [
+      ["executable", "/usr/bin/npx"] as [string, string],
+      ["arg[0]", "<script>alert(1)</script>"] as [string, string],
+      ["arg[1]", "x".repeat(5000)] as [string, string],
+    ],
+    warnings: ["npx -y installs and runs a package version that is not pinned"],
+    fingerprint: "abc123",
+    state: "not_approved" as const,
+  };
+
+  it("shows every line untruncated and as text, with warnings", () => {
+    const d = trustDialog(view, () => {});
+    expect(d.querySelector("script")).toBeNull();
+    expect(d.textContent).toContain("<script>alert(1)</script>");
+    expect(d.textContent).toContain("x".repeat(5000));
+    expect(d.querySelector(".warnings")?.textContent).toContain("not pinned");
+  });
+
+  it("approves exactly the fingerprint shown, and only on the allow button", () => {
+    const approve = vi.fn();
+    const d = trustDialog(view, approve);
+    document.body.append(d);
+    const [deny, allow] = Array.from(d.querySelectorAll("button"));
+    expect(deny.textContent).toBe("Don't allow");
+    deny.click();
+    expect(approve).not.toHaveBeenCalled();
+    allow.click();
+    expect(approve).toHaveBeenCalledWith("abc123");
+  });
+
+  it("treats Escape (cancel) as no", () => {
+    const approve = vi.fn();
+    const d = trustDialog(view, approve);
+    document.body.append(d);
+    d.dispatchEvent(new Event("cancel"));
+    expect(approve).not.toHaveBeenCalled();
+    expect(document.body.contains(d)).toBe(false);
+  });
+});

@@ -1,0 +1,117 @@
+// The servers page: every configured server with its live status, and the trust dialog that
+// shows exactly what a server runs before it may start (SP-01). All calls go through the
+// generated bindings.
+import { commands } from "../../ipc/bindings";
+import type { ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+import { sortRows, statusBadge, trustLabel } from "./format";
+
+export function mountServers(root: HTMLElement): () => void {
+  const list = h("section", { class: "list", "aria-live": "polite" });
+  const error = h("p", { class: "error", role: "alert", hidden: true });
+  root.replaceChildren(
+    h("header", { class: "bar" }, h("h1", {}, "Servers"), h("span", { class: "hint" }, "Add servers with the CLI: switchboard server add NAME -- COMMAND")),
+    error,
+    list,
+  );
+
+  const showError = (msg: string | null) => {
+    error.textContent = msg ?? "";
+    error.hidden = msg === null;
+  };
+
+  const refresh = async () => {
+    const r = await commands.listServers();
+    if (r.status === "error") return showError(r.error.message);
+    showError(null);
+    render(r.data as ServerRow[]);
+  };
+
+  const act = async (p: Promise<{ status: "ok" } | { status: "error"; error: { message: string } }>) => {
+    const r = await p;
+    if (r.status === "error") showError(r.error.message);
+    await refresh();
+  };
+
+  const review = async (name: string) => {
+    const r = await commands.trustView(name);
+    if (r.status === "error") return showError(r.error.message);
+    root.append(trustDialog(r.data, (fp) => act(commands.approveServer(name, fp))));
+  };
+
+  const render = (rows: ServerRow[]) => {
+    if (rows.length === 0) {
+      list.replaceChildren(
+        h("div", { class: "empty" },
+          h("h2", {}, "No servers yet"),
+          h("p", {}, "Add a local server with `switchboard server add NAME -- COMMAND ARGS...`, or import a Claude Desktop, VS Code or Cursor config with `switchboard import FILE`."),
+        ),
+      );
+      return;
+    }
+    const now = Date.now();
+    list.replaceChildren(
+      ...sortRows(rows).map((s) => {
+        const badge = statusBadge(s.status, now);
+        const trust = trustLabel(s.trust);
+        return h("article", { class: "server", "data-name": s.name },
+          h("div", { class: "head" },
+            h("h2", {}, s.name),
+            h("span", { class: `badge ${badge.tone}` }, badge.label),
+            h("span", { class: "kind" }, s.transport),
+          ),
+          h("code", { class: "summary" }, s.summary),
+          s.status.kind === "failed" || s.status.kind === "backoff"
+            ? h("p", { class: "detail" }, s.status.detail)
+            : null,
+          s.status.stderr_tail.length > 0
+            ? h("pre", { class: "stderr" }, s.status.stderr_tail.join("\n"))
+            : null,
+          trust ? h("p", { class: "trust" }, trust) : null,
+          h("div", { class: "actions" },
+            trust && s.trust !== "unresolvable"
+              ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
+              : null,
+            s.status.kind === "running" || s.status.kind === "starting" || s.status.kind === "backoff"
+              ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
+              : h("button", { onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
+            h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
+          ),
+        );
+      }),
+    );
+  };
+
+  void refresh();
+  const timer = window.setInterval(() => void refresh(), 1000);
+  return () => window.clearInterval(timer);
+}
+
+/** The approval dialog. Deny has the focus; Escape or closing means no. */
+export function trustDialog(view: TrustViewDto, approve: (fingerprint: string) => void): HTMLDialogElement {
+  const dialog = h("dialog", { class: "trust-dialog", "aria-labelledby": "trust-title" });
+  const close = () => {
+    if (typeof dialog.close === "function" && dialog.open) dialog.close();
+    dialog.remove();
+  };
+  const deny = h("button", { onclick: close, autofocus: true }, "Don't allow");
+  const parts: (HTMLElement | null)[] = [
+    h("h2", { id: "trust-title" }, `Allow ${view.name} to run this?`),
+    h("p", {}, "This is exactly what will run on your computer, with hidden characters shown escaped."),
+    h("dl", { class: "plan" }, ...view.lines.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, h("code", {}, v))])),
+    view.warnings.length > 0
+      ? h("ul", { class: "warnings" }, ...view.warnings.map((w) => h("li", {}, w)))
+      : null,
+    h("div", { class: "actions" },
+      deny,
+      h("button", { class: "primary", onclick: () => { approve(view.fingerprint); close(); } }, "Allow and start"),
+    ),
+  ];
+  dialog.append(...parts.filter((p): p is HTMLElement => p !== null));
+  dialog.addEventListener("cancel", close);
+  queueMicrotask(() => {
+    if (typeof dialog.showModal === "function") dialog.showModal();
+    deny.focus();
+  });
+  return dialog;
+}
