@@ -97,14 +97,18 @@ fmt:
 # No trailing message: the last line of `make test` stays conformance's "N passed, M failed".
 test: deps lint ui-test test-rust conformance
 
-# A private D-Bus session with a fresh, unlocked GNOME Keyring (scripts/with-keyring.sh), so tests
-# that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret Service and never a user's keyring.
+# A virtual display (the e2e tests drive the real window through tauri-driver; screenshots land in
+# tests/results/e2e) and a private D-Bus session with a fresh, unlocked GNOME Keyring
+# (scripts/with-keyring.sh), so tests that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret
+# Service and never a user's keyring.
 test-rust: deps ui
 	@echo "==> test-rust: cargo build --workspace --all-targets (the CLI tests run target/debug/switchboard)"
 	$(CARGO_BUILD)
-	@echo "==> test-rust: dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
-	@$(TOOL_ENV) SWITCHBOARD_TEST_KEYRING=1 SWITCHBOARD_REQUIRE_PEERS=1 NO_AT_BRIDGE=1 \
-		dbus-run-session -- scripts/with-keyring.sh \
+	@echo "==> test-rust: xvfb-run -a dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
+	@mkdir -p tests/results/e2e
+	@$(TOOL_ENV) PATH="$(TOOLS)/cargo/bin:$$PATH" \
+		SWITCHBOARD_TEST_KEYRING=1 SWITCHBOARD_REQUIRE_PEERS=1 SWITCHBOARD_REQUIRE_E2E=1 NO_AT_BRIDGE=1 \
+		xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- scripts/with-keyring.sh \
 		$(CARGO) test --workspace $(CARGO_FEATURES)
 
 conformance: deps ui

@@ -151,4 +151,19 @@ else
   py_inputs >"$py_stamp"
 fi
 
+# ---------------------------------------------------------------------------------------------
+# 6. tauri-driver (WebDriver for the real app window) in .tools/cargo/bin
+# ---------------------------------------------------------------------------------------------
+TAURI_DRIVER_VERSION="2.1.0"
+if [ -x "$TOOLS/cargo/bin/tauri-driver" ] && [ "$(cat "$STAMPS/tauri-driver" 2>/dev/null)" = "$TAURI_DRIVER_VERSION" ]; then
+  say "tauri-driver: $TAURI_DRIVER_VERSION in .tools/cargo/bin"
+else
+  command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust with rustup first"
+  say "tauri-driver: cargo install tauri-driver $TAURI_DRIVER_VERSION (about a minute)"
+  cargo install --quiet --locked --root "$TOOLS/cargo" tauri-driver --version "$TAURI_DRIVER_VERSION" </dev/null \
+    || die "cargo install tauri-driver failed"
+  mkdir -p "$STAMPS"
+  echo "$TAURI_DRIVER_VERSION" >"$STAMPS/tauri-driver"
+fi
+
 say "done"

@@ -3,6 +3,8 @@
 //!
 //! The fake server binary itself lives in `src/bin/fake_mcp_server.rs` (code in `src/fake/`).
 
+pub mod webdriver;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,0 +1,207 @@
+//! A minimal W3C WebDriver client for the end-to-end tests: enough to drive the real app window
+//! through `tauri-driver` (which forwards to WebKitWebDriver): create a session for the app
+//! binary, find elements by CSS, click, read text, take screenshots.
+//!
+//! Hand-written over `reqwest` (already a dependency) instead of pulling a full client crate:
+//! the tests need six endpoints.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use base64::Engine;
+use serde_json::{json, Value};
+
+/// A running `tauri-driver` with its own port, killed on drop.
+pub struct Driver {
+    _child: crate::KillOnDrop,
+    port: u16,
+}
+
+/// Where `tauri-driver` is: `SWITCHBOARD_TAURI_DRIVER`, `.tools/cargo/bin`, or PATH.
+pub fn tauri_driver() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SWITCHBOARD_TAURI_DRIVER") {
+        return Some(PathBuf::from(p));
+    }
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/cargo/bin/tauri-driver");
+    if local.exists() {
+        return Some(local);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("tauri-driver"))
+            .find(|p| p.exists())
+    })
+}
+
+impl Driver {
+    /// Starts `tauri-driver` on free ports; `env` goes to the app it launches.
+    pub async fn start(env: &[(&str, &Path)]) -> Result<Self> {
+        let bin = tauri_driver().context("tauri-driver is not installed (run `make deps`)")?;
+        let (port, native) = (crate::free_port(), crate::free_port());
+        let mut cmd = std::process::Command::new(bin);
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native.to_string(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = crate::KillOnDrop(cmd.spawn().context("could not start tauri-driver")?);
+        let up = crate::eventually(Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        })
+        .await;
+        if !up {
+            bail!("tauri-driver did not listen on {port}");
+        }
+        Ok(Self {
+            _child: child,
+            port,
+        })
+    }
+
+    /// Opens the app.
+    pub async fn session(&self, app: &Path) -> Result<Session> {
+        let base = format!("http://127.0.0.1:{}", self.port);
+        let http = reqwest::Client::new();
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "tauri:options": {"application": app.to_string_lossy()}
+        }}});
+        let v: Value = http
+            .post(format!("{base}/session"))
+            .json(&caps)
+            .send()
+            .await?
+            .json()
+            .await?;
+        let id = v
+            .pointer("/value/sessionId")
+            .and_then(Value::as_str)
+            .with_context(|| format!("no session: {v}"))?
+            .to_owned();
+        Ok(Session {
+            http,
+            url: format!("{base}/session/{id}"),
+        })
+    }
+}
+
+/// A WebDriver session on the app window.
+pub struct Session {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Session {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Result<Value> {
+        let req = self.http.request(method, format!("{}{path}", self.url));
+        let req = if body.is_null() { req } else { req.json(&body) };
+        let v: Value = req.send().await?.json().await?;
+        if let Some(err) = v.pointer("/value/error") {
+            bail!(
+                "webdriver {path}: {err} {}",
+                v.pointer("/value/message").unwrap_or(&Value::Null)
+            );
+        }
+        Ok(v["value"].clone())
+    }
+
+    /// Every element matching a CSS selector.
+    pub async fn find_all(&self, css: &str) -> Result<Vec<String>> {
+        let v = self
+            .call(
+                reqwest::Method::POST,
+                "/elements",
+                json!({"using": "css selector", "value": css}),
+            )
+            .await?;
+        Ok(v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.as_object()?.values().next()?.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Waits until an element matching `css` exists and returns its id.
+    pub async fn wait_for(&self, css: &str, timeout: Duration) -> Result<String> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(id) = self.find_all(css).await?.into_iter().next() {
+                return Ok(id);
+            }
+            if std::time::Instant::now() > deadline {
+                bail!("no element matches {css} after {timeout:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until the text of the first element matching `css` contains `needle`.
+    pub async fn wait_text(&self, css: &str, needle: &str, timeout: Duration) -> Result<String> {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut last = String::new();
+        loop {
+            if let Some(id) = self.find_all(css).await?.into_iter().next() {
+                last = self.text(&id).await.unwrap_or_default();
+                if last.contains(needle) {
+                    return Ok(last);
+                }
+            }
+            if std::time::Instant::now() > deadline {
+                bail!("{css} never contained {needle:?}; last text: {last:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The rendered text of an element.
+    pub async fn text(&self, element: &str) -> Result<String> {
+        let v = self
+            .call(
+                reqwest::Method::GET,
+                &format!("/element/{element}/text"),
+                Value::Null,
+            )
+            .await?;
+        Ok(v.as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Clicks an element.
+    pub async fn click(&self, element: &str) -> Result<()> {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            json!({}),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Saves a PNG screenshot of the window.
+    pub async fn screenshot(&self, path: &Path) -> Result<()> {
+        let v = self
+            .call(reqwest::Method::GET, "/screenshot", Value::Null)
+            .await?;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(v.as_str().unwrap_or_default())
+            .context("screenshot is not base64")?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, png)?;
+        Ok(())
+    }
+
+    /// Ends the session (closes the app).
+    pub async fn close(self) -> Result<()> {
+        self.http.delete(&self.url).send().await?;
+        Ok(())
+    }
+}
