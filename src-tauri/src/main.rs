@@ -36,9 +36,37 @@ fn main() -> anyhow::Result<()> {
     });
     let builder = ipc::specta_builder();
     let shutdown = host.clone();
+    let mut host_events = host.subscribe();
     let app = tauri::Builder::default()
         .manage(host)
         .invoke_handler(builder.invoke_handler())
+        .setup(move |app| {
+            builder.mount_events(app);
+            // Host changes become typed events for the web view.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                use tauri_specta::Event;
+                loop {
+                    match host_events.recv().await {
+                        Ok(e) => {
+                            if let Some(ev) = ipc::events::HostChanged::from_host(&e) {
+                                let _ = ev.emit(&handle);
+                            }
+                        }
+                        // Missed some: one "servers" change makes the page re-read everything.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            let _ = ipc::events::HostChanged {
+                                kind: ipc::events::ChangeKind::Servers,
+                                server: None,
+                            }
+                            .emit(&handle);
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+            });
+            Ok(())
+        })
         .build(tauri::generate_context!())
         .map_err(|e| anyhow::anyhow!("the desktop window could not start: {e}"))?;
     app.run(move |_, event| {

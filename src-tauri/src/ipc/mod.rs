@@ -6,6 +6,7 @@
 //! Secret values never appear in any response (SE-05): DTOs carry secret names and "set / not
 //! set" only.
 
+pub mod events;
 pub mod servers;
 
 use serde::Serialize;
@@ -66,15 +67,17 @@ impl From<HostError> for IpcError {
 
 /// The registry of every command and event: the one place bindings are generated from.
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    tauri_specta::Builder::<tauri::Wry>::new().commands(tauri_specta::collect_commands![
-        servers::list_servers,
-        servers::trust_view,
-        servers::approve_server,
-        servers::start_server,
-        servers::stop_server,
-        servers::set_server_enabled,
-        servers::remove_server,
-    ])
+    tauri_specta::Builder::<tauri::Wry>::new()
+        .events(tauri_specta::collect_events![events::HostChanged])
+        .commands(tauri_specta::collect_commands![
+            servers::list_servers,
+            servers::trust_view,
+            servers::approve_server,
+            servers::start_server,
+            servers::stop_server,
+            servers::set_server_enabled,
+            servers::remove_server,
+        ])
 }
 
 /// Where the generated bindings live, relative to the repository root.

@@ -1,7 +1,7 @@
 // The servers page: every configured server with its live status, and the trust dialog that
 // shows exactly what a server runs before it may start (SP-01). All calls go through the
 // generated bindings.
-import { commands } from "../../ipc/bindings";
+import { commands, events } from "../../ipc/bindings";
 import type { ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { sortRows, statusBadge, trustLabel } from "./format";
@@ -20,11 +20,13 @@ export function mountServers(root: HTMLElement): () => void {
     error.hidden = msg === null;
   };
 
+  let rows: ServerRow[] = [];
   const refresh = async () => {
     const r = await commands.listServers();
     if (r.status === "error") return showError(r.error.message);
     showError(null);
-    render(r.data as ServerRow[]);
+    rows = r.data as ServerRow[];
+    render(rows);
   };
 
   const act = async (p: Promise<{ status: "ok" } | { status: "error"; error: { message: string } }>) => {
@@ -82,9 +84,26 @@ export function mountServers(root: HTMLElement): () => void {
     );
   };
 
+  // The host pushes changes; a burst of them (a crash loop, a list_changed storm) becomes one
+  // re-read. A local tick keeps backoff countdowns moving without asking the host.
+  let pending: number | undefined;
+  const onChange = () => {
+    if (pending === undefined) {
+      pending = window.setTimeout(() => {
+        pending = undefined;
+        void refresh();
+      }, 100);
+    }
+  };
+  const unlisten = events.hostChanged.listen(onChange);
   void refresh();
-  const timer = window.setInterval(() => void refresh(), 1000);
-  return () => window.clearInterval(timer);
+  const tick = window.setInterval(() => {
+    if (rows.some((r) => r.status.kind === "backoff")) render(rows);
+  }, 1000);
+  return () => {
+    window.clearInterval(tick);
+    void unlisten.then((stop) => stop());
+  };
 }
 
 /** The approval dialog. Deny has the focus; Escape or closing means no. */
