@@ -12,6 +12,7 @@ const COMMANDS: &[&str] = &[
     "stop_server",
     "set_server_enabled",
     "remove_server",
+    "doctor",
 ];
 
 fn main() {

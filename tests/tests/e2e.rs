@@ -1,6 +1,7 @@
 //! End to end in the real app window, driven through WebDriver (`tauri-driver` +
 //! WebKitWebDriver, under Xvfb in `make test`): the servers page shows live status, a crashing
-//! server's stderr, and the trust dialog gates a server until it is approved. Screenshots of each
+//! server's stderr, the trust dialog gates a server until it is approved, and doctor explains a
+//! failing server. Screenshots of each
 //! step are saved to `tests/results/e2e/` as artifacts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
@@ -117,6 +118,24 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     .await
     .unwrap();
     s.screenshot(&artifacts().join("03-approved-running.png"))
+        .await
+        .unwrap();
+
+    // Doctor explains the broken one: it exits early, with its stderr.
+    let diagnose = s
+        .wait_for(r#"article[data-name="broken"] button.diagnose"#, wait)
+        .await
+        .unwrap();
+    s.click(&diagnose).await.unwrap();
+    let checks = s
+        .wait_text(".doctor-dialog .checks", "[FAIL] handshake", wait)
+        .await
+        .unwrap();
+    assert!(checks.contains("exited early"), "{checks}");
+    s.wait_text(".doctor-dialog .stderr", "fatal: missing API key", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("04-doctor.png"))
         .await
         .unwrap();
     s.close().await.unwrap();

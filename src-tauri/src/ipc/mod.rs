@@ -77,6 +77,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             servers::stop_server,
             servers::set_server_enabled,
             servers::remove_server,
+            servers::doctor,
         ])
 }
 
@@ -136,6 +137,7 @@ mod tests {
             "stop_server",
             "set_server_enabled",
             "remove_server",
+            "doctor",
         ] {
             assert!(
                 build.contains(&format!("\"{cmd}\"")),

@@ -226,3 +226,71 @@ pub async fn remove_server(host: State<'_, Host>, name: String) -> Result<(), Ip
     host.remove_server(&Host::server_id(&name)?).await?;
     Ok(())
 }
+
+/// How a doctor check came out.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckLevelDto {
+    /// Fine.
+    Ok,
+    /// Worth knowing.
+    Warn,
+    /// The cause of a failure.
+    Fail,
+    /// Not checked.
+    Skipped,
+}
+
+/// One doctor check.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct CheckDto {
+    /// What was checked.
+    pub name: String,
+    /// The outcome.
+    pub level: CheckLevelDto,
+    /// The explanation, with what to do.
+    pub detail: String,
+}
+
+/// Why a server fails, and what would run.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct DoctorDto {
+    /// The server.
+    pub name: String,
+    /// What would run, when it resolves.
+    pub plan: Vec<(String, String)>,
+    /// The checks in order.
+    pub checks: Vec<CheckDto>,
+    /// Stderr of the trial start.
+    pub stderr_tail: Vec<String>,
+}
+
+/// Diagnoses a server: config, executable, secrets, approval, then a trial start (approved
+/// servers only).
+#[tauri::command]
+#[specta::specta]
+pub async fn doctor(host: State<'_, Host>, name: String) -> Result<DoctorDto, IpcError> {
+    use switchboard_core::host::CheckLevel;
+    let r = host
+        .doctor(&Host::server_id(&name)?, std::time::Duration::from_secs(30))
+        .await?;
+    Ok(DoctorDto {
+        name,
+        plan: r.plan.unwrap_or_default(),
+        checks: r
+            .checks
+            .into_iter()
+            .map(|c| CheckDto {
+                name: c.name,
+                level: match c.level {
+                    CheckLevel::Ok => CheckLevelDto::Ok,
+                    CheckLevel::Warn => CheckLevelDto::Warn,
+                    CheckLevel::Fail => CheckLevelDto::Fail,
+                    CheckLevel::Skipped => CheckLevelDto::Skipped,
+                },
+                detail: c.detail,
+            })
+            .collect(),
+        stderr_tail: r.stderr_tail,
+    })
+}

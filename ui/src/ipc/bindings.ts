@@ -21,6 +21,11 @@ export const commands = {
 	setServerEnabled: (name: string, enabled: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_server_enabled", { name, enabled })),
 	/**  Removes a server, its approval and its saved logs. */
 	removeServer: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("remove_server", { name })),
+	/**
+	 *  Diagnoses a server: config, executable, secrets, approval, then a trial start (approved
+	 *  servers only).
+	 */
+	doctor: (name: string) => typedError<DoctorDto, IpcError>(__TAURI_INVOKE("doctor", { name })),
 };
 
 /** Events */
@@ -37,6 +42,39 @@ export type ChangeKind =
 "catalog" | 
 /**  The list of servers or their configuration. */
 "servers";
+
+/**  One doctor check. */
+export type CheckDto = {
+	/**  What was checked. */
+	name: string,
+	/**  The outcome. */
+	level: CheckLevelDto,
+	/**  The explanation, with what to do. */
+	detail: string,
+};
+
+/**  How a doctor check came out. */
+export type CheckLevelDto = 
+/**  Fine. */
+"ok" | 
+/**  Worth knowing. */
+"warn" | 
+/**  The cause of a failure. */
+"fail" | 
+/**  Not checked. */
+"skipped";
+
+/**  Why a server fails, and what would run. */
+export type DoctorDto = {
+	/**  The server. */
+	name: string,
+	/**  What would run, when it resolves. */
+	plan: ([string, string])[],
+	/**  The checks in order. */
+	checks: CheckDto[],
+	/**  Stderr of the trial start. */
+	stderr_tail: string[],
+};
 
 /**  Stable error codes the UI can branch on. */
 export type ErrorCode = 

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { trustDialog } from "./page";
+import { confirmDialog, doctorDialog, trustDialog } from "./page";
 
 describe("trustDialog", () => {
   const view = {
@@ -41,5 +41,36 @@ describe("trustDialog", () => {
     d.dispatchEvent(new Event("cancel"));
     expect(approve).not.toHaveBeenCalled();
     expect(document.body.contains(d)).toBe(false);
+  });
+});
+
+describe("doctorDialog", () => {
+  it("lists each check with its verdict and the stderr as text", () => {
+    const d = doctorDialog({
+      name: "x",
+      plan: [["executable", "/bin/x"]],
+      checks: [
+        { name: "executable", level: "ok", detail: "/bin/x" },
+        { name: "handshake", level: "fail", detail: "it exited early" },
+      ],
+      stderr_tail: ["<b>boom</b>"],
+    });
+    expect(d.querySelectorAll(".check").length).toBe(2);
+    expect(d.querySelector(".check.fail")?.textContent).toContain("[FAIL] handshake");
+    expect(d.querySelector(".stderr b")).toBeNull();
+    expect(d.querySelector(".stderr")?.textContent).toBe("<b>boom</b>");
+  });
+});
+
+describe("confirmDialog", () => {
+  it("does nothing unless confirmed", () => {
+    const yes = vi.fn();
+    const d = confirmDialog("Remove x?", "gone", "Remove", yes);
+    document.body.append(d);
+    const [cancel, confirm] = Array.from(d.querySelectorAll("button"));
+    cancel.click();
+    expect(yes).not.toHaveBeenCalled();
+    confirm.click();
+    expect(yes).toHaveBeenCalledTimes(1);
   });
 });

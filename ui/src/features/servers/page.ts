@@ -2,7 +2,7 @@
 // shows exactly what a server runs before it may start (SP-01). All calls go through the
 // generated bindings.
 import { commands, events } from "../../ipc/bindings";
-import type { ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
+import type { DoctorDto, ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { sortRows, statusBadge, trustLabel } from "./format";
 
@@ -39,6 +39,20 @@ export function mountServers(root: HTMLElement): () => void {
     const r = await commands.trustView(name);
     if (r.status === "error") return showError(r.error.message);
     root.append(trustDialog(r.data, (fp) => act(commands.approveServer(name, fp))));
+  };
+
+  const diagnose = async (name: string) => {
+    const r = await commands.doctor(name);
+    if (r.status === "error") return showError(r.error.message);
+    root.append(doctorDialog(r.data));
+  };
+
+  const remove = (name: string) => {
+    root.append(
+      confirmDialog(`Remove ${name}?`, "Its configuration, approval and saved logs are deleted. Secrets stay in the keyring.", "Remove", () =>
+        act(commands.removeServer(name)),
+      ),
+    );
   };
 
   const render = (rows: ServerRow[]) => {
@@ -78,6 +92,8 @@ export function mountServers(root: HTMLElement): () => void {
               ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
               : h("button", { onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
             h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
+            h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
+            h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
           ),
         );
       }),
@@ -133,4 +149,48 @@ export function trustDialog(view: TrustViewDto, approve: (fingerprint: string) =
     deny.focus();
   });
   return dialog;
+}
+
+function modal(className: string, label: string, parts: (HTMLElement | null)[]): { dialog: HTMLDialogElement; close: () => void } {
+  const dialog = h("dialog", { class: className, "aria-label": label });
+  const close = () => {
+    if (typeof dialog.close === "function" && dialog.open) dialog.close();
+    dialog.remove();
+  };
+  dialog.append(...parts.filter((p): p is HTMLElement => p !== null));
+  dialog.addEventListener("cancel", close);
+  queueMicrotask(() => {
+    if (typeof dialog.showModal === "function" && !dialog.open) dialog.showModal();
+  });
+  return { dialog, close };
+}
+
+/** What doctor found: each check with its verdict, what would run, and the trial's stderr. */
+export function doctorDialog(d: DoctorDto): HTMLDialogElement {
+  const mark = { ok: "ok", warn: "warn", fail: "FAIL", skipped: "skip" } as const;
+  const ok = h("button", { autofocus: true }, "Close");
+  const m = modal("doctor-dialog", `Diagnosis of ${d.name}`, [
+    h("h2", {}, `Diagnosis of ${d.name}`),
+    d.plan.length > 0
+      ? h("dl", { class: "plan" }, ...d.plan.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, h("code", {}, v))]))
+      : null,
+    h("ul", { class: "checks" }, ...d.checks.map((c) => h("li", { class: `check ${c.level}` }, h("b", {}, `[${mark[c.level]}] ${c.name}`), " ", c.detail))),
+    d.stderr_tail.length > 0 ? h("pre", { class: "stderr" }, d.stderr_tail.join("\n")) : null,
+    h("div", { class: "actions" }, ok),
+  ]);
+  ok.addEventListener("click", m.close);
+  return m.dialog;
+}
+
+/** A yes/no question whose safe answer (Cancel) has the focus. */
+export function confirmDialog(title: string, text: string, yes: string, onYes: () => void): HTMLDialogElement {
+  const cancel = h("button", { autofocus: true }, "Cancel");
+  const confirm = h("button", { class: "danger" }, yes);
+  const m = modal("confirm-dialog", title, [h("h2", {}, title), h("p", {}, text), h("div", { class: "actions" }, cancel, confirm)]);
+  cancel.addEventListener("click", m.close);
+  confirm.addEventListener("click", () => {
+    onYes();
+    m.close();
+  });
+  return m.dialog;
 }
