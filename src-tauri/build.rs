@@ -13,6 +13,7 @@ const COMMANDS: &[&str] = &[
     "set_server_enabled",
     "remove_server",
     "doctor",
+    "add_server",
 ];
 
 fn main() {

@@ -184,6 +184,17 @@ impl Session {
         .map(|_| ())
     }
 
+    /// Types text into an input or textarea.
+    pub async fn type_text(&self, element: &str, text: &str) -> Result<()> {
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/value"),
+            json!({"text": text}),
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Saves a PNG screenshot of the window.
     pub async fn screenshot(&self, path: &Path) -> Result<()> {
         let v = self

@@ -140,3 +140,108 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         .unwrap();
     s.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
+    if !e2e_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fake = fake_server();
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(30);
+
+    s.wait_text(".empty", "No servers yet", wait).await.unwrap();
+    let add = s.wait_for("button.add", wait).await.unwrap();
+    s.click(&add).await.unwrap();
+    let field = |name: &'static str| format!(".add-dialog [name={name}]");
+    let name = s.wait_for(&field("name"), wait).await.unwrap();
+    s.type_text(&name, "formy").await.unwrap();
+    let command = s.wait_for(&field("command"), wait).await.unwrap();
+    s.type_text(&command, fake.to_str().unwrap()).await.unwrap();
+    let args = s.wait_for(&field("args"), wait).await.unwrap();
+    s.type_text(&args, "--tools=1").await.unwrap();
+    // One secret environment variable: it goes to the keyring, not the database.
+    let plus = s
+        .wait_for(".add-dialog .values + button", wait)
+        .await
+        .unwrap();
+    s.click(&plus).await.unwrap();
+    let var = s.wait_for(".add-dialog .v-name", wait).await.unwrap();
+    s.type_text(&var, "MY_TOKEN").await.unwrap();
+    let value = s.wait_for(".add-dialog .v-value", wait).await.unwrap();
+    s.type_text(&value, "canary-e2e-secret-4242").await.unwrap();
+    let secret = s.wait_for(".add-dialog .v-secret", wait).await.unwrap();
+    s.click(&secret).await.unwrap();
+    s.screenshot(&artifacts().join("05-add-form.png"))
+        .await
+        .unwrap();
+    let submit = s
+        .wait_for(".add-dialog button[type=submit]", wait)
+        .await
+        .unwrap();
+    s.click(&submit).await.unwrap();
+
+    s.wait_text(
+        r#"article[data-name="formy"] .badge"#,
+        "needs approval",
+        wait,
+    )
+    .await
+    .unwrap();
+    let review = s
+        .wait_for(r#"article[data-name="formy"] button.primary"#, wait)
+        .await
+        .unwrap();
+    s.click(&review).await.unwrap();
+    let plan = s
+        .wait_text(".trust-dialog .plan", "MY_TOKEN", wait)
+        .await
+        .unwrap();
+    assert!(
+        !plan.contains("canary-e2e-secret"),
+        "the plan shows a secret value"
+    );
+    let allow = s
+        .wait_for(".trust-dialog button.primary", wait)
+        .await
+        .unwrap();
+    s.click(&allow).await.unwrap();
+    s.wait_text(
+        r#"article[data-name="formy"] .badge"#,
+        "running · 15 tools",
+        wait,
+    )
+    .await
+    .unwrap();
+    s.screenshot(&artifacts().join("06-added-running.png"))
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+
+    // The secret is in the keyring only: nothing under the data dir holds it.
+    let mut stack = vec![data.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                let needle = b"canary-e2e-secret-4242";
+                assert!(
+                    !bytes.windows(needle.len()).any(|w| w == needle),
+                    "{} holds the secret",
+                    p.display()
+                );
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@
 //! Secret values never appear in any response (SE-05): DTOs carry secret names and "set / not
 //! set" only.
 
+pub mod add;
 pub mod events;
 pub mod servers;
 
@@ -78,6 +79,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             servers::set_server_enabled,
             servers::remove_server,
             servers::doctor,
+            add::add_server,
         ])
 }
 
@@ -138,6 +140,7 @@ mod tests {
             "set_server_enabled",
             "remove_server",
             "doctor",
+            "add_server",
         ] {
             assert!(
                 build.contains(&format!("\"{cmd}\"")),

@@ -26,6 +26,8 @@ export const commands = {
 	 *  servers only).
 	 */
 	doctor: (name: string) => typedError<DoctorDto, IpcError>(__TAURI_INVOKE("doctor", { name })),
+	/**  Adds a server. It does not start: a local server waits for approval of what it runs. */
+	addServer: (request: AddServerRequest) => typedError<null, IpcError>(__TAURI_INVOKE("add_server", { request })),
 };
 
 /** Events */
@@ -34,6 +36,29 @@ export const events = {
 };
 
 /* Types */
+/**  The add-server form. */
+export type AddServerRequest = 
+/**  A local server. */
+{ kind: "stdio"; 
+/**  Its name. */
+name: string; 
+/**  The command (a bare name such as `npx`, or an absolute path). */
+command: string; 
+/**  Arguments, one per entry. */
+args: string[]; 
+/**  The working directory; empty for the default. */
+cwd: string; 
+/**  Environment variables. */
+env: ValueEntry[] } | 
+/**  A remote Streamable HTTP server. */
+{ kind: "http"; 
+/**  Its name. */
+name: string; 
+/**  The endpoint. */
+url: string; 
+/**  Headers. */
+headers: ValueEntry[] };
+
 /**  What changed. */
 export type ChangeKind = 
 /**  A server's status. */
@@ -233,6 +258,16 @@ export type TrustViewDto = {
 	fingerprint: string,
 	/**  The current state. */
 	state: TrustStateDto,
+};
+
+/**  One environment variable or header as typed in the form. */
+export type ValueEntry = {
+	/**  Its name. */
+	name: string,
+	/**  Its value. */
+	value: string,
+	/**  Store the value in the keyring instead of the config. */
+	secret: boolean,
 };
 
 /* Tauri Specta runtime */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sortRows, statusBadge, trustLabel } from "./format";
+import { rowBadge, sortRows, statusBadge, trustLabel } from "./format";
 import type { ServerRow_Serialize as ServerRow, StatusDto_Serialize as StatusDto } from "../../ipc/bindings";
 
 const status = (kind: StatusDto["kind"], extra: Partial<StatusDto> = {}): StatusDto => ({
@@ -44,5 +44,13 @@ describe("sortRows", () => {
   it("puts problems first, then sorts by name", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
     expect(sorted.map((r) => r.name)).toEqual(["z", "a", "b"]);
+  });
+});
+
+describe("rowBadge", () => {
+  it("says an unapproved, never-started server needs approval", () => {
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped") };
+    expect(rowBadge(row, 0).label).toBe("needs approval");
+    expect(rowBadge({ ...row, trust: "trusted" }, 0).label).toBe("stopped");
   });
 });

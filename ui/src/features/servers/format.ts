@@ -40,6 +40,14 @@ export function trustLabel(t: TrustStateDto): string | null {
   }
 }
 
+/** The badge for a row: an unapproved server that has not been started yet still "needs
+ * approval", which is what a person has to do next. */
+export function rowBadge(row: ServerRow, nowMs: number): { label: string; tone: Tone } {
+  const unapproved = row.trust === "not_approved" || row.trust === "changed";
+  if (unapproved && row.status.kind === "stopped") return { label: "needs approval", tone: "warn" };
+  return statusBadge(row.status, nowMs);
+}
+
 /** Servers sorted the way a person scans them: problems first, then by name. */
 export function sortRows(rows: ServerRow[]): ServerRow[] {
   const rank: Record<StatusDto["kind"], number> = {

@@ -4,13 +4,17 @@
 import { commands, events } from "../../ipc/bindings";
 import type { DoctorDto, ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
-import { sortRows, statusBadge, trustLabel } from "./format";
+import { rowBadge, sortRows, trustLabel } from "./format";
+import { addServerDialog } from "./add-form";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   root.replaceChildren(
-    h("header", { class: "bar" }, h("h1", {}, "Servers"), h("span", { class: "hint" }, "Add servers with the CLI: switchboard server add NAME -- COMMAND")),
+    h("header", { class: "bar" },
+      h("h1", {}, "Servers"),
+      h("button", { class: "primary add", onclick: () => root.append(addServerDialog(() => void refresh())) }, "Add server"),
+    ),
     error,
     list,
   );
@@ -60,7 +64,7 @@ export function mountServers(root: HTMLElement): () => void {
       list.replaceChildren(
         h("div", { class: "empty" },
           h("h2", {}, "No servers yet"),
-          h("p", {}, "Add a local server with `switchboard server add NAME -- COMMAND ARGS...`, or import a Claude Desktop, VS Code or Cursor config with `switchboard import FILE`."),
+          h("p", {}, "Use “Add server” above, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`; import a Claude Desktop, VS Code or Cursor config with `switchboard import FILE`."),
         ),
       );
       return;
@@ -68,7 +72,7 @@ export function mountServers(root: HTMLElement): () => void {
     const now = Date.now();
     list.replaceChildren(
       ...sortRows(rows).map((s) => {
-        const badge = statusBadge(s.status, now);
+        const badge = rowBadge(s, now);
         const trust = trustLabel(s.trust);
         return h("article", { class: "server", "data-name": s.name },
           h("div", { class: "head" },

@@ -1,0 +1,97 @@
+// The add-server dialog: local (stdio) or remote (Streamable HTTP), validated as you type.
+// Values ticked "secret" go to the OS keyring; the form never reads them back.
+import { commands } from "../../ipc/bindings";
+import type { AddServerRequest, ValueEntry } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+import { validate } from "./validate";
+
+export function addServerDialog(onAdded: () => void): HTMLDialogElement {
+  let kind: "stdio" | "http" = "stdio";
+  const name = h("input", { name: "name", placeholder: "filesystem", autocomplete: "off" });
+  const command = h("input", { name: "command", placeholder: "npx", autocomplete: "off" });
+  const args = h("textarea", { name: "args", rows: "3", placeholder: "one argument per line" });
+  const cwd = h("input", { name: "cwd", placeholder: "(default)" });
+  const url = h("input", { name: "url", placeholder: "https://example.com/mcp" });
+  const values: { row: HTMLElement; name: HTMLInputElement; value: HTMLInputElement; secret: HTMLInputElement }[] = [];
+  const valueList = h("div", { class: "values" });
+  const problems = h("ul", { class: "problems", "aria-live": "polite" });
+  const failure = h("p", { class: "error", role: "alert", hidden: true });
+  const submit = h("button", { class: "primary", type: "submit" }, "Add server");
+
+  const request = (): AddServerRequest => {
+    const entries: ValueEntry[] = values.map((v) => ({ name: v.name.value.trim(), value: v.value.value, secret: v.secret.checked }));
+    return kind === "stdio"
+      ? { kind, name: name.value.trim(), command: command.value.trim(), args: args.value.split("\n").filter((a) => a !== ""), cwd: cwd.value.trim(), env: entries }
+      : { kind, name: name.value.trim(), url: url.value.trim(), headers: entries };
+  };
+
+  const check = () => {
+    const errors = validate(request());
+    problems.replaceChildren(...Object.entries(errors).map(([k, v]) => h("li", {}, `${k}: ${v}`)));
+    submit.disabled = Object.keys(errors).length > 0;
+  };
+
+  const addValue = () => {
+    const n = h("input", { placeholder: kind === "stdio" ? "NAME" : "Header-Name", class: "v-name" });
+    const v = h("input", { placeholder: "value", class: "v-value" });
+    const s = h("input", { type: "checkbox", class: "v-secret" });
+    const entry = { row: h("div", { class: "value-row" }), name: n, value: v, secret: s };
+    s.addEventListener("change", () => (v.type = s.checked ? "password" : "text"));
+    entry.row.append(n, v, h("label", {}, s, " store as secret"),
+      h("button", { type: "button", onclick: () => { values.splice(values.indexOf(entry), 1); entry.row.remove(); check(); } }, "×"));
+    values.push(entry);
+    valueList.append(entry.row);
+    check();
+  };
+
+  const stdioFields = h("div", { class: "fields" },
+    h("label", {}, "Command", command), h("label", {}, "Arguments", args), h("label", {}, "Working directory", cwd));
+  const httpFields = h("div", { class: "fields", hidden: true }, h("label", {}, "URL", url));
+  const valuesTitle = h("h3", {}, "Environment variables");
+  const setKind = (k: "stdio" | "http") => {
+    kind = k;
+    stdioFields.hidden = k !== "stdio";
+    httpFields.hidden = k !== "http";
+    valuesTitle.textContent = k === "stdio" ? "Environment variables" : "Headers";
+    check();
+  };
+
+  const form = h("form", { method: "dialog" },
+    h("h2", {}, "Add a server"),
+    h("div", { class: "kind-choice", role: "radiogroup" },
+      h("label", {}, h("input", { type: "radio", name: "kind", value: "stdio", checked: true, onchange: () => setKind("stdio") }), " Local (stdio)"),
+      h("label", {}, h("input", { type: "radio", name: "kind", value: "http", onchange: () => setKind("http") }), " Remote (Streamable HTTP)"),
+    ),
+    h("label", {}, "Name", name),
+    stdioFields, httpFields,
+    valuesTitle, valueList,
+    h("button", { type: "button", onclick: addValue }, "+ Add"),
+    problems, failure,
+    h("div", { class: "actions" }, h("button", { type: "button", class: "cancel", onclick: () => close() }, "Cancel"), submit),
+  );
+  form.addEventListener("input", check);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const r = await commands.addServer(request());
+    if (r.status === "error") {
+      failure.textContent = r.error.message;
+      failure.hidden = false;
+      return;
+    }
+    close();
+    onAdded();
+  });
+
+  const dialog = h("dialog", { class: "add-dialog", "aria-label": "Add a server" }, form);
+  const close = () => {
+    if (typeof dialog.close === "function" && dialog.open) dialog.close();
+    dialog.remove();
+  };
+  dialog.addEventListener("cancel", close);
+  check();
+  queueMicrotask(() => {
+    if (typeof dialog.showModal === "function" && !dialog.open) dialog.showModal();
+    name.focus();
+  });
+  return dialog;
+}
