@@ -14,6 +14,7 @@ const COMMANDS: &[&str] = &[
     "remove_server",
     "doctor",
     "add_server",
+    "server_logs",
 ];
 
 fn main() {

@@ -138,6 +138,21 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     s.screenshot(&artifacts().join("04-doctor.png"))
         .await
         .unwrap();
+    let close = s.wait_for(".doctor-dialog button", wait).await.unwrap();
+    s.click(&close).await.unwrap();
+
+    // The running server's protocol trace, with its handshake and listing.
+    let logs = s
+        .wait_for(r#"article[data-name="demo"] button.logs"#, wait)
+        .await
+        .unwrap();
+    s.click(&logs).await.unwrap();
+    s.wait_text(".logs-dialog .trace", "tools/list", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("07-logs.png"))
+        .await
+        .unwrap();
     s.close().await.unwrap();
 }
 

@@ -80,6 +80,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             servers::remove_server,
             servers::doctor,
             add::add_server,
+            servers::server_logs,
         ])
 }
 
@@ -141,6 +142,7 @@ mod tests {
             "remove_server",
             "doctor",
             "add_server",
+            "server_logs",
         ] {
             assert!(
                 build.contains(&format!("\"{cmd}\"")),

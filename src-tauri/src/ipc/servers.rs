@@ -294,3 +294,59 @@ pub async fn doctor(host: State<'_, Host>, name: String) -> Result<DoctorDto, Ip
         stderr_tail: r.stderr_tail,
     })
 }
+
+/// One protocol trace entry.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct TraceDto {
+    /// Milliseconds since the Unix epoch.
+    pub at_ms: f64,
+    /// `out`, `in` or `note`.
+    pub direction: String,
+    /// The JSON-RPC method, if a request or notification.
+    pub method: Option<String>,
+    /// Round-trip time of a response, in milliseconds.
+    pub duration_ms: Option<f64>,
+    /// Whether it is an error response.
+    pub is_error: bool,
+    /// The message (redacted, possibly cut; shown as text).
+    pub body: String,
+}
+
+/// A server's stderr tail and protocol trace: live when it runs here, else its last run's.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct LogsDto {
+    /// Stderr lines, oldest first.
+    pub stderr: Vec<String>,
+    /// Trace entries, oldest first.
+    pub trace: Vec<TraceDto>,
+}
+
+/// The logs of a server.
+#[tauri::command]
+#[specta::specta]
+pub async fn server_logs(host: State<'_, Host>, name: String) -> Result<LogsDto, IpcError> {
+    use switchboard_core::mcp::logs::{Direction, ServerLogs};
+    let id = Host::server_id(&name)?;
+    host.server(&id).await?;
+    let (stderr, trace) = match host.handle(&id) {
+        Some(h) => (h.logs().stderr_tail(usize::MAX), h.logs().trace()),
+        None => ServerLogs::load_persisted(&host.data_dir().join("logs").join(id.as_str())),
+    };
+    let trace = trace
+        .into_iter()
+        .map(|e| TraceDto {
+            at_ms: e.at_ms as f64,
+            direction: match e.direction {
+                Direction::Out => "out",
+                Direction::In => "in",
+                Direction::Note => "note",
+            }
+            .into(),
+            method: e.method,
+            duration_ms: e.duration_ms,
+            is_error: e.is_error,
+            body: e.body,
+        })
+        .collect();
+    Ok(LogsDto { stderr, trace })
+}

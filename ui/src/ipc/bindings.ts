@@ -28,6 +28,8 @@ export const commands = {
 	doctor: (name: string) => typedError<DoctorDto, IpcError>(__TAURI_INVOKE("doctor", { name })),
 	/**  Adds a server. It does not start: a local server waits for approval of what it runs. */
 	addServer: (request: AddServerRequest) => typedError<null, IpcError>(__TAURI_INVOKE("add_server", { request })),
+	/**  The logs of a server. */
+	serverLogs: (name: string) => typedError<LogsDto_Serialize, IpcError>(__TAURI_INVOKE("server_logs", { name })),
 };
 
 /** Events */
@@ -145,6 +147,25 @@ export type IpcError = {
 	message: string,
 };
 
+/**  A server's stderr tail and protocol trace: live when it runs here, else its last run's. */
+export type LogsDto = LogsDto_Serialize | LogsDto_Deserialize;
+
+/**  A server's stderr tail and protocol trace: live when it runs here, else its last run's. */
+export type LogsDto_Deserialize = {
+	/**  Stderr lines, oldest first. */
+	stderr: string[],
+	/**  Trace entries, oldest first. */
+	trace: TraceDto_Deserialize[],
+};
+
+/**  A server's stderr tail and protocol trace: live when it runs here, else its last run's. */
+export type LogsDto_Serialize = {
+	/**  Stderr lines, oldest first. */
+	stderr: string[],
+	/**  Trace entries, oldest first. */
+	trace: TraceDto_Serialize[],
+};
+
 /**  One row of the servers page. */
 export type ServerRow = ServerRow_Serialize | ServerRow_Deserialize;
 
@@ -225,6 +246,41 @@ export type StatusKind =
 "backoff" | 
 /**  Given up until the user acts. */
 "failed";
+
+/**  One protocol trace entry. */
+export type TraceDto = TraceDto_Serialize | TraceDto_Deserialize;
+
+/**  One protocol trace entry. */
+export type TraceDto_Deserialize = {
+	/**  Milliseconds since the Unix epoch. */
+	at_ms: number | null,
+	/**  `out`, `in` or `note`. */
+	direction: string,
+	/**  The JSON-RPC method, if a request or notification. */
+	method?: string | null,
+	/**  Round-trip time of a response, in milliseconds. */
+	duration_ms?: number | null,
+	/**  Whether it is an error response. */
+	is_error: boolean,
+	/**  The message (redacted, possibly cut; shown as text). */
+	body: string,
+};
+
+/**  One protocol trace entry. */
+export type TraceDto_Serialize = {
+	/**  Milliseconds since the Unix epoch. */
+	at_ms: number | null,
+	/**  `out`, `in` or `note`. */
+	direction: string,
+	/**  The JSON-RPC method, if a request or notification. */
+	method: string | null,
+	/**  Round-trip time of a response, in milliseconds. */
+	duration_ms: number | null,
+	/**  Whether it is an error response. */
+	is_error: boolean,
+	/**  The message (redacted, possibly cut; shown as text). */
+	body: string,
+};
 
 /**  How a server is reached. */
 export type TransportKind = 

@@ -2,10 +2,11 @@
 // shows exactly what a server runs before it may start (SP-01). All calls go through the
 // generated bindings.
 import { commands, events } from "../../ipc/bindings";
-import type { DoctorDto, ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
+import type { DoctorDto, LogsDto_Serialize as LogsDto, ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
+import { logsDialog } from "./logs";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
@@ -49,6 +50,12 @@ export function mountServers(root: HTMLElement): () => void {
     const r = await commands.doctor(name);
     if (r.status === "error") return showError(r.error.message);
     root.append(doctorDialog(r.data));
+  };
+
+  const showLogs = async (name: string) => {
+    const r = await commands.serverLogs(name);
+    if (r.status === "error") return showError(r.error.message);
+    root.append(logsDialog(name, r.data as LogsDto));
   };
 
   const remove = (name: string) => {
@@ -97,6 +104,7 @@ export function mountServers(root: HTMLElement): () => void {
               : h("button", { onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
             h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
             h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
+            h("button", { class: "logs", onclick: () => showLogs(s.name) }, "Logs"),
             h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
           ),
         );
