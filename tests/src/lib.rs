@@ -258,3 +258,23 @@ pub fn run_cli(
         .wait_with_output()
         .unwrap_or_else(|e| panic!("wait for switchboard: {e}"))
 }
+
+/// Fails if any file under `dir` contains `needle` (secrets must live only in the keyring).
+pub fn assert_no_file_contains(dir: &Path, needle: &str) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("read {}: {e}", d.display()));
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                assert!(
+                    !bytes.windows(needle.len()).any(|w| w == needle.as_bytes()),
+                    "{} holds the secret",
+                    p.display()
+                );
+            }
+        }
+    }
+}

@@ -101,23 +101,6 @@ async fn doctor_explains_each_kind_of_failure() {
     host.shutdown().await;
 }
 
-/// Every file under `dir`, as bytes, for canary searches.
-fn all_bytes(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(b) = std::fs::read(&p) {
-                out.push((p.display().to_string(), b));
-            }
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn import_moves_secrets_to_the_store_and_starts_nothing() {
     let (host, dir) = test_host().await;
@@ -153,12 +136,7 @@ async fn import_moves_secrets_to_the_store_and_starts_nothing() {
 
     // The secret is nowhere on disk: not in the database, its WAL, or logs.
     host.shutdown().await;
-    for (path, bytes) in all_bytes(dir.path()) {
-        assert!(
-            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
-            "the secret leaked into {path}"
-        );
-    }
+    assert_no_file_contains(dir.path(), secret);
 }
 
 #[tokio::test]

@@ -29,6 +29,38 @@ fn artifacts() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/e2e")
 }
 
+/// Opens the trust dialog of `server`, checks the plan mentions `shows`, saves a screenshot,
+/// allows it, and waits for the badge to read `then`. Returns the plan's text.
+async fn approve(
+    s: &switchboard_tests::webdriver::Session,
+    server: &str,
+    shows: &str,
+    shot: &str,
+    then: &str,
+) -> String {
+    let wait = Duration::from_secs(30);
+    let card = format!(r#"article[data-name="{server}"]"#);
+    let review = s
+        .wait_for(&format!("{card} button.primary"), wait)
+        .await
+        .unwrap();
+    s.click(&review).await.unwrap();
+    let plan = s
+        .wait_text(".trust-dialog .plan", shows, wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join(shot)).await.unwrap();
+    let allow = s
+        .wait_for(".trust-dialog button.primary", wait)
+        .await
+        .unwrap();
+    s.click(&allow).await.unwrap();
+    s.wait_text(&format!("{card} .badge"), then, wait)
+        .await
+        .unwrap();
+    plan
+}
+
 #[tokio::test]
 async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     if !e2e_available() {
@@ -92,31 +124,15 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         .unwrap();
 
     // Review: the dialog shows exactly what runs, then approval starts it.
-    let review = s
-        .wait_for(r#"article[data-name="demo"] button.primary"#, wait)
-        .await
-        .unwrap();
-    s.click(&review).await.unwrap();
-    let plan = s
-        .wait_text(".trust-dialog .plan", fake, wait)
-        .await
-        .unwrap();
-    assert!(plan.contains("--tools"), "{plan}");
-    s.screenshot(&artifacts().join("02-trust-dialog.png"))
-        .await
-        .unwrap();
-    let allow = s
-        .wait_for(".trust-dialog button.primary", wait)
-        .await
-        .unwrap();
-    s.click(&allow).await.unwrap();
-    s.wait_text(
-        r#"article[data-name="demo"] .badge"#,
+    let plan = approve(
+        &s,
+        "demo",
+        fake,
+        "02-trust-dialog.png",
         "running · 16 tools",
-        wait,
     )
-    .await
-    .unwrap();
+    .await;
+    assert!(plan.contains("--tools"), "{plan}");
     s.screenshot(&artifacts().join("03-approved-running.png"))
         .await
         .unwrap();
@@ -211,52 +227,23 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     )
     .await
     .unwrap();
-    let review = s
-        .wait_for(r#"article[data-name="formy"] button.primary"#, wait)
-        .await
-        .unwrap();
-    s.click(&review).await.unwrap();
-    let plan = s
-        .wait_text(".trust-dialog .plan", "MY_TOKEN", wait)
-        .await
-        .unwrap();
+    let plan = approve(
+        &s,
+        "formy",
+        "MY_TOKEN",
+        "05b-trust-dialog.png",
+        "running · 15 tools",
+    )
+    .await;
     assert!(
         !plan.contains("canary-e2e-secret"),
         "the plan shows a secret value"
     );
-    let allow = s
-        .wait_for(".trust-dialog button.primary", wait)
-        .await
-        .unwrap();
-    s.click(&allow).await.unwrap();
-    s.wait_text(
-        r#"article[data-name="formy"] .badge"#,
-        "running · 15 tools",
-        wait,
-    )
-    .await
-    .unwrap();
     s.screenshot(&artifacts().join("06-added-running.png"))
         .await
         .unwrap();
     s.close().await.unwrap();
 
     // The secret is in the keyring only: nothing under the data dir holds it.
-    let mut stack = vec![data.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let bytes = std::fs::read(&p).unwrap();
-                let needle = b"canary-e2e-secret-4242";
-                assert!(
-                    !bytes.windows(needle.len()).any(|w| w == needle),
-                    "{} holds the secret",
-                    p.display()
-                );
-            }
-        }
-    }
+    assert_no_file_contains(data, "canary-e2e-secret-4242");
 }

@@ -78,21 +78,7 @@ fn secrets_live_in_the_os_keyring_and_nowhere_else() {
     let o = run(dir.path(), &["secret", "status", &name], "");
     assert!(o.status.success());
     // Nothing on disk holds it: database, WAL, saved logs, trace.
-    let mut stack = vec![dir.path().to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                assert!(
-                    !contains(&std::fs::read(&p).unwrap(), &canary),
-                    "{} holds the secret",
-                    p.display()
-                );
-            }
-        }
-    }
+    assert_no_file_contains(dir.path(), &canary);
     let o = run(dir.path(), &["secret", "delete", &name], "");
     assert!(o.status.success());
     let o = run(dir.path(), &["secret", "status", &name], "");
