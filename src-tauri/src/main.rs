@@ -13,6 +13,30 @@ use switchboard_core::host::{default_data_dir, HostBuilder};
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The web view may only ever show the app itself (TA-04): any navigation away from the app
+/// origin (a link in a tool result, an injected `location.href`) is refused.
+fn navigation_lock() -> tauri::plugin::TauriPlugin<tauri::Wry> {
+    tauri::plugin::Builder::new("navigation-lock")
+        .on_navigation(|_webview, url| {
+            let allowed = is_app_origin(url);
+            if !allowed {
+                tracing::warn!(url = %url, "blocked navigation away from the app");
+            }
+            allowed
+        })
+        .build()
+}
+
+/// The app's own origin: `tauri://localhost` on Linux and macOS, `http(s)://tauri.localhost` on
+/// Windows.
+fn is_app_origin(url: &tauri::Url) -> bool {
+    match url.scheme() {
+        "tauri" => url.host_str() == Some("localhost"),
+        "http" | "https" => url.host_str() == Some("tauri.localhost"),
+        _ => false,
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -38,6 +62,7 @@ fn main() -> anyhow::Result<()> {
     let shutdown = host.clone();
     let mut host_events = host.subscribe();
     let app = tauri::Builder::default()
+        .plugin(navigation_lock())
         .manage(host)
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
@@ -76,4 +101,31 @@ fn main() -> anyhow::Result<()> {
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_app_origin;
+
+    #[test]
+    fn only_the_app_origin_is_navigable() {
+        for ok in [
+            "tauri://localhost/",
+            "tauri://localhost/index.html",
+            "https://tauri.localhost/",
+        ] {
+            assert!(is_app_origin(&ok.parse().unwrap()), "{ok}");
+        }
+        for bad in [
+            "https://evil.example/",
+            "http://localhost:1420/",
+            "tauri://evil/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "https://tauri.localhost.evil.example/",
+        ] {
+            assert!(!is_app_origin(&bad.parse().unwrap()), "{bad}");
+        }
+    }
 }

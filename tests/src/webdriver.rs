@@ -129,11 +129,12 @@ impl Session {
             .unwrap_or_default())
     }
 
-    /// Waits until an element matching `css` exists and returns its id.
+    /// Waits until an element matching `css` exists and returns its id. The page re-renders
+    /// on every host event, so a lookup that races a re-render is simply retried.
     pub async fn wait_for(&self, css: &str, timeout: Duration) -> Result<String> {
         let deadline = std::time::Instant::now() + timeout;
         loop {
-            if let Some(id) = self.find_all(css).await?.into_iter().next() {
+            if let Ok(Some(id)) = self.find_all(css).await.map(|v| v.into_iter().next()) {
                 return Ok(id);
             }
             if std::time::Instant::now() > deadline {
@@ -148,7 +149,7 @@ impl Session {
         let deadline = std::time::Instant::now() + timeout;
         let mut last = String::new();
         loop {
-            if let Some(id) = self.find_all(css).await?.into_iter().next() {
+            if let Ok(Some(id)) = self.find_all(css).await.map(|v| v.into_iter().next()) {
                 last = self.text(&id).await.unwrap_or_default();
                 if last.contains(needle) {
                     return Ok(last);
@@ -173,6 +174,24 @@ impl Session {
         Ok(v.as_str().unwrap_or_default().to_owned())
     }
 
+    /// Finds the first element matching `css` and clicks it, retrying when a re-render made the
+    /// element stale between the lookup and the click.
+    pub async fn click_on(&self, css: &str, timeout: Duration) -> Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let id = self.wait_for(css, timeout).await?;
+            match self.click(&id).await {
+                Ok(()) => return Ok(()),
+                Err(e)
+                    if std::time::Instant::now() < deadline && e.to_string().contains("stale") =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Clicks an element.
     pub async fn click(&self, element: &str) -> Result<()> {
         self.call(
@@ -193,6 +212,22 @@ impl Session {
         )
         .await
         .map(|_| ())
+    }
+
+    /// Runs a script in the page and returns its result.
+    pub async fn execute(&self, script: &str) -> Result<Value> {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            json!({"script": script, "args": []}),
+        )
+        .await
+    }
+
+    /// The page's current URL.
+    pub async fn url(&self) -> Result<String> {
+        let v = self.call(reqwest::Method::GET, "/url", Value::Null).await?;
+        Ok(v.as_str().unwrap_or_default().to_owned())
     }
 
     /// Saves a PNG screenshot of the window.

@@ -40,21 +40,17 @@ async fn approve(
 ) -> String {
     let wait = Duration::from_secs(30);
     let card = format!(r#"article[data-name="{server}"]"#);
-    let review = s
-        .wait_for(&format!("{card} button.primary"), wait)
+    s.click_on(&format!("{card} button.primary"), wait)
         .await
         .unwrap();
-    s.click(&review).await.unwrap();
     let plan = s
         .wait_text(".trust-dialog .plan", shows, wait)
         .await
         .unwrap();
     s.screenshot(&artifacts().join(shot)).await.unwrap();
-    let allow = s
-        .wait_for(".trust-dialog button.primary", wait)
+    s.click_on(".trust-dialog button.primary", wait)
         .await
         .unwrap();
-    s.click(&allow).await.unwrap();
     s.wait_text(&format!("{card} .badge"), then, wait)
         .await
         .unwrap();
@@ -138,11 +134,9 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         .unwrap();
 
     // Doctor explains the broken one: it exits early, with its stderr.
-    let diagnose = s
-        .wait_for(r#"article[data-name="broken"] button.diagnose"#, wait)
+    s.click_on(r#"article[data-name="broken"] button.diagnose"#, wait)
         .await
         .unwrap();
-    s.click(&diagnose).await.unwrap();
     let checks = s
         .wait_text(".doctor-dialog .checks", "[FAIL] handshake", wait)
         .await
@@ -154,21 +148,27 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     s.screenshot(&artifacts().join("04-doctor.png"))
         .await
         .unwrap();
-    let close = s.wait_for(".doctor-dialog button", wait).await.unwrap();
-    s.click(&close).await.unwrap();
+    s.click_on(".doctor-dialog button", wait).await.unwrap();
 
     // The running server's protocol trace, with its handshake and listing.
-    let logs = s
-        .wait_for(r#"article[data-name="demo"] button.logs"#, wait)
+    s.click_on(r#"article[data-name="demo"] button.logs"#, wait)
         .await
         .unwrap();
-    s.click(&logs).await.unwrap();
     s.wait_text(".logs-dialog .trace", "tools/list", wait)
         .await
         .unwrap();
     s.screenshot(&artifacts().join("07-logs.png"))
         .await
         .unwrap();
+
+    // The window cannot be navigated away from the app (TA-04).
+    let home = s.url().await.unwrap();
+    let _ = s
+        .execute("location.href = 'https://evil.invalid/'; return 1;")
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(s.url().await.unwrap(), home);
+    s.wait_for("button.add", wait).await.unwrap();
     s.close().await.unwrap();
 }
 
@@ -190,8 +190,7 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     let wait = Duration::from_secs(30);
 
     s.wait_text(".empty", "No servers yet", wait).await.unwrap();
-    let add = s.wait_for("button.add", wait).await.unwrap();
-    s.click(&add).await.unwrap();
+    s.click_on("button.add", wait).await.unwrap();
     let field = |name: &'static str| format!(".add-dialog [name={name}]");
     let name = s.wait_for(&field("name"), wait).await.unwrap();
     s.type_text(&name, "formy").await.unwrap();
@@ -200,25 +199,20 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     let args = s.wait_for(&field("args"), wait).await.unwrap();
     s.type_text(&args, "--tools=1").await.unwrap();
     // One secret environment variable: it goes to the keyring, not the database.
-    let plus = s
-        .wait_for(".add-dialog .values + button", wait)
+    s.click_on(".add-dialog .values + button", wait)
         .await
         .unwrap();
-    s.click(&plus).await.unwrap();
     let var = s.wait_for(".add-dialog .v-name", wait).await.unwrap();
     s.type_text(&var, "MY_TOKEN").await.unwrap();
     let value = s.wait_for(".add-dialog .v-value", wait).await.unwrap();
     s.type_text(&value, "canary-e2e-secret-4242").await.unwrap();
-    let secret = s.wait_for(".add-dialog .v-secret", wait).await.unwrap();
-    s.click(&secret).await.unwrap();
+    s.click_on(".add-dialog .v-secret", wait).await.unwrap();
     s.screenshot(&artifacts().join("05-add-form.png"))
         .await
         .unwrap();
-    let submit = s
-        .wait_for(".add-dialog button[type=submit]", wait)
+    s.click_on(".add-dialog button[type=submit]", wait)
         .await
         .unwrap();
-    s.click(&submit).await.unwrap();
 
     s.wait_text(
         r#"article[data-name="formy"] .badge"#,
