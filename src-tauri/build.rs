@@ -15,6 +15,8 @@ const COMMANDS: &[&str] = &[
     "doctor",
     "add_server",
     "server_logs",
+    "catalog",
+    "set_tool_enabled",
 ];
 
 fn main() {

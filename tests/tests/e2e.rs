@@ -169,6 +169,31 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(s.url().await.unwrap(), home);
     s.wait_for("button.add", wait).await.unwrap();
+
+    s.click_on(".logs-dialog .actions button", wait)
+        .await
+        .unwrap();
+
+    // The tools catalog lists the running server's tools; one can be switched off.
+    s.click_on(r#".tab[data-page="tools"]"#, wait)
+        .await
+        .unwrap();
+    s.wait_text(
+        r#"article[data-tool="demo/echo"]"#,
+        "Echo the given text back",
+        wait,
+    )
+    .await
+    .unwrap();
+    s.click_on(r#"article[data-tool="demo/echo"] .toggle"#, wait)
+        .await
+        .unwrap();
+    s.wait_text(r#"article[data-tool="demo/echo"] .toggle"#, "Enable", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("08-tools.png"))
+        .await
+        .unwrap();
     s.close().await.unwrap();
 }
 

@@ -7,6 +7,7 @@
 //! set" only.
 
 pub mod add;
+pub mod catalog;
 pub mod events;
 pub mod servers;
 
@@ -81,6 +82,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             servers::doctor,
             add::add_server,
             servers::server_logs,
+            catalog::catalog,
+            catalog::set_tool_enabled,
         ])
 }
 

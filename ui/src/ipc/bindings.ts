@@ -30,6 +30,10 @@ export const commands = {
 	addServer: (request: AddServerRequest) => typedError<null, IpcError>(__TAURI_INVOKE("add_server", { request })),
 	/**  The logs of a server. */
 	serverLogs: (name: string) => typedError<LogsDto_Serialize, IpcError>(__TAURI_INVOKE("server_logs", { name })),
+	/**  The tools of every started server. */
+	catalog: () => typedError<ServerToolsDto_Serialize[], IpcError>(__TAURI_INVOKE("catalog")),
+	/**  Switches one tool on or off. */
+	setToolEnabled: (server: string, tool: string, enabled: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_tool_enabled", { server, tool, enabled })),
 };
 
 /** Events */
@@ -201,6 +205,29 @@ export type ServerRow_Serialize = {
 	status: StatusDto_Serialize,
 };
 
+/**  The tools of one running server. */
+export type ServerToolsDto = ServerToolsDto_Serialize | ServerToolsDto_Deserialize;
+
+/**  The tools of one running server. */
+export type ServerToolsDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Its tools. */
+	tools: ToolDto_Deserialize[],
+	/**  Tools left out because their schema does not compile, with the reason. */
+	excluded: ([string, string])[],
+};
+
+/**  The tools of one running server. */
+export type ServerToolsDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Its tools. */
+	tools: ToolDto_Serialize[],
+	/**  Tools left out because their schema does not compile, with the reason. */
+	excluded: ([string, string])[],
+};
+
 /**  A server's status as the UI shows it. */
 export type StatusDto = StatusDto_Serialize | StatusDto_Deserialize;
 
@@ -246,6 +273,45 @@ export type StatusKind =
 "backoff" | 
 /**  Given up until the user acts. */
 "failed";
+
+/**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
+export type ToolDto = ToolDto_Serialize | ToolDto_Deserialize;
+
+/**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
+export type ToolDto_Deserialize = {
+	/**  The tool's name as the server reports it. */
+	name: string,
+	/**  Its title, if any. */
+	title?: string | null,
+	/**  Its description, if any. */
+	description?: string | null,
+	/**  The input schema, pretty-printed JSON. */
+	input_schema: string,
+	/**  The output schema, pretty-printed JSON, if declared. */
+	output_schema?: string | null,
+	/**  Hints the server claims (they never relax approval). */
+	hints: string[],
+	/**  Whether the user allows it to be used. */
+	enabled: boolean,
+};
+
+/**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
+export type ToolDto_Serialize = {
+	/**  The tool's name as the server reports it. */
+	name: string,
+	/**  Its title, if any. */
+	title: string | null,
+	/**  Its description, if any. */
+	description: string | null,
+	/**  The input schema, pretty-printed JSON. */
+	input_schema: string,
+	/**  The output schema, pretty-printed JSON, if declared. */
+	output_schema: string | null,
+	/**  Hints the server claims (they never relax approval). */
+	hints: string[],
+	/**  Whether the user allows it to be used. */
+	enabled: boolean,
+};
 
 /**  One protocol trace entry. */
 export type TraceDto = TraceDto_Serialize | TraceDto_Deserialize;
