@@ -61,7 +61,8 @@ pub async fn catalog(host: State<'_, Host>) -> Result<Vec<ServerToolsDto>, IpcEr
                     (a.open_world_hint, "open world"),
                 ]
                 .into_iter()
-                .filter_map(|(v, label)| (v == Some(true)).then(|| label.to_owned()))
+                .filter(|(v, _)| *v == Some(true))
+                .map(|(_, label)| label.to_owned())
                 .collect();
                 ToolDto {
                     name: t.name.clone(),
