@@ -95,6 +95,45 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// `n` calls by `c` tasks sharing a counter ("take a number, call, record"); each call is
+/// timed alone. Shared by every Rust client so they are measured the same way.
+pub async fn closed_loop<F, Fut>(c: usize, n: usize, call: F) -> anyhow::Result<Figure>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use anyhow::Context;
+
+    let counter = Arc::new(AtomicUsize::new(0));
+    let t0 = std::time::Instant::now();
+    let tasks: Vec<_> = (0..c.max(1))
+        .map(|_| {
+            let call = call.clone();
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut nanos = Vec::with_capacity(n / c.max(1) + 1);
+                while counter.fetch_add(1, Ordering::Relaxed) < n {
+                    let t = std::time::Instant::now();
+                    call().await?;
+                    nanos.push(t.elapsed().as_nanos() as u64);
+                }
+                anyhow::Ok(nanos)
+            })
+        })
+        .collect();
+    let mut nanos = Vec::with_capacity(n);
+    for t in tasks {
+        nanos.extend(t.await.context("a bench task panicked")??);
+    }
+    if nanos.len() != n {
+        anyhow::bail!("{} of {n} calls measured", nanos.len());
+    }
+    Ok(Figure::from_latencies(c, nanos, t0.elapsed()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

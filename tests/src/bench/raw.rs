@@ -178,11 +178,10 @@ pub mod tokio_client {
     use std::collections::HashMap;
     use std::path::Path;
     use std::process::Stdio;
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex, PoisonError};
-    use std::time::Instant;
 
-    use anyhow::{anyhow, bail, Context, Result};
+    use anyhow::{anyhow, Context, Result};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     use tokio::process::{ChildStdin, Command};
     use tokio::sync::oneshot;
@@ -303,30 +302,11 @@ pub mod tokio_client {
     }
 
     async fn closed_loop(client: &Arc<Client>, c: usize, n: usize) -> Result<Figure> {
-        let counter = Arc::new(AtomicUsize::new(0));
-        let t0 = Instant::now();
-        let tasks: Vec<_> = (0..c.max(1))
-            .map(|_| {
-                let client = client.clone();
-                let counter = counter.clone();
-                tokio::spawn(async move {
-                    let mut nanos = Vec::with_capacity(n / c.max(1) + 1);
-                    while counter.fetch_add(1, Ordering::Relaxed) < n {
-                        let t = Instant::now();
-                        client.call().await?;
-                        nanos.push(t.elapsed().as_nanos() as u64);
-                    }
-                    anyhow::Ok(nanos)
-                })
-            })
-            .collect();
-        let mut nanos = Vec::with_capacity(n);
-        for t in tasks {
-            nanos.extend(t.await.context("a bench task panicked")??);
-        }
-        if nanos.len() != n {
-            bail!("{} of {n} calls measured", nanos.len());
-        }
-        Ok(Figure::from_latencies(c, nanos, t0.elapsed()))
+        let client = client.clone();
+        super::super::closed_loop(c, n, move || {
+            let client = client.clone();
+            async move { client.call().await }
+        })
+        .await
     }
 }

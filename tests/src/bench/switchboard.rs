@@ -8,9 +8,8 @@
 //! until `calls` calls have been made; each call is timed alone.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{Map, Value};
@@ -126,26 +125,10 @@ async fn measure(host: &Host, server: &Path, plan: &Plan, entry: Entry) -> Resul
 
 /// `n` calls by `c` tasks sharing a counter.
 async fn closed_loop(caller: &Arc<Caller>, c: usize, n: usize) -> Result<Figure> {
-    let counter = Arc::new(AtomicUsize::new(0));
-    let t0 = Instant::now();
-    let tasks: Vec<_> = (0..c.max(1))
-        .map(|_| {
-            let caller = caller.clone();
-            let counter = counter.clone();
-            tokio::spawn(async move {
-                let mut nanos = Vec::with_capacity(n / c.max(1) + 1);
-                while counter.fetch_add(1, Ordering::Relaxed) < n {
-                    let t = Instant::now();
-                    caller.call(arguments()).await?;
-                    nanos.push(t.elapsed().as_nanos() as u64);
-                }
-                anyhow::Ok(nanos)
-            })
-        })
-        .collect();
-    let mut nanos = Vec::with_capacity(n);
-    for t in tasks {
-        nanos.extend(t.await.context("a bench task panicked")??);
-    }
-    Ok(Figure::from_latencies(c, nanos, t0.elapsed()))
+    let caller = caller.clone();
+    super::closed_loop(c, n, move || {
+        let caller = caller.clone();
+        async move { caller.call(arguments()).await }
+    })
+    .await
 }
