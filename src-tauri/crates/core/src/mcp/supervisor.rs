@@ -207,7 +207,12 @@ impl ServerHandle {
     pub fn connection(&self) -> Result<Arc<Connection>, McpError> {
         match &*self.conn.borrow() {
             Some(c) if !c.is_closed() => Ok(c.clone()),
-            _ => Err(McpError::NotRunning {
+            // The supervisor has not processed the end yet; say what is really happening.
+            Some(_) => Err(McpError::NotRunning {
+                server: self.id.clone(),
+                status: "its connection just closed; it is restarting".into(),
+            }),
+            None => Err(McpError::NotRunning {
                 server: self.id.clone(),
                 status: self.status().to_string(),
             }),
