@@ -215,6 +215,15 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     let wait = Duration::from_secs(30);
 
     s.wait_text(".empty", "No servers yet", wait).await.unwrap();
+    // The first-run sample is added but, like any server, waits for approval before it runs.
+    s.click_on(".empty button.sample", wait).await.unwrap();
+    s.wait_text(
+        r#"article[data-name="everything"] .badge"#,
+        "needs approval",
+        wait,
+    )
+    .await
+    .unwrap();
     s.click_on("button.add", wait).await.unwrap();
     let field = |name: &'static str| format!(".add-dialog [name={name}]");
     let name = s.wait_for(&field("name"), wait).await.unwrap();

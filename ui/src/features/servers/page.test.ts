@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { confirmDialog, doctorDialog, trustDialog } from "./page";
+import { confirmDialog, doctorDialog, sampleServer, trustDialog } from "./page";
+import { validate } from "./validate";
 
 describe("trustDialog", () => {
   const view = {
@@ -72,5 +73,13 @@ describe("confirmDialog", () => {
     expect(yes).not.toHaveBeenCalled();
     confirm.click();
     expect(yes).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("sampleServer", () => {
+  it("is a valid, pinned stdio server", () => {
+    const s = sampleServer();
+    expect(validate(s)).toEqual({});
+    expect(s.kind === "stdio" && s.args.some((a) => /@modelcontextprotocol\/server-everything@\d/.test(a))).toBe(true);
   });
 });

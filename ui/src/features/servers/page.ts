@@ -2,7 +2,13 @@
 // shows exactly what a server runs before it may start (SP-01). All calls go through the
 // generated bindings.
 import { commands, events } from "../../ipc/bindings";
-import type { DoctorDto, LogsDto_Serialize as LogsDto, ServerRow_Serialize as ServerRow, TrustViewDto } from "../../ipc/bindings";
+import type {
+  AddServerRequest,
+  DoctorDto,
+  LogsDto_Serialize as LogsDto,
+  ServerRow_Serialize as ServerRow,
+  TrustViewDto,
+} from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
@@ -71,6 +77,8 @@ export function mountServers(root: HTMLElement): () => void {
       list.replaceChildren(
         h("div", { class: "empty" },
           h("h2", {}, "No servers yet"),
+          h("p", {}, "New to MCP? Add the official sample server, which demonstrates tools, resources and prompts. You will see exactly what it runs before it starts."),
+          h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer())) }, "Add the sample server"),
           h("p", {}, "Use “Add server” above, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`; import a Claude Desktop, VS Code or Cursor config with `switchboard import FILE`."),
         ),
       );
@@ -131,6 +139,18 @@ export function mountServers(root: HTMLElement): () => void {
   return () => {
     window.clearInterval(tick);
     void unlisten.then((stop) => stop());
+  };
+}
+
+/** The first-run sample: the reference server from npm, pinned so what is approved is what runs. */
+export function sampleServer(): AddServerRequest {
+  return {
+    kind: "stdio",
+    name: "everything",
+    command: "npx",
+    args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"],
+    cwd: "",
+    env: [],
   };
 }
 
