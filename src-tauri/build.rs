@@ -17,6 +17,19 @@ const COMMANDS: &[&str] = &[
     "server_logs",
     "catalog",
     "set_tool_enabled",
+    "update_server",
+    "server_form",
+    "run_tool",
+    "cancel_run",
+    "pending_approvals",
+    "answer_approval",
+    "server_context",
+    "read_resource",
+    "get_prompt",
+    "complete_prompt_argument",
+    "import_preview",
+    "import_config",
+    "export_config",
 ];
 
 fn main() {

@@ -117,8 +117,37 @@ async fn import_moves_secrets_to_the_store_and_starts_nothing() {
         }
     })
     .to_string();
+
+    // The preview says what would happen and stores nothing.
+    let preview = host.import_preview(&file, None).await.unwrap();
+    assert_eq!(preview.format, ForeignFormat::Claude);
+    let names: Vec<String> = preview.servers.iter().map(|s| s.id.to_string()).collect();
+    assert_eq!(names.len(), 2, "{preview:?}");
+    let github = preview
+        .servers
+        .iter()
+        .find(|s| s.id.as_str() == "github")
+        .unwrap();
+    assert_eq!(github.kind, "stdio");
+    assert!(github.summary.starts_with("/bin/sh"), "{}", github.summary);
+    assert_eq!(github.secrets.len(), 1);
+    assert!(
+        !host.secret_is_set(&github.secrets[0]).await.unwrap(),
+        "the preview stored a secret"
+    );
+    assert!(
+        host.list_servers().await.unwrap().is_empty(),
+        "the preview added servers"
+    );
+    assert!(
+        !format!("{preview:?}").contains(secret),
+        "the preview carries the secret value"
+    );
+
     let out = host.import_config(&file, None).await.unwrap();
     assert_eq!(out.format, ForeignFormat::Claude);
+    let added: Vec<String> = out.added.iter().map(ToString::to_string).collect();
+    assert_eq!(added, names, "the import added what the preview showed");
     assert_eq!(out.added.len(), 2, "{out:?}");
     assert_eq!(out.secrets_stored.len(), 1);
     assert!(host.secret_is_set(&out.secrets_stored[0]).await.unwrap());

@@ -16,6 +16,8 @@ pub enum ChangeKind {
     Catalog,
     /// The list of servers or their configuration.
     Servers,
+    /// Tool calls waiting for approval.
+    Approvals,
 }
 
 /// Something in the host changed; the page re-reads what it shows.
@@ -41,6 +43,10 @@ impl HostChanged {
             }),
             HostEvent::ServersChanged => Some(Self {
                 kind: ChangeKind::Servers,
+                server: None,
+            }),
+            HostEvent::ApprovalsChanged => Some(Self {
+                kind: ChangeKind::Approvals,
                 server: None,
             }),
             _ => None,

@@ -6,10 +6,14 @@
 //! Secret values never appear in any response (SE-05): DTOs carry secret names and "set / not
 //! set" only.
 
-pub mod add;
 pub mod catalog;
+pub mod content;
 pub mod events;
+pub mod form;
+pub mod resources;
+pub mod run;
 pub mod servers;
+pub mod transfer;
 
 use serde::Serialize;
 use specta::Type;
@@ -31,6 +35,10 @@ pub enum ErrorCode {
     Keyring,
     /// The MCP server failed or misbehaved.
     Server,
+    /// The user or the policy refused a tool call.
+    Denied,
+    /// The operation was cancelled.
+    Cancelled,
     /// Anything else; the message says what.
     Internal,
 }
@@ -57,6 +65,14 @@ impl From<HostError> for IpcError {
             HostError::Mcp(switchboard_core::mcp::McpError::NotRunning { .. }) => {
                 ErrorCode::NotRunning
             }
+            HostError::Mcp(switchboard_core::mcp::McpError::Cancelled) => ErrorCode::Cancelled,
+            HostError::Mcp(
+                switchboard_core::mcp::McpError::InvalidArguments { .. }
+                | switchboard_core::mcp::McpError::UnknownTool { .. }
+                | switchboard_core::mcp::McpError::ToolDisabled { .. },
+            )
+            | HostError::Approval(_) => ErrorCode::Invalid,
+            HostError::Denied { .. } => ErrorCode::Denied,
             HostError::Mcp(_) | HostError::Launch { .. } => ErrorCode::Server,
             _ => ErrorCode::Internal,
         };
@@ -80,10 +96,23 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             servers::set_server_enabled,
             servers::remove_server,
             servers::doctor,
-            add::add_server,
+            form::add_server,
             servers::server_logs,
             catalog::catalog,
             catalog::set_tool_enabled,
+            form::update_server,
+            form::server_form,
+            run::run_tool,
+            run::cancel_run,
+            run::pending_approvals,
+            run::answer_approval,
+            resources::server_context,
+            resources::read_resource,
+            resources::get_prompt,
+            resources::complete_prompt_argument,
+            transfer::import_preview,
+            transfer::import_config,
+            transfer::export_config,
         ])
 }
 

@@ -50,4 +50,6 @@ pub enum HostEvent {
     },
     /// The server list changed (added, removed, edited, trusted).
     ServersChanged,
+    /// A tool call started or stopped waiting for the user's approval.
+    ApprovalsChanged,
 }

@@ -8,6 +8,8 @@
 //! - [`store`]: SQLite through sqlx with embedded migrations; typed repositories.
 //! - [`mcp`]: one supervisor task per server; `mcp::connection` is the only file that touches
 //!   `rmcp`; LLM-safe tool naming; stderr ring buffer and protocol trace.
+//! - [`approval`]: the approval policy (a pure function) and pending requests released only
+//!   by their random nonce.
 //! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
 //! - [`host`]: the composition root that wires concrete implementations together.
 //!
@@ -15,6 +17,7 @@
 //! through [`host::HostBuilder`].
 #![deny(missing_docs)]
 
+pub mod approval;
 pub mod config;
 pub mod events;
 pub mod host;

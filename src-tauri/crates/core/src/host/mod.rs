@@ -24,8 +24,9 @@ use tokio::sync::{broadcast, OnceCell};
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use ops::{CallOptions, ServerCatalog};
 pub use servers::{ServerView, TrustState, TrustView};
-pub use transfer::ImportOutcome;
+pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 
+use crate::approval::{ApprovalError, PendingApprovals, Policy};
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
@@ -73,6 +74,19 @@ pub enum HostError {
     /// An import file could not be read.
     #[error(transparent)]
     Import(#[from] crate::config::import::ImportError),
+    /// An approval answer was refused.
+    #[error(transparent)]
+    Approval(#[from] ApprovalError),
+    /// The user or the policy refused a tool call.
+    #[error("the call to {tool} on {server} was denied: {reason}")]
+    Denied {
+        /// The server.
+        server: ServerId,
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
     /// File-system trouble.
     #[error("{context}: {source}")]
     Io {
@@ -155,11 +169,13 @@ impl HostBuilder {
                 secrets,
                 search,
                 servers: Mutex::default(),
-                events,
                 supervisor: self.supervisor,
                 host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
                 next_call: AtomicU64::new(1),
                 disabled: Mutex::default(),
+                approvals: PendingApprovals::new(events.clone()),
+                policy: Policy::default(),
+                events,
             }),
         })
     }
@@ -186,6 +202,8 @@ pub(crate) struct Inner {
     host_env: Vec<(String, String)>,
     next_call: AtomicU64,
     disabled: Mutex<HashMap<ServerId, Arc<HashSet<String>>>>,
+    approvals: PendingApprovals,
+    policy: Policy,
 }
 
 /// The host. Cheap to clone.

@@ -10,12 +10,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{Host, HostError};
+use crate::approval::{decide, ApprovalRequest, Ask, Call, Decision, Origin};
 use crate::events::HostEvent;
 use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::{
     Arguments, CatalogSnapshot, Progress, PromptResult, ResourceContents, ToolResult,
 };
-use crate::mcp::connection::{ProgressSink, RequestOptions};
+use crate::mcp::connection::{Connection, ProgressSink, RequestOptions};
 use crate::mcp::naming::ToolNames;
 use crate::mcp::McpError;
 
@@ -37,6 +38,14 @@ pub struct ServerCatalog {
     pub catalog: CatalogSnapshot,
     /// Tools the user switched off.
     pub disabled_tools: Vec<String>,
+}
+
+/// What [`Host::check_call`] hands on: the catalog and connection it looked at, and the
+/// arguments it validated.
+struct Checked {
+    catalog: CatalogSnapshot,
+    conn: Result<Arc<Connection>, McpError>,
+    arguments: Arguments,
 }
 
 impl Host {
@@ -111,14 +120,9 @@ impl Host {
         Ok(())
     }
 
-    /// Calls a tool of a running server. Unknown and disabled tools are refused before
-    /// anything is sent.
-    pub async fn call_tool(
-        &self,
-        tool: &ToolRef,
-        arguments: Arguments,
-        opts: CallOptions,
-    ) -> Result<ToolResult, HostError> {
+    /// Refuses, before anything is sent or asked, a call to an unknown or disabled tool or
+    /// with arguments its schema rejects (TD-07). Returns the catalog and connection to use.
+    async fn check_call(&self, tool: &ToolRef, arguments: Arguments) -> Result<Checked, HostError> {
         // Take what the call needs under the map's lock instead of cloning the whole handle.
         let (catalog, conn) = {
             let map = self.inner.servers();
@@ -146,7 +150,7 @@ impl Host {
             }
             .into());
         }
-        // Invalid arguments never reach the server (TD-07).
+        // Moved into a Value and back: validation must not copy the arguments.
         let as_value = serde_json::Value::Object(arguments);
         if let Err(errors) = validator.check(&as_value) {
             return Err(McpError::InvalidArguments {
@@ -160,6 +164,89 @@ impl Host {
                 McpError::Protocol("internal: arguments stopped being an object".into()).into(),
             );
         };
+        Ok(Checked {
+            catalog,
+            conn,
+            arguments,
+        })
+    }
+
+    /// Runs a tool call through the approval seam (AP-01, AP-03): checked first, then decided
+    /// by the policy; when the policy asks, the call waits until a shell answers its nonce (or
+    /// `opts.cancel` fires, which withdraws the request). Shells run tools only through this.
+    pub async fn run_tool(
+        &self,
+        tool: &ToolRef,
+        arguments: Arguments,
+        origin: Origin,
+        opts: CallOptions,
+    ) -> Result<ToolResult, HostError> {
+        let Checked {
+            catalog, arguments, ..
+        } = self.check_call(tool, arguments).await?;
+        let info = catalog.tools.iter().find(|t| t.name == *tool.tool);
+        let hints = info.map(|t| t.claimed_hints()).unwrap_or_default();
+        let call = Call {
+            tool,
+            origin: &origin,
+            claims_read_only: hints.iter().any(|h| h == "read-only"),
+        };
+        match decide(&self.inner.policy, &call) {
+            Decision::Allow => {}
+            Decision::Deny(reason) => {
+                return Err(HostError::Denied {
+                    server: tool.server.clone(),
+                    tool: tool.tool.to_string(),
+                    reason,
+                })
+            }
+            Decision::Ask => {
+                let ticket = self.inner.approvals.ask(Ask {
+                    server: tool.server.clone(),
+                    tool: tool.tool.to_string(),
+                    arguments: serde_json::Value::Object(arguments.clone()),
+                    origin: origin.clone(),
+                    hints,
+                });
+                let cancel = opts.cancel.clone().unwrap_or_default();
+                let allowed = tokio::select! {
+                    allowed = ticket.allowed() => allowed,
+                    () = cancel.cancelled() => return Err(McpError::Cancelled.into()),
+                };
+                if !allowed {
+                    return Err(HostError::Denied {
+                        server: tool.server.clone(),
+                        tool: tool.tool.to_string(),
+                        reason: "the user said no".into(),
+                    });
+                }
+            }
+        }
+        self.call_tool(tool, arguments, opts).await
+    }
+
+    /// Tool calls waiting for the user, oldest first.
+    pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
+        self.inner.approvals.list()
+    }
+
+    /// Answers a pending request by its nonce; anything else is refused (AP-03).
+    pub fn answer_approval(&self, nonce: &str, allow: bool) -> Result<(), HostError> {
+        Ok(self.inner.approvals.answer(nonce, allow)?)
+    }
+
+    /// Calls a tool of a running server without asking anyone: for the CLI's `call` (the
+    /// person typed the call) and for runs already approved through [`Host::run_tool`].
+    /// Unknown and disabled tools and invalid arguments are refused before anything is sent.
+    pub async fn call_tool(
+        &self,
+        tool: &ToolRef,
+        arguments: Arguments,
+        opts: CallOptions,
+    ) -> Result<ToolResult, HostError> {
+        let Checked {
+            conn, arguments, ..
+        } = self.check_call(tool, arguments).await?;
         let conn = conn?;
         let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
         let span =

@@ -9,7 +9,10 @@ use serde::Serialize;
 
 use super::{Host, HostError};
 use crate::config::export::{export, ExportOutput};
-use crate::config::import::{import_with, ForeignFormat, ImportNote, ImportOptions, NoteKind};
+use crate::config::import::{
+    import_with, ForeignFormat, ImportNote, ImportOptions, ImportedServer, NoteKind,
+};
+use crate::config::TransportSpec;
 use crate::events::HostEvent;
 use crate::ids::{SecretName, ServerId};
 use crate::redact::Secret;
@@ -27,13 +30,44 @@ pub struct ImportOutcome {
     pub notes: Vec<ImportNote>,
 }
 
+/// What an import would do, computed without storing anything: the dialog's preview.
+#[derive(Clone, Debug, Serialize)]
+pub struct ImportPreview {
+    /// The format read.
+    pub format: ForeignFormat,
+    /// The servers that would be added, under their final names.
+    pub servers: Vec<PreviewServer>,
+    /// Everything worth telling the user before they confirm.
+    pub notes: Vec<ImportNote>,
+}
+
+/// One server an import would add.
+#[derive(Clone, Debug, Serialize)]
+pub struct PreviewServer {
+    /// Its name after any rename.
+    pub id: ServerId,
+    /// `stdio` or `http`.
+    pub kind: &'static str,
+    /// What it runs or where it connects, escaped for display.
+    pub summary: String,
+    /// Names of the values that would move to the keyring (never the values).
+    pub secrets: Vec<SecretName>,
+}
+
+/// An import worked out against the current servers, ready to apply.
+struct Plan {
+    format: ForeignFormat,
+    servers: Vec<ImportedServer>,
+    notes: Vec<ImportNote>,
+}
+
 impl Host {
-    /// Imports a Claude Desktop, VS Code or Cursor file's servers.
-    pub async fn import_config(
+    /// Reads a foreign file and gives each server a free name. Stores nothing.
+    async fn plan_import(
         &self,
         text: &str,
         format: Option<ForeignFormat>,
-    ) -> Result<ImportOutcome, HostError> {
+    ) -> Result<Plan, HostError> {
         let specs = self.inner.store.list_servers().await?;
         let existing: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
         let existing_secrets: Vec<SecretName> = specs
@@ -49,23 +83,20 @@ impl Host {
             },
         )?;
         let mut notes = report.notes;
-        // Secrets first: a spec must never be saved pointing at a secret that was not stored.
-        let mut secrets_stored = Vec::new();
-        for s in &report.servers {
-            for (name, value) in &s.secrets {
-                self.inner.secrets.set(name.clone(), value.clone()).await?;
-                secrets_stored.push(name.clone());
-            }
-        }
-        let mut added = Vec::new();
-        for s in report.servers {
-            let mut spec = s.spec;
-            if existing.contains(&spec.id) || added.contains(&spec.id) {
-                let original = spec.id.clone();
+        let mut taken = existing;
+        let mut servers = Vec::with_capacity(report.servers.len());
+        for mut s in report.servers {
+            if taken.contains(&s.spec.id) {
+                let original = s.spec.id.clone();
                 let Some(free) = (2..1000)
                     .filter_map(|n| ServerId::new(format!("{original}-{n}")).ok())
-                    .find(|c| !existing.contains(c) && !added.contains(c))
+                    .find(|c| !taken.contains(c))
                 else {
+                    notes.push(ImportNote {
+                        server: Some(original.to_string()),
+                        kind: NoteKind::SkippedServer,
+                        message: format!("{original} already exists and no free name was found"),
+                    });
                     continue;
                 };
                 notes.push(ImportNote {
@@ -73,17 +104,71 @@ impl Host {
                     kind: NoteKind::Renamed,
                     message: format!("{original} already exists; imported as {free}"),
                 });
-                spec.id = free;
+                s.spec.id = free;
             }
-            self.add_server(spec.clone()).await?;
-            added.push(spec.id);
+            taken.push(s.spec.id.clone());
+            servers.push(s);
+        }
+        Ok(Plan {
+            format: report.format,
+            servers,
+            notes,
+        })
+    }
+
+    /// What importing `text` would add, which values would go to the keyring, and the notes;
+    /// nothing is stored.
+    pub async fn import_preview(
+        &self,
+        text: &str,
+        format: Option<ForeignFormat>,
+    ) -> Result<ImportPreview, HostError> {
+        let plan = self.plan_import(text, format).await?;
+        Ok(ImportPreview {
+            format: plan.format,
+            servers: plan
+                .servers
+                .iter()
+                .map(|s| PreviewServer {
+                    id: s.spec.id.clone(),
+                    kind: match s.spec.transport {
+                        TransportSpec::Stdio(_) => "stdio",
+                        TransportSpec::Http(_) => "http",
+                    },
+                    summary: s.spec.summary(),
+                    secrets: s.secrets.iter().map(|(n, _)| n.clone()).collect(),
+                })
+                .collect(),
+            notes: plan.notes,
+        })
+    }
+
+    /// Imports a Claude Desktop, VS Code or Cursor file's servers.
+    pub async fn import_config(
+        &self,
+        text: &str,
+        format: Option<ForeignFormat>,
+    ) -> Result<ImportOutcome, HostError> {
+        let plan = self.plan_import(text, format).await?;
+        // Secrets first: a spec must never be saved pointing at a secret that was not stored.
+        let mut secrets_stored = Vec::new();
+        for s in &plan.servers {
+            for (name, value) in &s.secrets {
+                self.inner.secrets.set(name.clone(), value.clone()).await?;
+                secrets_stored.push(name.clone());
+            }
+        }
+        let mut added = Vec::new();
+        for s in plan.servers {
+            self.add_server(s.spec.clone()).await?;
+            added.push(s.spec.id);
         }
         let _ = self.inner.events.send(HostEvent::ServersChanged);
         Ok(ImportOutcome {
-            format: report.format,
+            format: plan.format,
             added,
             secrets_stored,
-            notes,
+            notes: plan.notes,
         })
     }
 

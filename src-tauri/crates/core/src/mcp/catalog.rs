@@ -36,6 +36,26 @@ pub struct ToolInfo {
     pub icons: Vec<Icon>,
 }
 
+impl ToolInfo {
+    /// The hints the server claims for this tool, as short labels ("read-only",
+    /// "destructive", "idempotent", "open world"). Claims only: they never relax approval.
+    pub fn claimed_hints(&self) -> Vec<String> {
+        let Some(a) = &self.annotations else {
+            return Vec::new();
+        };
+        [
+            (a.read_only_hint, "read-only"),
+            (a.destructive_hint, "destructive"),
+            (a.idempotent_hint, "idempotent"),
+            (a.open_world_hint, "open world"),
+        ]
+        .into_iter()
+        .filter(|(v, _)| *v == Some(true))
+        .map(|(_, label)| label.to_owned())
+        .collect()
+    }
+}
+
 fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object"})
 }

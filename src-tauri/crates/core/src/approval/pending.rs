@@ -1,0 +1,290 @@
+//! Pending approval requests: a call that must be asked about waits here until a shell answers
+//! it by its nonce, or until the caller gives up.
+//!
+//! The nonce is 128 random bits, made in Rust and never derivable from the request: a web view
+//! that was tricked into calling IPC commands still cannot release a call it was not shown
+//! (AP-03). Dropping the [`Ticket`] withdraws the request, so a cancelled turn never leaves a
+//! stale dialog behind. The map is touched only to insert, take or list, never across an
+//! `.await`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, oneshot};
+
+use super::policy::Origin;
+use crate::events::HostEvent;
+use crate::ids::ServerId;
+
+/// The random handle of one pending request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Nonce(String);
+
+impl Nonce {
+    fn random() -> Self {
+        let bytes: [u8; 16] = rand::rng().random();
+        Self(hex::encode(bytes))
+    }
+
+    /// The nonce as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Nonce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A call waiting for the user: everything a dialog must show, untruncated (AP-01).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// Answer with this.
+    pub nonce: Nonce,
+    /// The server.
+    pub server: ServerId,
+    /// The tool, as the server names it.
+    pub tool: String,
+    /// The exact arguments that will be sent.
+    pub arguments: serde_json::Value,
+    /// Who asks.
+    pub origin: Origin,
+    /// Hints the server claims for the tool (shown, never trusted).
+    pub hints: Vec<String>,
+    /// When it was asked, milliseconds since the Unix epoch.
+    pub requested_at_ms: u64,
+}
+
+/// Why an answer was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ApprovalError {
+    /// No request with that nonce is pending (answered, withdrawn, or never asked).
+    #[error("no approval request with that id is pending; it was answered or withdrawn")]
+    UnknownNonce,
+}
+
+struct Waiting {
+    request: ApprovalRequest,
+    answer: oneshot::Sender<bool>,
+}
+
+struct Shared {
+    waiting: Mutex<HashMap<Nonce, Waiting>>,
+    events: broadcast::Sender<HostEvent>,
+}
+
+impl Shared {
+    fn waiting(&self) -> MutexGuard<'_, HashMap<Nonce, Waiting>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The pending requests of one host. Cheap to clone.
+#[derive(Clone)]
+pub struct PendingApprovals {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PendingApprovals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingApprovals")
+            .field("waiting", &self.shared.waiting().len())
+            .finish()
+    }
+}
+
+/// A caller's claim on one pending request. Dropping it withdraws the request.
+#[derive(Debug)]
+pub struct Ticket {
+    nonce: Nonce,
+    answer: Option<oneshot::Receiver<bool>>,
+    owner: PendingApprovals,
+}
+
+impl Ticket {
+    /// The request's nonce.
+    pub fn nonce(&self) -> &Nonce {
+        &self.nonce
+    }
+
+    /// Waits for the answer: `true` only for an explicit allow.
+    pub async fn allowed(mut self) -> bool {
+        match self.answer.take() {
+            Some(rx) => rx.await.unwrap_or(false),
+            None => false,
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if self.owner.shared.waiting().remove(&self.nonce).is_some() {
+            let _ = self.owner.shared.events.send(HostEvent::ApprovalsChanged);
+        }
+    }
+}
+
+/// What to ask about.
+#[derive(Clone, Debug)]
+pub struct Ask {
+    /// The server.
+    pub server: ServerId,
+    /// The tool.
+    pub tool: String,
+    /// The arguments.
+    pub arguments: serde_json::Value,
+    /// Who asks.
+    pub origin: Origin,
+    /// Claimed hints.
+    pub hints: Vec<String>,
+}
+
+impl PendingApprovals {
+    /// An empty set that announces changes on `events`.
+    pub fn new(events: broadcast::Sender<HostEvent>) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                waiting: Mutex::new(HashMap::new()),
+                events,
+            }),
+        }
+    }
+
+    /// Registers a request and announces it.
+    pub fn ask(&self, ask: Ask) -> Ticket {
+        let nonce = Nonce::random();
+        let (tx, rx) = oneshot::channel();
+        let requested_at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .unwrap_or(0);
+        let request = ApprovalRequest {
+            nonce: nonce.clone(),
+            server: ask.server,
+            tool: ask.tool,
+            arguments: ask.arguments,
+            origin: ask.origin,
+            hints: ask.hints,
+            requested_at_ms,
+        };
+        self.shared.waiting().insert(
+            nonce.clone(),
+            Waiting {
+                request,
+                answer: tx,
+            },
+        );
+        let _ = self.shared.events.send(HostEvent::ApprovalsChanged);
+        Ticket {
+            nonce,
+            answer: Some(rx),
+            owner: self.clone(),
+        }
+    }
+
+    /// Answers the request named by `nonce`.
+    pub fn answer(&self, nonce: &str, allow: bool) -> Result<(), ApprovalError> {
+        let waiting = self
+            .shared
+            .waiting()
+            .remove(&Nonce(nonce.to_owned()))
+            .ok_or(ApprovalError::UnknownNonce)?;
+        let _ = waiting.answer.send(allow);
+        let _ = self.shared.events.send(HostEvent::ApprovalsChanged);
+        Ok(())
+    }
+
+    /// Every pending request, oldest first.
+    pub fn list(&self) -> Vec<ApprovalRequest> {
+        let mut out: Vec<ApprovalRequest> = self
+            .shared
+            .waiting()
+            .values()
+            .map(|w| w.request.clone())
+            .collect();
+        out.sort_by(|a, b| {
+            a.requested_at_ms
+                .cmp(&b.requested_at_ms)
+                .then_with(|| a.nonce.0.cmp(&b.nonce.0))
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask() -> Ask {
+        Ask {
+            server: ServerId::new("s").unwrap(),
+            tool: "t".into(),
+            arguments: serde_json::json!({"a": 1}),
+            origin: Origin::Manual,
+            hints: vec![],
+        }
+    }
+
+    fn pending() -> (PendingApprovals, broadcast::Receiver<HostEvent>) {
+        let (tx, rx) = broadcast::channel(16);
+        (PendingApprovals::new(tx), rx)
+    }
+
+    #[tokio::test]
+    async fn only_the_right_nonce_releases_the_call() {
+        let (p, _rx) = pending();
+        let ticket = p.ask(ask());
+        let nonce = ticket.nonce().to_string();
+        assert_eq!(nonce.len(), 32);
+        assert_eq!(
+            p.answer("0".repeat(32).as_str(), true),
+            Err(ApprovalError::UnknownNonce)
+        );
+        assert_eq!(p.list().len(), 1);
+        p.answer(&nonce, true).unwrap();
+        assert!(ticket.allowed().await);
+        assert_eq!(
+            p.answer(&nonce, true),
+            Err(ApprovalError::UnknownNonce),
+            "answered twice"
+        );
+        assert!(p.list().is_empty());
+    }
+
+    #[tokio::test]
+    async fn deny_and_withdrawal() {
+        let (p, mut rx) = pending();
+        let denied = p.ask(ask());
+        p.answer(&denied.nonce().to_string(), false).unwrap();
+        assert!(!denied.allowed().await);
+
+        let withdrawn = p.ask(ask());
+        let nonce = withdrawn.nonce().to_string();
+        drop(withdrawn);
+        assert!(
+            p.list().is_empty(),
+            "a dropped ticket withdraws its request"
+        );
+        assert_eq!(p.answer(&nonce, true), Err(ApprovalError::UnknownNonce));
+        let mut changes = 0;
+        while rx.try_recv().is_ok() {
+            changes += 1;
+        }
+        assert_eq!(changes, 4, "ask, answer, ask, withdraw");
+    }
+
+    #[test]
+    fn nonces_differ() {
+        let (p, _rx) = pending();
+        let a = p.ask(ask());
+        let b = p.ask(ask());
+        assert_ne!(a.nonce(), b.nonce());
+        assert_eq!(p.list().len(), 2);
+    }
+}

@@ -1,0 +1,189 @@
+//! Resources, resource templates and prompts of the running servers: listing, reading,
+//! expanding, and argument completion. Reads happen only when the user asks (RN-03).
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use specta::Type;
+use switchboard_core::host::Host;
+use switchboard_core::mcp::supervisor::ServerStatus;
+use tauri::State;
+
+use super::content::{ContentDto, PromptResultDto};
+use super::IpcError;
+
+/// One resource.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ResourceDto {
+    /// Its URI.
+    pub uri: String,
+    /// Its name.
+    pub name: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its MIME type.
+    pub mime_type: Option<String>,
+    /// Its size in bytes, if the server says.
+    pub size: Option<f64>,
+}
+
+/// One resource template (RFC 6570 URI template).
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct TemplateDto {
+    /// The URI template.
+    pub uri_template: String,
+    /// Its name.
+    pub name: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its MIME type.
+    pub mime_type: Option<String>,
+}
+
+/// One argument of a prompt.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct PromptArgDto {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: Option<String>,
+    /// Whether it must be given.
+    pub required: bool,
+}
+
+/// One prompt.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct PromptDto {
+    /// Its name.
+    pub name: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its arguments.
+    pub arguments: Vec<PromptArgDto>,
+}
+
+/// What one running server offers besides tools.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ServerContextDto {
+    /// The server.
+    pub server: String,
+    /// Whether it completes prompt arguments.
+    pub completions: bool,
+    /// Its resources.
+    pub resources: Vec<ResourceDto>,
+    /// Its resource templates.
+    pub templates: Vec<TemplateDto>,
+    /// Its prompts.
+    pub prompts: Vec<PromptDto>,
+}
+
+/// Resources, templates and prompts of every started server.
+#[tauri::command]
+#[specta::specta]
+pub async fn server_context(host: State<'_, Host>) -> Result<Vec<ServerContextDto>, IpcError> {
+    let mut out = Vec::new();
+    for c in host.catalogs().await? {
+        let completions = host.handle(&c.server).is_some_and(|h| {
+            matches!(h.status(), ServerStatus::Running { peer, .. } if peer.capabilities.completions)
+        });
+        let cat = c.catalog;
+        out.push(ServerContextDto {
+            server: c.server.to_string(),
+            completions,
+            resources: cat
+                .resources
+                .iter()
+                .map(|r| ResourceDto {
+                    uri: r.uri.clone(),
+                    name: r.name.clone(),
+                    title: r.title.clone(),
+                    description: r.description.clone(),
+                    mime_type: r.mime_type.clone(),
+                    size: r.size.map(|s| s as f64),
+                })
+                .collect(),
+            templates: cat
+                .resource_templates
+                .iter()
+                .map(|t| TemplateDto {
+                    uri_template: t.uri_template.clone(),
+                    name: t.name.clone(),
+                    title: t.title.clone(),
+                    description: t.description.clone(),
+                    mime_type: t.mime_type.clone(),
+                })
+                .collect(),
+            prompts: cat
+                .prompts
+                .iter()
+                .map(|p| PromptDto {
+                    name: p.name.clone(),
+                    title: p.title.clone(),
+                    description: p.description.clone(),
+                    arguments: p
+                        .arguments
+                        .iter()
+                        .map(|a| PromptArgDto {
+                            name: a.name.clone(),
+                            description: a.description.clone(),
+                            required: a.required,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        });
+    }
+    Ok(out)
+}
+
+/// Reads one resource.
+#[tauri::command]
+#[specta::specta]
+pub async fn read_resource(
+    host: State<'_, Host>,
+    server: String,
+    uri: String,
+) -> Result<Vec<ContentDto>, IpcError> {
+    let id = Host::server_id(&server)?;
+    Ok(host
+        .read_resource(&id, &uri)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}
+
+/// Expands a prompt with its arguments.
+#[tauri::command]
+#[specta::specta]
+pub async fn get_prompt(
+    host: State<'_, Host>,
+    server: String,
+    name: String,
+    arguments: HashMap<String, String>,
+) -> Result<PromptResultDto, IpcError> {
+    let id = Host::server_id(&server)?;
+    Ok(host.get_prompt(&id, &name, &arguments).await?.into())
+}
+
+/// Completion values the server suggests for a prompt argument.
+#[tauri::command]
+#[specta::specta]
+pub async fn complete_prompt_argument(
+    host: State<'_, Host>,
+    server: String,
+    prompt: String,
+    argument: String,
+    value: String,
+) -> Result<Vec<String>, IpcError> {
+    let id = Host::server_id(&server)?;
+    Ok(host
+        .complete_prompt_argument(&id, &prompt, &argument, &value)
+        .await?)
+}

@@ -1,0 +1,193 @@
+//! Running a tool by hand from the catalog, and answering approval requests.
+//!
+//! There is no command that calls a tool directly (AP-03): `run_tool` goes through
+//! [`Host::run_tool`], which checks the arguments, then parks the call as a pending approval
+//! with a random nonce and waits. The call proceeds only when `answer_approval` names that
+//! nonce. The same dialog answers calls a model asks for, so a person always sees the exact
+//! arguments before anything runs.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use serde::Serialize;
+use specta::Type;
+use switchboard_core::approval::{ApprovalRequest, Origin};
+use switchboard_core::host::{CallOptions, Host};
+use switchboard_core::ids::ToolRef;
+use tauri::ipc::Channel;
+use tauri::State;
+use tokio_util::sync::CancellationToken;
+
+use super::content::{ProgressDto, ToolResultDto};
+use super::{ErrorCode, IpcError};
+
+/// Calls started from the window that can still be cancelled, by the id the window chose.
+#[derive(Debug, Default)]
+pub struct Runs(Mutex<HashMap<String, CancellationToken>>);
+
+impl Runs {
+    fn start(&self, id: &str) -> Result<RunGuard<'_>, IpcError> {
+        if id.is_empty() || id.len() > 64 {
+            return Err(IpcError {
+                code: ErrorCode::Invalid,
+                message: "a run id must be 1 to 64 characters".into(),
+            });
+        }
+        let token = CancellationToken::new();
+        let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if runs.contains_key(id) {
+            return Err(IpcError {
+                code: ErrorCode::Invalid,
+                message: format!("a run with id {id:?} is already going"),
+            });
+        }
+        runs.insert(id.to_owned(), token.clone());
+        Ok(RunGuard {
+            runs: self,
+            id: id.to_owned(),
+            token,
+        })
+    }
+
+    fn cancel(&self, id: &str) -> bool {
+        let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        runs.get(id).map(CancellationToken::cancel).is_some()
+    }
+}
+
+/// Removes the run when the call ends, however it ends.
+struct RunGuard<'a> {
+    runs: &'a Runs,
+    id: String,
+    token: CancellationToken,
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        let mut runs = self.runs.0.lock().unwrap_or_else(PoisonError::into_inner);
+        runs.remove(&self.id);
+    }
+}
+
+/// Asks to run a tool with `arguments` (a JSON object as text). The call waits for the user's
+/// approval, then runs; progress arrives on `on_progress`.
+#[tauri::command]
+#[specta::specta]
+pub async fn run_tool(
+    host: State<'_, Host>,
+    runs: State<'_, Runs>,
+    run_id: String,
+    server: String,
+    tool: String,
+    arguments: String,
+    on_progress: Channel<ProgressDto>,
+) -> Result<ToolResultDto, IpcError> {
+    let arguments = match serde_json::from_str::<serde_json::Value>(&arguments) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => {
+            return Err(IpcError {
+                code: ErrorCode::Invalid,
+                message: "the arguments must be a JSON object".into(),
+            })
+        }
+        Err(e) => {
+            return Err(IpcError {
+                code: ErrorCode::Invalid,
+                message: format!("the arguments are not valid JSON: {e}"),
+            })
+        }
+    };
+    let tool = ToolRef {
+        server: Host::server_id(&server)?,
+        tool: tool.into(),
+    };
+    let run = runs.start(&run_id)?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if on_progress.send(ProgressDto::from(p)).is_err() {
+                break;
+            }
+        }
+    });
+    let result = host
+        .run_tool(
+            &tool,
+            arguments,
+            Origin::Manual,
+            CallOptions {
+                cancel: Some(run.token.clone()),
+                progress: Some(tx),
+            },
+        )
+        .await;
+    drop(run);
+    let _ = forward.await;
+    Ok(result?.into())
+}
+
+/// Cancels a run started by `run_tool`: a pending approval is withdrawn, a running call is
+/// cancelled at the server. Returns whether such a run was going.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_run(runs: State<'_, Runs>, run_id: String) -> bool {
+    runs.cancel(&run_id)
+}
+
+/// A call waiting for the user's answer, with everything the dialog shows (AP-01).
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ApprovalDto {
+    /// Answer with this.
+    pub nonce: String,
+    /// The server.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// The exact arguments, pretty-printed JSON, untruncated.
+    pub arguments: String,
+    /// `manual` (run by hand) or `model` (asked for in a conversation).
+    pub origin: String,
+    /// The conversation, for model calls.
+    pub conversation: Option<String>,
+    /// Hints the server claims (never trusted).
+    pub hints: Vec<String>,
+    /// When it was asked, ms since the Unix epoch.
+    pub requested_at_ms: f64,
+}
+
+impl From<ApprovalRequest> for ApprovalDto {
+    fn from(r: ApprovalRequest) -> Self {
+        let (origin, conversation) = match r.origin {
+            Origin::Manual => ("manual", None),
+            Origin::Model { conversation } => ("model", Some(conversation)),
+        };
+        Self {
+            nonce: r.nonce.to_string(),
+            server: r.server.to_string(),
+            tool: r.tool,
+            arguments: serde_json::to_string_pretty(&r.arguments).unwrap_or_default(),
+            origin: origin.into(),
+            conversation,
+            hints: r.hints,
+            requested_at_ms: r.requested_at_ms as f64,
+        }
+    }
+}
+
+/// Every call waiting for approval, oldest first.
+#[tauri::command]
+#[specta::specta]
+pub fn pending_approvals(host: State<'_, Host>) -> Vec<ApprovalDto> {
+    host.pending_approvals()
+        .into_iter()
+        .map(Into::into)
+        .collect()
+}
+
+/// Answers one pending call by its nonce. Anything that is not a pending nonce is refused.
+#[tauri::command]
+#[specta::specta]
+pub fn answer_approval(host: State<'_, Host>, nonce: String, allow: bool) -> Result<(), IpcError> {
+    host.answer_approval(&nonce, allow)?;
+    Ok(())
+}
