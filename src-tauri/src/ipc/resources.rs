@@ -166,10 +166,10 @@ pub async fn get_prompt(
     host: State<'_, Host>,
     server: String,
     name: String,
-    arguments: HashMap<String, String>,
+    args: HashMap<String, String>,
 ) -> Result<PromptResultDto, IpcError> {
     let id = Host::server_id(&server)?;
-    Ok(host.get_prompt(&id, &name, &arguments).await?.into())
+    Ok(host.get_prompt(&id, &name, &args).await?.into())
 }
 
 /// Completion values the server suggests for a prompt argument.

@@ -69,7 +69,7 @@ impl Drop for RunGuard<'_> {
     }
 }
 
-/// Asks to run a tool with `arguments` (a JSON object as text). The call waits for the user's
+/// Asks to run a tool with `args_json` (a JSON object as text). The call waits for the user's
 /// approval, then runs; progress arrives on `on_progress`.
 #[tauri::command]
 #[specta::specta]
@@ -79,10 +79,10 @@ pub async fn run_tool(
     run_id: String,
     server: String,
     tool: String,
-    arguments: String,
+    args_json: String,
     on_progress: Channel<ProgressDto>,
 ) -> Result<ToolResultDto, IpcError> {
-    let arguments = match serde_json::from_str::<serde_json::Value>(&arguments) {
+    let arguments = match serde_json::from_str::<serde_json::Value>(&args_json) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) => {
             return Err(IpcError {

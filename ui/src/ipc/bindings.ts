@@ -42,10 +42,10 @@ export const commands = {
 	/**  A server's configuration for the edit form. Secret values are never included. */
 	serverForm: (name: string) => typedError<ServerFormDto, IpcError>(__TAURI_INVOKE("server_form", { name })),
 	/**
-	 *  Asks to run a tool with `arguments` (a JSON object as text). The call waits for the user's
+	 *  Asks to run a tool with `args_json` (a JSON object as text). The call waits for the user's
 	 *  approval, then runs; progress arrives on `on_progress`.
 	 */
-	runTool: (runId: string, server: string, tool: string, arguments: string, onProgress: Channel<ProgressDto_Deserialize>) => typedError<ToolResultDto_Serialize, IpcError>(__TAURI_INVOKE("run_tool", { runId, server, tool, arguments, onProgress })),
+	runTool: (runId: string, server: string, tool: string, argsJson: string, onProgress: Channel<ProgressDto_Deserialize>) => typedError<ToolResultDto_Serialize, IpcError>(__TAURI_INVOKE("run_tool", { runId, server, tool, argsJson, onProgress })),
 	/**
 	 *  Cancels a run started by `run_tool`: a pending approval is withdrawn, a running call is
 	 *  cancelled at the server. Returns whether such a run was going.
@@ -60,7 +60,7 @@ export const commands = {
 	/**  Reads one resource. */
 	readResource: (server: string, uri: string) => typedError<ContentDto_Serialize[], IpcError>(__TAURI_INVOKE("read_resource", { server, uri })),
 	/**  Expands a prompt with its arguments. */
-	getPrompt: (server: string, name: string, arguments: { [key in string]: string }) => typedError<PromptResultDto_Serialize, IpcError>(__TAURI_INVOKE("get_prompt", { server, name, arguments })),
+	getPrompt: (server: string, name: string, args: { [key in string]: string }) => typedError<PromptResultDto_Serialize, IpcError>(__TAURI_INVOKE("get_prompt", { server, name, args })),
 	/**  Completion values the server suggests for a prompt argument. */
 	completePromptArgument: (server: string, prompt: string, argument: string, value: string) => typedError<string[], IpcError>(__TAURI_INVOKE("complete_prompt_argument", { server, prompt, argument, value })),
 	/**  Previews importing `text` (the file's contents or pasted JSON). Stores nothing. */

@@ -1,12 +1,15 @@
-// The add-server dialog: local (stdio) or remote (Streamable HTTP), validated as you type.
-// Values ticked "secret" go to the OS keyring; the form never reads them back.
+// The add/edit server dialog: local (stdio) or remote (Streamable HTTP), validated as you type.
+// Values ticked "secret" go to the OS keyring; the form never reads them back: editing shows a
+// stored secret as "set" or "not set", and leaving it empty keeps it (SE-05).
 import { commands } from "../../ipc/bindings";
-import type { AddServerRequest, ValueEntry } from "../../ipc/bindings";
+import type { AddServerRequest, FormEntryDto, ServerFormDto, ValueEntry } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { validate } from "./validate";
 
-export function addServerDialog(onAdded: () => void): HTMLDialogElement {
-  let kind: "stdio" | "http" = "stdio";
+/** The add dialog, or with `existing` the edit dialog of that server. */
+export function addServerDialog(onAdded: () => void, existing?: ServerFormDto): HTMLDialogElement {
+  let kind: "stdio" | "http" = existing?.kind ?? "stdio";
+  const kept = new Set<string>();
   const name = h("input", { name: "name", placeholder: "filesystem", autocomplete: "off" });
   const command = h("input", { name: "command", placeholder: "npx", autocomplete: "off" });
   const args = h("textarea", { name: "args", rows: "3", placeholder: "one argument per line" });
@@ -16,7 +19,7 @@ export function addServerDialog(onAdded: () => void): HTMLDialogElement {
   const valueList = h("div", { class: "values" });
   const problems = h("ul", { class: "problems", "aria-live": "polite" });
   const failure = h("p", { class: "error", role: "alert", hidden: true });
-  const submit = h("button", { class: "primary", type: "submit" }, "Add server");
+  const submit = h("button", { class: "primary", type: "submit" }, existing ? "Save" : "Add server");
 
   const request = (): AddServerRequest => {
     const entries: ValueEntry[] = values.map((v) => ({ name: v.name.value.trim(), value: v.value.value, secret: v.secret.checked }));
@@ -26,15 +29,26 @@ export function addServerDialog(onAdded: () => void): HTMLDialogElement {
   };
 
   const check = () => {
-    const errors = validate(request());
+    const errors = validate(request(), kept);
     problems.replaceChildren(...Object.entries(errors).map(([k, v]) => h("li", {}, `${k}: ${v}`)));
     submit.disabled = Object.keys(errors).length > 0;
   };
 
-  const addValue = () => {
+  const addValue = (from?: FormEntryDto) => {
     const n = h("input", { placeholder: kind === "stdio" ? "NAME" : "Header-Name", class: "v-name" });
     const v = h("input", { placeholder: "value", class: "v-value" });
     const s = h("input", { type: "checkbox", class: "v-secret" });
+    if (from) {
+      n.value = from.name;
+      v.value = from.value;
+      s.checked = from.secret;
+      if (from.secret) {
+        v.type = "password";
+        v.placeholder = from.secret_set ? "set; leave empty to keep" : "not set; enter the value";
+        v.classList.add(from.secret_set ? "secret-set" : "secret-unset");
+        if (from.secret_set) kept.add(from.name);
+      }
+    }
     const entry = { row: h("div", { class: "value-row" }), name: n, value: v, secret: s };
     s.addEventListener("change", () => (v.type = s.checked ? "password" : "text"));
     entry.row.append(n, v, h("label", {}, s, " store as secret"),
@@ -57,22 +71,23 @@ export function addServerDialog(onAdded: () => void): HTMLDialogElement {
   };
 
   const form = h("form", { method: "dialog" },
-    h("h2", {}, "Add a server"),
+    h("h2", {}, existing ? `Edit ${existing.name}` : "Add a server"),
     h("div", { class: "kind-choice", role: "radiogroup" },
-      h("label", {}, h("input", { type: "radio", name: "kind", value: "stdio", checked: true, onchange: () => setKind("stdio") }), " Local (stdio)"),
-      h("label", {}, h("input", { type: "radio", name: "kind", value: "http", onchange: () => setKind("http") }), " Remote (Streamable HTTP)"),
+      h("label", {}, h("input", { type: "radio", name: "kind", value: "stdio", checked: kind === "stdio", disabled: !!existing, onchange: () => setKind("stdio") }), " Local (stdio)"),
+      h("label", {}, h("input", { type: "radio", name: "kind", value: "http", checked: kind === "http", disabled: !!existing, onchange: () => setKind("http") }), " Remote (Streamable HTTP)"),
     ),
+    existing?.kind === "stdio" ? h("p", { class: "hint" }, "Changing what runs voids its approval: you will review it again before it starts.") : null,
     h("label", {}, "Name", name),
     stdioFields, httpFields,
     valuesTitle, valueList,
-    h("button", { type: "button", onclick: addValue }, "+ Add"),
+    h("button", { type: "button", onclick: () => addValue() }, "+ Add"),
     problems, failure,
     h("div", { class: "actions" }, h("button", { type: "button", class: "cancel", onclick: () => close() }, "Cancel"), submit),
   );
   form.addEventListener("input", check);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const r = await commands.addServer(request());
+    const r = existing ? await commands.updateServer(request()) : await commands.addServer(request());
     if (r.status === "error") {
       failure.textContent = r.error.message;
       failure.hidden = false;
@@ -82,12 +97,25 @@ export function addServerDialog(onAdded: () => void): HTMLDialogElement {
     onAdded();
   });
 
-  const dialog = h("dialog", { class: "add-dialog", "aria-label": "Add a server" }, form);
+  const dialog = h("dialog", { class: "add-dialog", "aria-label": existing ? `Edit ${existing.name}` : "Add a server" }, form);
   const close = () => {
     if (typeof dialog.close === "function" && dialog.open) dialog.close();
     dialog.remove();
   };
   dialog.addEventListener("cancel", close);
+  if (existing) {
+    name.value = existing.name;
+    name.readOnly = true;
+    if (existing.kind === "stdio") {
+      command.value = existing.command;
+      args.value = existing.args.join("\n");
+      cwd.value = existing.cwd;
+    } else {
+      url.value = existing.url;
+    }
+    setKind(existing.kind);
+    (existing.kind === "stdio" ? existing.env : existing.headers).forEach((e) => addValue(e));
+  }
   check();
   queueMicrotask(() => {
     if (typeof dialog.showModal === "function" && !dialog.open) dialog.showModal();

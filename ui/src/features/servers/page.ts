@@ -10,21 +10,32 @@ import type {
   TrustViewDto,
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { modal } from "../../app/modal";
 import { rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
+import { exportDialog, importDialog } from "./transfer";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
+  const notice = h("p", { class: "notice", role: "status", hidden: true });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   root.replaceChildren(
     h("header", { class: "bar" },
       h("h1", {}, "Servers"),
+      h("button", { class: "import", onclick: () => root.append(importDialog((msg) => { showNotice(msg); void refresh(); })) }, "Import…"),
+      h("button", { class: "export", onclick: () => root.append(exportDialog()) }, "Export…"),
       h("button", { class: "primary add", onclick: () => root.append(addServerDialog(() => void refresh())) }, "Add server"),
     ),
+    notice,
     error,
     list,
   );
+
+  const showNotice = (msg: string) => {
+    notice.textContent = msg;
+    notice.hidden = false;
+  };
 
   const showError = (msg: string | null) => {
     error.textContent = msg ?? "";
@@ -64,6 +75,12 @@ export function mountServers(root: HTMLElement): () => void {
     root.append(logsDialog(name, r.data as LogsDto));
   };
 
+  const edit = async (name: string) => {
+    const r = await commands.serverForm(name);
+    if (r.status === "error") return showError(r.error.message);
+    root.append(addServerDialog(() => void refresh(), r.data));
+  };
+
   const remove = (name: string) => {
     root.append(
       confirmDialog(`Remove ${name}?`, "Its configuration, approval and saved logs are deleted. Secrets stay in the keyring.", "Remove", () =>
@@ -79,7 +96,7 @@ export function mountServers(root: HTMLElement): () => void {
           h("h2", {}, "No servers yet"),
           h("p", {}, "New to MCP? Add the official sample server, which demonstrates tools, resources and prompts. You will see exactly what it runs before it starts."),
           h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer())) }, "Add the sample server"),
-          h("p", {}, "Use “Add server” above, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`; import a Claude Desktop, VS Code or Cursor config with `switchboard import FILE`."),
+          h("p", {}, "Already use Claude Desktop, VS Code or Cursor? “Import…” brings their servers over. Or use “Add server”, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`."),
         ),
       );
       return;
@@ -111,6 +128,7 @@ export function mountServers(root: HTMLElement): () => void {
               ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
               : h("button", { onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
             h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
+            h("button", { class: "edit", onclick: () => edit(s.name) }, "Edit"),
             h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
             h("button", { class: "logs", onclick: () => showLogs(s.name) }, "Logs"),
             h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
@@ -181,20 +199,6 @@ export function trustDialog(view: TrustViewDto, approve: (fingerprint: string) =
     deny.focus();
   });
   return dialog;
-}
-
-function modal(className: string, label: string, parts: (HTMLElement | null)[]): { dialog: HTMLDialogElement; close: () => void } {
-  const dialog = h("dialog", { class: className, "aria-label": label });
-  const close = () => {
-    if (typeof dialog.close === "function" && dialog.open) dialog.close();
-    dialog.remove();
-  };
-  dialog.append(...parts.filter((p): p is HTMLElement => p !== null));
-  dialog.addEventListener("cancel", close);
-  queueMicrotask(() => {
-    if (typeof dialog.showModal === "function" && !dialog.open) dialog.showModal();
-  });
-  return { dialog, close };
 }
 
 /** What doctor found: each check with its verdict, what would run, and the trial's stderr. */

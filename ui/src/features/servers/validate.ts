@@ -8,7 +8,7 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-function entries(prefix: string, items: ValueEntry[], nameOk: RegExp, what: string, errors: Errors) {
+function entries(prefix: string, items: ValueEntry[], nameOk: RegExp, what: string, errors: Errors, kept: ReadonlySet<string>) {
   const seen = new Set<string>();
   items.forEach((e, i) => {
     const key = e.name.toLowerCase();
@@ -16,11 +16,12 @@ function entries(prefix: string, items: ValueEntry[], nameOk: RegExp, what: stri
     else if (seen.has(key)) errors[`${prefix}.${i}.name`] = `${e.name} is set twice`;
     seen.add(key);
     if (/[\r\n\0]/.test(e.value)) errors[`${prefix}.${i}.value`] = "no line breaks";
-    if (e.secret && e.value === "") errors[`${prefix}.${i}.value`] = "enter the secret value";
+    if (e.secret && e.value === "" && !kept.has(e.name)) errors[`${prefix}.${i}.value`] = "enter the secret value";
   });
 }
 
-export function validate(req: AddServerRequest): Errors {
+/** `keptSecrets`: names of secrets already stored (edit form), which may be left empty to keep. */
+export function validate(req: AddServerRequest, keptSecrets: ReadonlySet<string> = new Set()): Errors {
   const errors: Errors = {};
   if (!NAME.test(req.name)) {
     errors.name = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit";
@@ -31,7 +32,7 @@ export function validate(req: AddServerRequest): Errors {
       errors.command = "use a bare name found on PATH or an absolute path";
     }
     if (req.cwd !== "" && !req.cwd.startsWith("/")) errors.cwd = "an absolute directory";
-    entries("env", req.env, ENV, "environment variable", errors);
+    entries("env", req.env, ENV, "environment variable", errors, keptSecrets);
   } else {
     let url: URL | null = null;
     try {
@@ -41,7 +42,7 @@ export function validate(req: AddServerRequest): Errors {
     }
     if (url && url.protocol !== "https:" && url.protocol !== "http:") errors.url = "only http and https";
     if (url && (url.username || url.password)) errors.url = "no credentials in the URL; use a secret header";
-    entries("headers", req.headers, HEADER, "header", errors);
+    entries("headers", req.headers, HEADER, "header", errors, keptSecrets);
   }
   return errors;
 }
