@@ -174,24 +174,87 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         .await
         .unwrap();
 
-    // The tools catalog lists the running server's tools; one can be switched off.
+    // The tools catalog lists the running server's tools. Running one goes through the
+    // approval dialog, which shows the exact arguments; the result appears in the pane.
     s.click_on(r#".tab[data-page="tools"]"#, wait)
         .await
         .unwrap();
+    s.wait_text(".filters .count", "16 tools", wait)
+        .await
+        .unwrap();
+    let search = s.wait_for(".tool-search", wait).await.unwrap();
+    s.type_text(&search, "echo").await.unwrap();
+    s.click_on(r#".tool-row[data-tool="demo/echo"]"#, wait)
+        .await
+        .unwrap();
     s.wait_text(
-        r#"article[data-tool="demo/echo"]"#,
+        r#".tool-detail[data-tool="demo/echo"]"#,
         "Echo the given text back",
         wait,
     )
     .await
     .unwrap();
-    s.click_on(r#"article[data-tool="demo/echo"] .toggle"#, wait)
-        .await
-        .unwrap();
-    s.wait_text(r#"article[data-tool="demo/echo"] .toggle"#, "Enable", wait)
-        .await
-        .unwrap();
+    let text = s.wait_for("#run-text", wait).await.unwrap();
+    s.type_text(&text, "hello from the form").await.unwrap();
     s.screenshot(&artifacts().join("08-tools.png"))
+        .await
+        .unwrap();
+    s.click_on(".run-panel button.run", wait).await.unwrap();
+    let args = s
+        .wait_text(
+            ".approval-dialog .approval-args",
+            "hello from the form",
+            wait,
+        )
+        .await
+        .unwrap();
+    assert!(args.contains("\"text\""), "{args}");
+    s.screenshot(&artifacts().join("09-approval.png"))
+        .await
+        .unwrap();
+    s.click_on(".approval-dialog button.allow", wait)
+        .await
+        .unwrap();
+    s.wait_text(".run-output", "hello from the form", wait)
+        .await
+        .unwrap();
+
+    // A denied run never reaches the server and says so.
+    s.click_on(".run-panel button.run", wait).await.unwrap();
+    s.click_on(".approval-dialog button.deny", wait)
+        .await
+        .unwrap();
+    s.wait_text(".run-status", "not approved", wait)
+        .await
+        .unwrap();
+
+    // A slow tool shows live progress, then its result.
+    s.execute("const i = document.querySelector('.tool-search'); i.value = ''; i.dispatchEvent(new Event('input')); return 1;")
+        .await
+        .unwrap();
+    s.click_on(r#".tool-row[data-tool="demo/slow"]"#, wait)
+        .await
+        .unwrap();
+    let steps = s.wait_for("#run-steps", wait).await.unwrap();
+    s.type_text(&steps, "6").await.unwrap();
+    let ms = s.wait_for("#run-ms", wait).await.unwrap();
+    s.type_text(&ms, "400").await.unwrap();
+    s.click_on(".run-panel button.run", wait).await.unwrap();
+    s.click_on(".approval-dialog button.allow", wait)
+        .await
+        .unwrap();
+    s.wait_for(".run-progress progress", wait).await.unwrap();
+    s.screenshot(&artifacts().join("10-progress.png"))
+        .await
+        .unwrap();
+    s.wait_text(".run-status", "Done", wait).await.unwrap();
+    s.screenshot(&artifacts().join("11-result.png"))
+        .await
+        .unwrap();
+
+    // A tool can be switched off from its pane.
+    s.click_on(".tool-detail .toggle", wait).await.unwrap();
+    s.wait_text(".tool-detail .toggle", "Enable", wait)
         .await
         .unwrap();
     s.close().await.unwrap();
@@ -270,8 +333,64 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     s.screenshot(&artifacts().join("06-added-running.png"))
         .await
         .unwrap();
+
+    // Import a Claude Desktop config: the preview says what is added and what goes to the
+    // keyring; after the import the server waits for approval and the key is in no file.
+    s.click_on("button.import", wait).await.unwrap();
+    let claude = format!(
+        r#"{{"mcpServers": {{"imported": {{"command": "{}", "args": ["--tools", "1"], "env": {{"OPENAI_API_KEY": "sk-canaryimport0123456789abcdef"}}}}}}}}"#,
+        fake.display()
+    );
+    let paste = s
+        .wait_for(".import-dialog .import-text", wait)
+        .await
+        .unwrap();
+    s.type_text(&paste, &claude).await.unwrap();
+    let preview = s
+        .wait_text(".import-dialog .preview-table", "imported", wait)
+        .await
+        .unwrap();
+    assert!(preview.contains("OPENAI_API_KEY"), "{preview}");
+    assert!(!preview.contains("sk-canaryimport"), "{preview}");
+    s.screenshot(&artifacts().join("12-import-preview.png"))
+        .await
+        .unwrap();
+    s.click_on(".import-dialog button.primary", wait)
+        .await
+        .unwrap();
+    s.wait_text(
+        r#"article[data-name="imported"] .badge"#,
+        "needs approval",
+        wait,
+    )
+    .await
+    .unwrap();
+    s.wait_text(".notice", "Imported imported", wait)
+        .await
+        .unwrap();
+
+    // Edit shows the secret as set, never its value.
+    s.click_on(r#"article[data-name="formy"] button.edit"#, wait)
+        .await
+        .unwrap();
+    s.wait_for(".add-dialog .v-value.secret-set", wait)
+        .await
+        .unwrap();
+    let shown = s
+        .execute("return document.querySelector('.add-dialog .v-value').value;")
+        .await
+        .unwrap();
+    assert_eq!(
+        shown,
+        serde_json::json!(""),
+        "the edit form received a secret value"
+    );
+    s.screenshot(&artifacts().join("13-edit.png"))
+        .await
+        .unwrap();
     s.close().await.unwrap();
 
-    // The secret is in the keyring only: nothing under the data dir holds it.
+    // The secrets are in the keyring only: nothing under the data dir holds them.
     assert_no_file_contains(data, "canary-e2e-secret-4242");
+    assert_no_file_contains(data, "sk-canaryimport0123456789abcdef");
 }

@@ -3,6 +3,7 @@ import "./styles.css";
 import { h } from "./app/dom";
 import { mountCatalog } from "./features/catalog/page";
 import { mountServers } from "./features/servers/page";
+import { mountApprovals } from "./features/approvals/dialog";
 
 const pages = { servers: mountServers, tools: mountCatalog } as const;
 type Page = keyof typeof pages;
@@ -21,4 +22,6 @@ if (root) {
   };
   root.replaceChildren(h("nav", { class: "tabs", role: "tablist" }, ...tabs), main);
   show("servers");
+  // Approval requests can arrive on any page; the dialog sits above them all.
+  mountApprovals(document.body);
 }

@@ -4,6 +4,7 @@ use serde::Serialize;
 use specta::Type;
 use switchboard_core::host::Host;
 use switchboard_core::ids::ToolRef;
+use switchboard_core::mcp::catalog::Icon;
 use tauri::State;
 
 use super::IpcError;
@@ -25,6 +26,30 @@ pub struct ToolDto {
     pub hints: Vec<String>,
     /// Whether the user allows it to be used.
     pub enabled: bool,
+    /// An icon the web view may show: only an inline `data:` PNG, JPEG, GIF or WebP of at most
+    /// 64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would
+    /// tell a third party when the catalog is opened).
+    pub icon: Option<String>,
+}
+
+const ICON_MAX: usize = 64 * 1024;
+
+/// The first icon that is safe to show inline, if any.
+pub fn inline_icon(icons: &[Icon]) -> Option<String> {
+    icons.iter().find_map(|i| {
+        let rest = i.src.strip_prefix("data:")?;
+        let (mime, data) = rest.split_once(";base64,")?;
+        let ok_mime = matches!(
+            mime,
+            "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+        );
+        let ok_data = !data.is_empty()
+            && data.len() <= ICON_MAX
+            && data
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+        (ok_mime && ok_data).then(|| i.src.clone())
+    })
 }
 
 /// The tools of one running server.
@@ -53,25 +78,19 @@ pub async fn catalog(host: State<'_, Host>) -> Result<Vec<ServerToolsDto>, IpcEr
             .tools
             .iter()
             .map(|t| {
-                let a = t.annotations.clone().unwrap_or_default();
-                let hints = [
-                    (a.read_only_hint, "read-only"),
-                    (a.destructive_hint, "destructive"),
-                    (a.idempotent_hint, "idempotent"),
-                    (a.open_world_hint, "open world"),
-                ]
-                .into_iter()
-                .filter(|(v, _)| *v == Some(true))
-                .map(|(_, label)| label.to_owned())
-                .collect();
+                let hints = t.claimed_hints();
                 ToolDto {
                     name: t.name.clone(),
-                    title: t.title.clone().or(a.title),
+                    title: t
+                        .title
+                        .clone()
+                        .or_else(|| t.annotations.as_ref().and_then(|a| a.title.clone())),
                     description: t.description.clone(),
                     input_schema: pretty(&t.input_schema),
                     output_schema: t.output_schema.as_ref().map(pretty),
                     hints,
                     enabled: !c.disabled_tools.contains(&t.name),
+                    icon: inline_icon(&t.icons),
                 }
             })
             .collect();
@@ -99,4 +118,38 @@ pub async fn set_tool_enabled(
     };
     host.set_tool_enabled(&tool, enabled).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn icon(src: &str) -> Icon {
+        Icon {
+            src: src.into(),
+            mime_type: None,
+        }
+    }
+
+    #[test]
+    fn only_small_inline_raster_icons_are_passed_on() {
+        let png = "data:image/png;base64,iVBORw0KGgo=";
+        assert_eq!(inline_icon(&[icon(png)]).as_deref(), Some(png));
+        for bad in [
+            "https://tracker.example/icon.png",
+            "data:image/svg+xml;base64,PHN2Zz4=",
+            "data:image/png;base64,\"><script>",
+            "data:text/html;base64,PGI+",
+            "data:image/png,rawdata",
+        ] {
+            assert_eq!(inline_icon(&[icon(bad)]), None, "{bad}");
+        }
+        let huge = format!("data:image/png;base64,{}", "A".repeat(ICON_MAX + 4));
+        assert_eq!(inline_icon(&[icon(&huge)]), None);
+        assert_eq!(
+            inline_icon(&[icon("https://x/y.png"), icon(png)]).as_deref(),
+            Some(png),
+            "the first safe one wins"
+        );
+    }
 }

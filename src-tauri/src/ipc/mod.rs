@@ -188,12 +188,14 @@ mod tests {
             let perm = format!("allow-{}", cmd.replace('_', "-"));
             assert!(granted.contains(&perm.as_str()), "{cmd} is not granted");
             assert!(
-                bindings.contains(&format!("__TAURI_INVOKE(\"{cmd}\"")),
+                bindings.contains(&format!("__TAURI_INVOKE(\"{cmd}\""))
+                    || bindings.contains(&format!(">(\"{cmd}\"")),
                 "{cmd} is missing from the bindings"
             );
         }
         assert_eq!(
-            bindings.matches("__TAURI_INVOKE(\"").count(),
+            bindings.matches("__TAURI_INVOKE(\"").count()
+                + bindings.matches("__TAURI_INVOKE<").count(),
             commands.len(),
             "the bindings invoke a command build.rs does not declare"
         );

@@ -801,6 +801,12 @@ export type ToolDto_Deserialize = {
 	hints: string[],
 	/**  Whether the user allows it to be used. */
 	enabled: boolean,
+	/**
+	 *  An icon the web view may show: only an inline `data:` PNG, JPEG, GIF or WebP of at most
+	 *  64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would
+	 *  tell a third party when the catalog is opened).
+	 */
+	icon?: string | null,
 };
 
 /**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
@@ -819,6 +825,12 @@ export type ToolDto_Serialize = {
 	hints: string[],
 	/**  Whether the user allows it to be used. */
 	enabled: boolean,
+	/**
+	 *  An icon the web view may show: only an inline `data:` PNG, JPEG, GIF or WebP of at most
+	 *  64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would
+	 *  tell a third party when the catalog is opened).
+	 */
+	icon: string | null,
 };
 
 /**  The result of a tool call. */

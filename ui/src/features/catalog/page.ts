@@ -1,43 +1,112 @@
-// The tools catalog: every tool of every running server, searchable, with its schema and the
-// hints the server claims, and a per-tool switch.
+// The tools catalog: every tool of every running server in one virtualised list (thousands stay
+// smooth), filtered by text, server and claimed hints, and a detail pane with the tool's schema,
+// its switch and the "run this tool" form. It follows list_changed live: the host pushes a
+// change event and the page re-reads the catalog, keeping the selection and any typed arguments.
 import { commands, events } from "../../ipc/bindings";
-import type { ServerToolsDto } from "../../ipc/bindings";
+import type { ServerToolsDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
-import { filterTools } from "./filter";
+import { createVirtualList } from "../../app/virtual-list";
+import { entryKey, filterTools } from "./filter";
+import type { Entry } from "./filter";
+import { runPanel } from "./run-panel";
+
+const HINTS = ["read-only", "destructive", "idempotent", "open world"];
+
+function row(e: Entry): HTMLElement {
+  const t = e.tool;
+  return h("div", { class: `tool-row${t.enabled ? "" : " off"}`, "data-tool": `${e.server}/${t.name}` },
+    t.icon ? h("img", { class: "tool-icon", src: t.icon, alt: "" }) : h("span", { class: "tool-icon none" }),
+    h("div", { class: "tool-row-text" },
+      h("div", { class: "tool-row-head" },
+        h("b", {}, t.title ?? t.name),
+        h("span", { class: "tool-server-name" }, e.server),
+        ...t.hints.map((x) => h("span", { class: "hint-badge" }, x)),
+        t.enabled ? null : h("span", { class: "hint-badge" }, "off"),
+      ),
+      h("div", { class: "tool-row-desc" }, (t.description ?? "").split("\n")[0] ?? ""),
+    ),
+  );
+}
+
+function detail(server: string, t: ToolDto, toggle: (enabled: boolean) => void): HTMLElement {
+  return h("article", { class: "tool-detail", "data-tool": `${server}/${t.name}` },
+    h("div", { class: "head" },
+      t.icon ? h("img", { class: "tool-icon", src: t.icon, alt: "" }) : null,
+      h("h2", {}, t.title ?? t.name),
+      h("button", { class: "toggle", onclick: () => toggle(!t.enabled) }, t.enabled ? "Disable" : "Enable"),
+    ),
+    h("p", { class: "meta" }, h("code", { class: "tool-name" }, t.name), " on ", h("span", { class: "tool-server-name" }, server)),
+    t.hints.length > 0
+      ? h("p", { class: "hints" }, ...t.hints.map((x) => h("span", { class: "hint-badge", title: "claimed by the server; never relaxes approval" }, x)))
+      : null,
+    t.description ? h("p", { class: "description" }, t.description) : null,
+    h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, t.input_schema)),
+    t.output_schema ? h("details", {}, h("summary", {}, "Output schema"), h("pre", {}, t.output_schema)) : null,
+    runPanel(server, t),
+  );
+}
 
 export function mountCatalog(root: HTMLElement): () => void {
   let servers: ServerToolsDto[] = [];
-  const search = h("input", { type: "search", placeholder: "Search tools", class: "tool-search" });
-  const which = h("select", { class: "tool-server" });
-  const list = h("section", { class: "tools" });
+  const search = h("input", { type: "search", placeholder: "Search tools", class: "tool-search", "aria-label": "Search tools" });
+  const which = h("select", { class: "tool-server", "aria-label": "Server" });
+  const hideOff = h("input", { type: "checkbox", class: "hide-off" });
+  const hintBoxes = HINTS.map((x) => ({ hint: x, box: h("input", { type: "checkbox", class: "hint-filter", value: x }) }));
+  const count = h("p", { class: "count", "aria-live": "polite" });
   const error = h("p", { class: "error", role: "alert", hidden: true });
-  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Tools"), search, which), error, list);
+  const empty = h("div", { class: "empty", hidden: true });
+  const pane = h("section", { class: "tool-pane", "aria-live": "polite" },
+    h("p", { class: "hint" }, "Select a tool to see its schema and run it."));
+  let shown: { key: string; schema: string; enabled: boolean } | null = null;
 
-  const render = () => {
-    const selected = which.value === "" ? null : which.value;
-    const entries = filterTools(servers, search.value, selected);
-    if (servers.length === 0) {
-      list.replaceChildren(h("div", { class: "empty" }, h("h2", {}, "No running servers"), h("p", {}, "Start or approve a server on the Servers page; its tools appear here.")));
+  const showDetail = (e: Entry | null) => {
+    if (!e) {
+      shown = null;
+      pane.replaceChildren(h("p", { class: "hint" }, "Select a tool to see its schema and run it."));
       return;
     }
-    // A large catalog renders the first 300 matches; the search narrows the rest.
-    list.replaceChildren(
-      h("p", { class: "count" }, `${entries.length} tools`),
-      ...entries.slice(0, 300).map(({ server, tool }) =>
-        h("article", { class: `tool${tool.enabled ? "" : " off"}`, "data-tool": `${server}/${tool.name}` },
-          h("div", { class: "head" },
-            h("h2", {}, tool.title ?? tool.name),
-            h("code", { class: "tool-name" }, tool.name),
-            h("span", { class: "tool-server-name" }, server),
-            ...tool.hints.map((hint) => h("span", { class: "hint-badge", title: "claimed by the server; never relaxes approval" }, hint)),
-            h("button", { class: "toggle", onclick: () => toggle(server, tool.name, !tool.enabled) }, tool.enabled ? "Disable" : "Enable"),
-          ),
-          tool.description ? h("p", { class: "description" }, tool.description) : null,
-          h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, tool.input_schema)),
-          tool.output_schema ? h("details", {}, h("summary", {}, "Output schema"), h("pre", {}, tool.output_schema)) : null,
-        ),
-      ),
-    );
+    // Rebuilding would wipe typed arguments: only when the tool itself changed.
+    const k = entryKey(e);
+    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled) return;
+    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled };
+    pane.replaceChildren(detail(e.server, e.tool, (on) => void toggle(e.server, e.tool.name, on)));
+  };
+
+  const list = createVirtualList<Entry>({
+    rowHeight: 56,
+    key: entryKey,
+    render: row,
+    label: "Tools",
+    onSelect: showDetail,
+  });
+  root.replaceChildren(
+    h("header", { class: "bar" }, h("h1", {}, "Tools"), search, which),
+    h("div", { class: "filters", role: "group", "aria-label": "Filters" },
+      ...hintBoxes.map(({ hint, box }) => h("label", { class: "chip" }, box, ` ${hint}`)),
+      h("label", { class: "chip" }, hideOff, " hide switched off"),
+      count,
+    ),
+    error,
+    empty,
+    h("div", { class: "catalog-split" }, list.element, pane),
+  );
+
+  const render = () => {
+    const entries = filterTools(servers, {
+      query: search.value,
+      server: which.value === "" ? null : which.value,
+      hints: hintBoxes.filter((b) => b.box.checked).map((b) => b.hint),
+      hideDisabled: hideOff.checked,
+    });
+    empty.hidden = servers.length > 0;
+    if (servers.length === 0) {
+      empty.replaceChildren(h("h2", {}, "No running servers"), h("p", {}, "Start or approve a server on the Servers page; its tools appear here."));
+    }
+    const total = servers.reduce((n, s) => n + s.tools.length, 0);
+    count.textContent = entries.length === total ? `${total} tools` : `${entries.length} of ${total} tools`;
+    list.setItems(entries);
+    const sel = list.selected();
+    showDetail(sel);
   };
 
   const refresh = async () => {
@@ -66,8 +135,11 @@ export function mountCatalog(root: HTMLElement): () => void {
 
   search.addEventListener("input", render);
   which.addEventListener("change", render);
+  hideOff.addEventListener("change", render);
+  hintBoxes.forEach((b) => b.box.addEventListener("change", render));
   let pending: number | undefined;
-  const unlisten = events.hostChanged.listen(() => {
+  const unlisten = events.hostChanged.listen((e) => {
+    if (e.payload.kind === "approvals") return;
     if (pending === undefined) pending = window.setTimeout(() => { pending = undefined; void refresh(); }, 150);
   });
   void refresh();

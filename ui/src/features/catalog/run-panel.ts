@@ -1,0 +1,102 @@
+// "Run this tool": the schema-generated form, the Run button, live progress and the result.
+// A run is only a request: Rust parks it as a pending approval and the approval dialog shows the
+// exact arguments before anything reaches the server (AP-01, AP-03). Cancel withdraws a run that
+// is still waiting, or cancels it at the server once it runs.
+import { Channel } from "@tauri-apps/api/core";
+import { commands } from "../../ipc/bindings";
+import type { ProgressDto, ToolDto } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+import { buildSchemaForm } from "./schema-form";
+import { renderProgress, renderToolResult } from "./result-view";
+
+let runs = 0;
+const newRunId = () => `run-${Date.now().toString(36)}-${++runs}`;
+
+/** What the panel needs from the outside, so tests can stand in for the IPC. */
+export interface RunDeps {
+  run: (runId: string, server: string, tool: string, args: string, onProgress: (p: ProgressDto) => void) =>
+    Promise<{ status: "ok"; data: Parameters<typeof renderToolResult>[0] } | { status: "error"; error: { code: string; message: string } }>;
+  cancel: (runId: string) => Promise<unknown>;
+}
+
+export const ipcRunDeps: RunDeps = {
+  run: (runId, server, tool, args, onProgress) => {
+    const channel = new Channel<ProgressDto>();
+    channel.onmessage = onProgress;
+    return commands.runTool(runId, server, tool, args, channel);
+  },
+  cancel: (runId) => commands.cancelRun(runId),
+};
+
+/** Arguments last sent per tool, so reopening a tool offers them again. */
+const lastArgs = new Map<string, Record<string, unknown>>();
+
+export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDeps): HTMLElement {
+  let schema: unknown = null;
+  try {
+    schema = JSON.parse(tool.input_schema);
+  } catch {
+    schema = null;
+  }
+  const key = `${server}\u0000${tool.name}`;
+  const form = buildSchemaForm(schema, { idPrefix: "run" });
+  const previous = lastArgs.get(key);
+  if (previous) form.setValue(previous);
+  const runButton = h("button", { class: "primary run", disabled: !tool.enabled }, "Run…");
+  const cancelButton = h("button", { class: "cancel-run", hidden: true }, "Cancel");
+  const problems = h("ul", { class: "problems", "aria-live": "polite" });
+  const status = h("p", { class: "run-status", role: "status" });
+  const progress = h("div", { class: "run-progress" });
+  const output = h("div", { class: "run-output" });
+  let current: string | null = null;
+
+  const run = async () => {
+    const v = form.value();
+    if (!v.ok) {
+      problems.replaceChildren(...v.errors.map((e) => h("li", {}, e)));
+      return;
+    }
+    problems.replaceChildren();
+    lastArgs.set(key, v.value);
+    const id = newRunId();
+    current = id;
+    runButton.disabled = true;
+    cancelButton.hidden = false;
+    status.textContent = "Waiting for your approval…";
+    progress.replaceChildren();
+    output.replaceChildren();
+    const r = await deps.run(id, server, tool.name, JSON.stringify(v.value), (p) => {
+      if (current !== id) return;
+      status.textContent = "Running…";
+      progress.replaceChildren(renderProgress({ progress: p.progress ?? 0, total: p.total ?? null, message: p.message ?? null }));
+    });
+    if (current !== id) return;
+    current = null;
+    runButton.disabled = !tool.enabled;
+    cancelButton.hidden = true;
+    progress.replaceChildren();
+    if (r.status === "ok") {
+      status.textContent = r.data.is_error ? "The tool ran and reported an error." : "Done.";
+      output.replaceChildren(renderToolResult(r.data));
+    } else {
+      const why: Record<string, string> = { denied: "Not run: the call was not approved.", cancelled: "Cancelled." };
+      status.textContent = why[r.error.code] ?? "The call failed.";
+      output.replaceChildren(h("p", { class: "error", role: "alert" }, r.error.message));
+    }
+  };
+
+  runButton.addEventListener("click", () => void run());
+  cancelButton.addEventListener("click", () => {
+    if (current) void deps.cancel(current);
+  });
+  return h("section", { class: "run-panel", "aria-label": `Run ${tool.name}` },
+    h("h3", {}, "Run this tool"),
+    tool.enabled ? null : h("p", { class: "hint" }, "This tool is switched off; enable it to run it."),
+    form.element,
+    problems,
+    h("div", { class: "actions" }, runButton, cancelButton),
+    status,
+    progress,
+    output,
+  );
+}
