@@ -129,6 +129,7 @@ bench: deps ui
 # Regenerate ui/src/ipc/bindings.ts from the Rust IPC types (CI fails when it is stale).
 bindings: ui
 	SWITCHBOARD_WRITE_BINDINGS=1 $(CARGO) test --workspace $(CARGO_FEATURES) bindings_are_current
+	SWITCHBOARD_WRITE_BINDINGS=1 $(CARGO) test --workspace $(CARGO_FEATURES) isolation_allowlist_is_current
 
 clean:
 	@echo "==> clean: cargo clean, tests/results"

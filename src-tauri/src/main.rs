@@ -129,4 +129,45 @@ mod tests {
             assert!(!is_app_origin(&bad.parse().unwrap()), "{bad}");
         }
     }
+
+    /// The web view's lock-down lives in tauri.conf.json (TA-02, TA-03); a careless edit there
+    /// fails here rather than in review.
+    #[test]
+    fn the_window_config_stays_locked_down() {
+        let conf: serde_json::Value =
+            serde_json::from_str(include_str!("../../tauri.conf.json")).unwrap();
+        let app = &conf["app"];
+        assert_eq!(app["withGlobalTauri"], serde_json::json!(false));
+        let sec = &app["security"];
+        assert_eq!(sec["freezePrototype"], serde_json::json!(true));
+        assert_eq!(sec["pattern"]["use"], serde_json::json!("isolation"));
+        assert!(sec.get("dangerousDisableAssetCspModification").is_none());
+        let csp = sec["csp"].as_str().unwrap();
+        let directive = |name: &str| {
+            csp.split(';')
+                .map(str::trim)
+                .find(|d| d.starts_with(&format!("{name} ")))
+                .unwrap_or("")
+                .to_owned()
+        };
+        assert_eq!(directive("default-src"), "default-src 'self'");
+        assert_eq!(directive("script-src"), "script-src 'self'");
+        assert_eq!(directive("object-src"), "object-src 'none'");
+        assert!(!csp.contains("unsafe-eval"), "{csp}");
+        // No remote source anywhere: only the app, inline data, and Tauri's IPC endpoint.
+        let local = [
+            "'self'",
+            "'none'",
+            "'unsafe-inline'",
+            "data:",
+            "blob:",
+            "ipc:",
+            "http://ipc.localhost",
+        ];
+        for d in csp.split(';').map(str::trim).filter(|d| !d.is_empty()) {
+            for source in d.split_whitespace().skip(1) {
+                assert!(local.contains(&source), "{d} allows {source}");
+            }
+        }
+    }
 }

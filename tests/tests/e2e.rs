@@ -79,22 +79,55 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
             "--stderr-banner",
             "fatal: missing API key",
         ],
+        // Hangs in the handshake: the window must not wait for it (RL-07).
+        vec![
+            "server",
+            "add",
+            "hung",
+            "--",
+            fake,
+            "--mode",
+            "slow-init=600000",
+        ],
     ] {
         let o = run_cli(data, &args, "", &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    assert!(
-        run_cli(data, &["server", "trust", "broken", "--yes"], "", &[])
+    for name in ["broken", "hung"] {
+        assert!(run_cli(data, &["server", "trust", name, "--yes"], "", &[])
             .status
-            .success()
-    );
+            .success());
+    }
+
+    // Anything the web view is tricked into loading from the network would land here (TA-02).
+    let canary = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    canary.set_nonblocking(true).unwrap();
+    let canary_url = format!("http://{}", canary.local_addr().unwrap());
 
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
         .await
         .unwrap();
     let app = workspace_bin("switchboard-desktop");
+    let launched = std::time::Instant::now();
     let s = driver.session(&app).await.unwrap();
     let wait = Duration::from_secs(30);
+
+    // Interactive while one server hangs in its handshake and another crashes: the list is
+    // there and the hung one says it is starting. The time is recorded, not asserted.
+    s.wait_text(r#"article[data-name="hung"] .badge"#, "starting", wait)
+        .await
+        .unwrap();
+    let interactive = launched.elapsed();
+    std::fs::create_dir_all(artifacts()).unwrap();
+    std::fs::write(
+        artifacts().join("startup.txt"),
+        format!(
+            "launch to servers listed (one hung, one crashing): {} ms\n",
+            interactive.as_millis()
+        ),
+    )
+    .unwrap();
+    eprintln!("time to interactive: {} ms", interactive.as_millis());
 
     // The unapproved server waits for approval; nothing of it runs yet.
     s.wait_text(
@@ -170,6 +203,63 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     assert_eq!(s.url().await.unwrap(), home);
     s.wait_for("button.add", wait).await.unwrap();
 
+    // Every IPC message passes the isolation hook (TA-03): an unknown command, a wrong argument
+    // type or an extra argument is dropped before Rust sees it; a well-formed call passes.
+    let verdicts = s
+        .execute(
+            "const invoke = window.__TAURI_INTERNALS__.invoke;
+             const judge = (p) => Promise.race([
+               p.then(() => 'ok', (e) => 'rejected: ' + e),
+               new Promise((r) => setTimeout(() => r('dropped'), 1500)),
+             ]);
+             return Promise.all([
+               judge(invoke('nope_command', {})),
+               judge(invoke('remove_server', { name: 5 })),
+               judge(invoke('remove_server', { name: 'demo', sneaky: true })),
+               judge(invoke('list_servers', {})),
+             ]);",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        verdicts,
+        serde_json::json!(["dropped", "dropped", "dropped", "ok"]),
+        "the isolation hook let something through"
+    );
+    s.wait_for(r#"article[data-name="demo"]"#, wait)
+        .await
+        .unwrap();
+
+    // Markup injected into the page cannot run scripts or fetch remote images (TA-02): the
+    // CSP refuses them and reports the violation.
+    s.execute(&format!(
+        "window.__csp = []; document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective));
+         const i = document.createElement('img'); i.src = '{canary_url}/injected.png'; document.body.append(i);
+         const inline = document.createElement('script'); inline.textContent = 'window.__pwned = 1'; document.body.append(inline);
+         const remote = document.createElement('script'); remote.src = '{canary_url}/x.js'; document.body.append(remote);
+         return 1;"
+    ))
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let seen = s
+        .execute("return [window.__pwned === undefined, window.__csp.length];")
+        .await
+        .unwrap();
+    assert_eq!(
+        seen[0],
+        serde_json::json!(true),
+        "an injected inline script ran"
+    );
+    assert!(
+        seen[1].as_u64().unwrap() >= 2,
+        "violations not reported: {seen}"
+    );
+    assert!(
+        canary.accept().is_err(),
+        "the web view fetched a remote URL"
+    );
+
     s.click_on(".logs-dialog .actions button", wait)
         .await
         .unwrap();
@@ -195,7 +285,13 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     .await
     .unwrap();
     let text = s.wait_for("#run-text", wait).await.unwrap();
-    s.type_text(&text, "hello from the form").await.unwrap();
+    // The result echoes markup back: it must show as text, never load or run.
+    s.type_text(
+        &text,
+        &format!("hello from the form <img src={canary_url}/result.png><script>window.__pwned=2</script>"),
+    )
+    .await
+    .unwrap();
     s.screenshot(&artifacts().join("08-tools.png"))
         .await
         .unwrap();
@@ -215,9 +311,18 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     s.click_on(".approval-dialog button.allow", wait)
         .await
         .unwrap();
-    s.wait_text(".run-output", "hello from the form", wait)
+    s.wait_text(".run-output", "<script>window.__pwned=2</script>", wait)
         .await
         .unwrap();
+    let injected = s
+        .execute("return [document.querySelectorAll('.run-output img, .run-output script').length, window.__pwned === undefined];")
+        .await
+        .unwrap();
+    assert_eq!(injected, serde_json::json!([0, true]));
+    assert!(
+        canary.accept().is_err(),
+        "a tool result made the web view fetch a URL"
+    );
 
     // A denied run never reaches the server and says so.
     s.click_on(".run-panel button.run", wait).await.unwrap();
@@ -252,7 +357,54 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         .await
         .unwrap();
 
+    // Resources: read one, and one from a template with a typed id.
+    s.click_on(r#".tab[data-page="resources"]"#, wait)
+        .await
+        .unwrap();
+    s.click_on(r#"button[aria-label="Read Plain text"]"#, wait)
+        .await
+        .unwrap();
+    s.wait_text(".resource-viewer", "hello from fake-mcp-server", wait)
+        .await
+        .unwrap();
+    let id = s.wait_for(".ctx-template .ctx-var", wait).await.unwrap();
+    s.type_text(&id, "42").await.unwrap();
+    s.click_on(".ctx-template button.read", wait).await.unwrap();
+    s.wait_text(".resource-viewer", "item 42", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("12-resources.png"))
+        .await
+        .unwrap();
+
+    // Prompts: fill the argument (the server completes it) and see the messages.
+    s.click_on(r#".tab[data-page="prompts"]"#, wait)
+        .await
+        .unwrap();
+    s.click_on(r#"button[aria-label="Open Greet"]"#, wait)
+        .await
+        .unwrap();
+    let who = s.wait_for(".ctx-prompt .ctx-arg", wait).await.unwrap();
+    s.type_text(&who, "b").await.unwrap();
+    s.wait_for(".ctx-prompt datalist option[value=bob]", wait)
+        .await
+        .unwrap();
+    s.type_text(&who, "ob").await.unwrap();
+    s.click_on(".ctx-prompt .get-prompt", wait).await.unwrap();
+    s.wait_text(".ctx-result", "Please greet bob.", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("13-prompts.png"))
+        .await
+        .unwrap();
+
     // A tool can be switched off from its pane.
+    s.click_on(r#".tab[data-page="tools"]"#, wait)
+        .await
+        .unwrap();
+    s.click_on(r#".tool-row[data-tool="demo/slow"]"#, wait)
+        .await
+        .unwrap();
     s.click_on(".tool-detail .toggle", wait).await.unwrap();
     s.wait_text(".tool-detail .toggle", "Enable", wait)
         .await
@@ -352,7 +504,7 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
         .unwrap();
     assert!(preview.contains("OPENAI_API_KEY"), "{preview}");
     assert!(!preview.contains("sk-canaryimport"), "{preview}");
-    s.screenshot(&artifacts().join("12-import-preview.png"))
+    s.screenshot(&artifacts().join("14-import-preview.png"))
         .await
         .unwrap();
     s.click_on(".import-dialog button.primary", wait)
@@ -385,7 +537,7 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
         serde_json::json!(""),
         "the edit form received a secret value"
     );
-    s.screenshot(&artifacts().join("13-edit.png"))
+    s.screenshot(&artifacts().join("15-edit.png"))
         .await
         .unwrap();
     s.close().await.unwrap();

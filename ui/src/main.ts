@@ -1,26 +1,57 @@
-// Entry point of the web view: a tab bar and the page it selects.
+// Entry point of the web view: a tab bar (arrow keys move between tabs, as WAI-ARIA tabs do)
+// and the page it selects; the approval dialog is mounted once above every page.
 import "./styles.css";
 import { h } from "./app/dom";
 import { mountCatalog } from "./features/catalog/page";
+import { mountPrompts } from "./features/context/prompts";
+import { mountResources } from "./features/context/resources";
 import { mountServers } from "./features/servers/page";
 import { mountApprovals } from "./features/approvals/dialog";
 
-const pages = { servers: mountServers, tools: mountCatalog } as const;
+const pages = {
+  servers: { label: "Servers", mount: mountServers },
+  tools: { label: "Tools", mount: mountCatalog },
+  resources: { label: "Resources", mount: mountResources },
+  prompts: { label: "Prompts", mount: mountPrompts },
+} as const;
 type Page = keyof typeof pages;
+const order = Object.keys(pages) as Page[];
+
+// The CSP blocks injected scripts, remote images and frames (TA-02); say so when it does.
+document.addEventListener("securitypolicyviolation", (e) => {
+  console.warn(`blocked by the content security policy: ${e.violatedDirective} ${e.blockedURI}`);
+});
 
 const root = document.getElementById("app");
 if (root) {
-  const main = h("main", {});
+  const main = h("main", { id: "page", role: "tabpanel" });
   let unmount: (() => void) | null = null;
-  const tabs = (Object.keys(pages) as Page[]).map((p) =>
-    h("button", { class: "tab", "data-page": p, role: "tab", onclick: () => show(p) }, p === "servers" ? "Servers" : "Tools"),
+  let current: Page = "servers";
+  const tabs = order.map((p) =>
+    h("button", { class: "tab", id: `tab-${p}`, "data-page": p, role: "tab", "aria-controls": "page", onclick: () => show(p) }, pages[p].label),
   );
   const show = (p: Page) => {
     unmount?.();
-    tabs.forEach((t) => t.setAttribute("aria-selected", String(t.dataset.page === p)));
-    unmount = pages[p](main);
+    current = p;
+    tabs.forEach((t) => {
+      const on = t.dataset.page === p;
+      t.setAttribute("aria-selected", String(on));
+      t.tabIndex = on ? 0 : -1;
+    });
+    main.setAttribute("aria-labelledby", `tab-${p}`);
+    unmount = pages[p].mount(main);
   };
-  root.replaceChildren(h("nav", { class: "tabs", role: "tablist" }, ...tabs), main);
+  const nav = h("nav", { class: "tabs", role: "tablist", "aria-label": "Pages" }, ...tabs);
+  nav.addEventListener("keydown", (ev) => {
+    const i = order.indexOf(current);
+    const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: order.length - 1 }[ev.key];
+    if (next === undefined) return;
+    ev.preventDefault();
+    const p = order[(next + order.length) % order.length] ?? "servers";
+    show(p);
+    tabs[order.indexOf(p)]?.focus();
+  });
+  root.replaceChildren(nav, main);
   show("servers");
   // Approval requests can arrive on any page; the dialog sits above them all.
   mountApprovals(document.body);

@@ -6,6 +6,8 @@
 //! Secret values never appear in any response (SE-05): DTOs carry secret names and "set / not
 //! set" only.
 
+#[cfg(test)]
+mod allowlist;
 pub mod catalog;
 pub mod content;
 pub mod events;

@@ -14,6 +14,8 @@ const FORMATS: [FormatDto | "", string][] = [
   ["cursor", "Cursor (mcp.json)"],
 ];
 
+const formatName = (f: FormatDto) => ({ claude: "Claude Desktop", vscode: "VS Code", cursor: "Cursor" })[f];
+
 function formatSelect(withAuto: boolean): HTMLSelectElement {
   return h("select", { class: "format" },
     ...FORMATS.filter(([v]) => withAuto || v !== "").map(([v, label]) => h("option", { value: v }, label)));
@@ -30,7 +32,7 @@ export function previewView(p: ImportPreviewDto): HTMLElement {
     return h("div", { class: "preview" }, h("p", {}, "No servers to import in this file."), notesList(p.notes));
   }
   return h("div", { class: "preview" },
-    h("p", {}, `${p.servers.length} server${p.servers.length === 1 ? "" : "s"} will be added (read as ${p.format}); none will start until you approve it.`),
+    h("p", {}, `${p.servers.length} server${p.servers.length === 1 ? "" : "s"} will be added (read as a ${formatName(p.format)} file); none will start until you approve it.`),
     h("table", { class: "preview-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Kind"), h("th", {}, "Runs / connects to"), h("th", {}, "To the keyring"))),
       h("tbody", {}, ...p.servers.map((s) =>

@@ -1,0 +1,88 @@
+// Generated from ui/src/ipc/bindings.ts by `make bindings`. Do not edit.
+// Every app command with its argument names and JSON kinds, for the isolation hook.
+self.SWITCHBOARD_IPC_COMMANDS = {
+  "add_server": {
+    "request": "object"
+  },
+  "answer_approval": {
+    "allow": "boolean",
+    "nonce": "string"
+  },
+  "approve_server": {
+    "fingerprint": "string",
+    "name": "string"
+  },
+  "cancel_run": {
+    "runId": "string"
+  },
+  "catalog": {},
+  "complete_prompt_argument": {
+    "argument": "string",
+    "prompt": "string",
+    "server": "string",
+    "value": "string"
+  },
+  "doctor": {
+    "name": "string"
+  },
+  "export_config": {
+    "format": "string"
+  },
+  "get_prompt": {
+    "args": "string_map",
+    "name": "string",
+    "server": "string"
+  },
+  "import_config": {
+    "format": "string?",
+    "text": "string"
+  },
+  "import_preview": {
+    "format": "string?",
+    "text": "string"
+  },
+  "list_servers": {},
+  "pending_approvals": {},
+  "read_resource": {
+    "server": "string",
+    "uri": "string"
+  },
+  "remove_server": {
+    "name": "string"
+  },
+  "run_tool": {
+    "argsJson": "string",
+    "onProgress": "channel",
+    "runId": "string",
+    "server": "string",
+    "tool": "string"
+  },
+  "server_context": {},
+  "server_form": {
+    "name": "string"
+  },
+  "server_logs": {
+    "name": "string"
+  },
+  "set_server_enabled": {
+    "enabled": "boolean",
+    "name": "string"
+  },
+  "set_tool_enabled": {
+    "enabled": "boolean",
+    "server": "string",
+    "tool": "string"
+  },
+  "start_server": {
+    "name": "string"
+  },
+  "stop_server": {
+    "name": "string"
+  },
+  "trust_view": {
+    "name": "string"
+  },
+  "update_server": {
+    "request": "object"
+  }
+};
