@@ -546,3 +546,103 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     assert_no_file_contains(data, "canary-e2e-secret-4242");
     assert_no_file_contains(data, "sk-canaryimport0123456789abcdef");
 }
+
+#[tokio::test]
+async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
+    if !e2e_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fake = fake_server();
+    let o = run_cli(
+        data,
+        &["server", "add", "big", "--", fake.to_str().unwrap(), "--tools", "5000"],
+        "",
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        run_cli(data, &["server", "trust", "big", "--yes"], "", &[])
+            .status
+            .success()
+    );
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(60);
+    let t0 = std::time::Instant::now();
+    s.wait_text(r#"article[data-name="big"] .badge"#, "5014 tools", wait)
+        .await
+        .unwrap();
+    eprintln!("big server running after {} ms", t0.elapsed().as_millis());
+
+    // The list holds 5,014 tools but only the rows in view exist in the page.
+    let opened = std::time::Instant::now();
+    s.click_on(r#".tab[data-page="tools"]"#, wait)
+        .await
+        .unwrap();
+    s.wait_text(".filters .count", "5014 tools", wait)
+        .await
+        .unwrap();
+    let shown = opened.elapsed();
+    eprintln!("catalog shown after {} ms", shown.as_millis());
+    let rows = s
+        .execute("return document.querySelectorAll('.vlist-row').length;")
+        .await
+        .unwrap();
+    assert!(rows.as_u64().unwrap() < 80, "not virtualised: {rows} rows");
+    // The keyboard reaches the end of the list, and the last tool's pane opens.
+    let listbox = s.wait_for(".vlist", wait).await.unwrap();
+    s.type_text(&listbox, "\u{E010}").await.unwrap();
+    s.wait_text(".tool-detail", "write_canary", wait)
+        .await
+        .unwrap();
+    let filtered = std::time::Instant::now();
+    let search = s.wait_for(".tool-search", wait).await.unwrap();
+    s.type_text(&search, "gen_4321").await.unwrap();
+    s.wait_text(".filters .count", "1 of 5014 tools", wait)
+        .await
+        .unwrap();
+    let searched = filtered.elapsed();
+    s.screenshot(&artifacts().join("16-big-catalog.png"))
+        .await
+        .unwrap();
+    std::fs::create_dir_all(artifacts()).unwrap();
+    std::fs::write(
+        artifacts().join("catalog.txt"),
+        format!(
+            "5014 tools: tab to list shown {} ms; typing a 8-character search to 1 match {} ms\n",
+            shown.as_millis(),
+            searched.as_millis()
+        ),
+    )
+    .unwrap();
+
+    // list_changed: a tool the server adds while the page is open appears without a reload.
+    s.execute("const i = document.querySelector('.tool-search'); i.value = 'trigger_list'; i.dispatchEvent(new Event('input')); return 1;")
+        .await
+        .unwrap();
+    s.click_on(r#".tool-row[data-tool="big/trigger_list_changed"]"#, wait)
+        .await
+        .unwrap();
+    s.click_on(".run-panel button.run", wait).await.unwrap();
+    s.click_on(".approval-dialog button.allow", wait)
+        .await
+        .unwrap();
+    s.wait_text(".run-status", "Done", wait).await.unwrap();
+    s.execute("const i = document.querySelector('.tool-search'); i.value = 'late'; i.dispatchEvent(new Event('input')); return 1;")
+        .await
+        .unwrap();
+    s.wait_for(r#".tool-row[data-tool="big/late_tool"]"#, wait)
+        .await
+        .unwrap();
+    s.wait_text(".filters .count", "of 5015 tools", wait)
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+}
