@@ -58,7 +58,7 @@ fn main() -> anyhow::Result<()> {
             tracing::warn!(error = %e, "could not start the enabled servers");
         }
     });
-    let builder = ipc::specta_builder();
+    let builder = ipc::specta_builder::<tauri::Wry>();
     let shutdown = host.clone();
     let mut host_events = host.subscribe();
     let app = tauri::Builder::default()

@@ -557,16 +557,22 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     let fake = fake_server();
     let o = run_cli(
         data,
-        &["server", "add", "big", "--", fake.to_str().unwrap(), "--tools", "5000"],
+        &[
+            "server",
+            "add",
+            "big",
+            "--",
+            fake.to_str().unwrap(),
+            "--tools",
+            "5000",
+        ],
         "",
         &[],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(
-        run_cli(data, &["server", "trust", "big", "--yes"], "", &[])
-            .status
-            .success()
-    );
+    assert!(run_cli(data, &["server", "trust", "big", "--yes"], "", &[])
+        .status
+        .success());
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
         .await
         .unwrap();

@@ -112,6 +112,14 @@ pub async fn set_tool_enabled(
     tool: String,
     enabled: bool,
 ) -> Result<(), IpcError> {
+    // MCP tool names are short (the spec says 1 to 128 characters); anything far longer is not
+    // a tool the catalog showed.
+    if tool.is_empty() || tool.len() > 512 {
+        return Err(IpcError {
+            code: super::ErrorCode::Invalid,
+            message: format!("not a tool name ({} bytes)", tool.len()),
+        });
+    }
     let tool = ToolRef {
         server: Host::server_id(&server)?,
         tool: tool.into(),

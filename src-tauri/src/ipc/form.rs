@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
+use switchboard_core::config::escape::short_for_display;
 use switchboard_core::config::{
     HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
@@ -54,6 +55,11 @@ pub enum AddServerRequest {
     },
 }
 
+/// A user-typed name as an error quotes it: escaped and cut short.
+fn shown(name: &str) -> String {
+    format!("\"{}\"", short_for_display(name, 64))
+}
+
 fn invalid(message: impl Into<String>) -> IpcError {
     IpcError {
         code: ErrorCode::Invalid,
@@ -81,14 +87,15 @@ async fn entries(
                 Some(secret) => ValueSource::Secret(secret),
                 None => {
                     return Err(invalid(format!(
-                        "enter a value for the secret {:?}",
-                        e.name
+                        "enter a value for the secret {}",
+                        shown(&e.name)
                     )))
                 }
             }
         } else if e.secret {
-            let secret = SecretName::new(format!("{server}.{}", e.name))
-                .map_err(|err| invalid(format!("{:?} cannot name a secret: {err}", e.name)))?;
+            let secret = SecretName::new(format!("{server}.{}", e.name)).map_err(|err| {
+                invalid(format!("{} cannot name a secret: {err}", shown(&e.name)))
+            })?;
             host.set_secret(&secret, Secret::new(e.value)).await?;
             ValueSource::Secret(secret)
         } else {
@@ -144,7 +151,7 @@ async fn build_spec(
     before: Option<&ServerSpec>,
 ) -> Result<ServerSpec, IpcError> {
     let name = request.name();
-    let id = ServerId::new(name).map_err(|e| invalid(format!("the name {name:?}: {e}")))?;
+    let id = ServerId::new(name).map_err(|e| invalid(format!("the name {}: {e}", shown(name))))?;
     let before_values: &[NamedValue] = match before.map(|b| &b.transport) {
         Some(TransportSpec::Stdio(s)) => &s.env,
         Some(TransportSpec::Http(h)) => &h.headers,

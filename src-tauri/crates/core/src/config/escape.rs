@@ -37,6 +37,17 @@ pub fn escape_for_display(s: &str) -> String {
     out
 }
 
+/// A name taken from a request, fit to quote in an error: escaped, and cut to `max` characters
+/// with the full length noted, so a hostile 100 KB input does not come back in the message.
+pub fn short_for_display(s: &str, max: usize) -> String {
+    let count = s.chars().count();
+    if count <= max {
+        return escape_for_display(s);
+    }
+    let head: String = s.chars().take(max).collect();
+    format!("{}… ({count} characters)", escape_for_display(&head))
+}
+
 /// Escapes and, when needed, quotes one argument so a list of arguments reads unambiguously.
 pub fn quote_arg(s: &str) -> String {
     let escaped = escape_for_display(s);
@@ -110,6 +121,20 @@ mod tests {
         assert_eq!(escape_for_display("z\u{200B}w"), "z\\u{200B}w");
         assert_eq!(escape_for_display("a\\u{202E}"), "a\\\\u{202E}");
         assert_eq!(escape_for_display("plain text"), "plain text");
+    }
+
+    #[test]
+    fn short_names_are_cut_and_escaped() {
+        assert_eq!(short_for_display("abc", 5), "abc");
+        assert_eq!(short_for_display("x\u{202E}y", 5), "x\\u{202E}y");
+        assert_eq!(
+            short_for_display(&"a".repeat(10), 3),
+            "aaa… (10 characters)"
+        );
+        assert_eq!(
+            short_for_display("\u{202E}\u{202E}\u{202E}", 2),
+            "\\u{202E}\\u{202E}… (3 characters)"
+        );
     }
 
     #[test]

@@ -84,7 +84,9 @@ impl Host {
 
     /// Parses a user-typed server name.
     pub fn server_id(name: &str) -> Result<ServerId, HostError> {
-        ServerId::new(name).map_err(|_| HostError::UnknownServer(name.to_owned()))
+        ServerId::new(name).map_err(|_| {
+            HostError::UnknownServer(crate::config::escape::short_for_display(name, 64))
+        })
     }
 
     /// Adds a server. It is not started, and a stdio server will not start until trusted.

@@ -1,0 +1,277 @@
+//! IPC audit through Tauri's real invoke path (mock runtime, the app's own capability):
+//! - SE-05: no command response ever carries a secret value, whatever it is asked;
+//! - TA-05: hostile inputs (traversal, bidi, oversized, wrong JSON) get a typed error, never a
+//!   panic, and the app keeps answering.
+
+use serde_json::{json, Value};
+use switchboard_core::config::{
+    HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
+};
+use switchboard_core::host::{Host, HostBuilder};
+use switchboard_core::ids::{SecretName, ServerId};
+use switchboard_core::redact::Secret;
+use switchboard_core::secrets::{MemoryStore, Secrets};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+
+const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
+
+struct App {
+    _dir: tempfile::TempDir,
+    _app: tauri::App<tauri::test::MockRuntime>,
+    window: tauri::WebviewWindow<tauri::test::MockRuntime>,
+}
+
+fn secret_ref(name: &str) -> ValueSource {
+    ValueSource::Secret(SecretName::new(name).unwrap())
+}
+
+fn app() -> App {
+    let dir = tempfile::tempdir().unwrap();
+    let host: Host = tauri::async_runtime::block_on(async {
+        let host = HostBuilder::new(dir.path())
+            .secrets(Secrets::new(MemoryStore::default()))
+            .build()
+            .await
+            .unwrap();
+        for (name, transport) in [
+            (
+                "local",
+                TransportSpec::Stdio(StdioSpec {
+                    command: "/bin/sh".into(),
+                    args: vec!["-c".into(), "exit 3".into()],
+                    env: vec![NamedValue {
+                        name: "API_KEY".into(),
+                        value: secret_ref("local.API_KEY"),
+                    }],
+                    cwd: None,
+                }),
+            ),
+            (
+                "remote",
+                TransportSpec::Http(HttpSpec {
+                    url: "http://127.0.0.1:9/mcp".into(),
+                    headers: vec![NamedValue {
+                        name: "Authorization".into(),
+                        value: secret_ref("remote.Authorization"),
+                    }],
+                }),
+            ),
+        ] {
+            host.add_server(ServerSpec {
+                id: ServerId::new(name).unwrap(),
+                transport,
+                enabled: false,
+                timeouts: Timeouts::default(),
+            })
+            .await
+            .unwrap();
+        }
+        for s in ["local.API_KEY", "remote.Authorization"] {
+            host.set_secret(&SecretName::new(s).unwrap(), Secret::new(CANARY.to_owned()))
+                .await
+                .unwrap();
+        }
+        host
+    });
+    let builder = super::specta_builder::<tauri::test::MockRuntime>();
+    let app = mock_builder()
+        .manage(host)
+        .manage(super::run::Runs::default())
+        .invoke_handler(builder.invoke_handler())
+        .build(tauri::generate_context!())
+        .unwrap();
+    let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    App {
+        _dir: dir,
+        _app: app,
+        window,
+    }
+}
+
+/// Invokes `cmd` and returns the response (or error) as text.
+fn call(app: &App, cmd: &str, args: Value) -> Result<String, String> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    match get_ipc_response(&app.window, request) {
+        Ok(tauri::ipc::InvokeResponseBody::Json(s)) => Ok(s),
+        Ok(tauri::ipc::InvokeResponseBody::Raw(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(v) => Err(v.to_string()),
+    }
+}
+
+#[test]
+fn no_response_carries_a_secret_value() {
+    let app = app();
+    let form = |kind: &str, name: &str| {
+        if kind == "stdio" {
+            json!({"kind": "stdio", "name": name, "command": "/bin/true", "args": [], "cwd": "",
+                   "env": [{"name": "API_KEY", "value": "", "secret": true}]})
+        } else {
+            json!({"kind": "http", "name": name, "url": "http://127.0.0.1:9/mcp",
+                   "headers": [{"name": "Authorization", "value": "", "secret": true}]})
+        }
+    };
+    let import = json!({"mcpServers": {"x": {"command": "/bin/true",
+        "env": {"OPENAI_API_KEY": "sk-importCANARY-0123456789abcdef"}}}})
+    .to_string();
+    let calls: Vec<(&str, Value)> = vec![
+        ("list_servers", json!({})),
+        ("trust_view", json!({"name": "local"})),
+        ("server_form", json!({"name": "local"})),
+        ("server_form", json!({"name": "remote"})),
+        ("doctor", json!({"name": "local"})),
+        ("doctor", json!({"name": "remote"})),
+        ("server_logs", json!({"name": "local"})),
+        ("catalog", json!({})),
+        ("server_context", json!({})),
+        ("pending_approvals", json!({})),
+        ("export_config", json!({"format": "claude"})),
+        ("export_config", json!({"format": "vscode"})),
+        ("export_config", json!({"format": "cursor"})),
+        ("import_preview", json!({"text": import, "format": null})),
+        // An edit that keeps the stored secrets answers without echoing them.
+        ("update_server", json!({"request": form("stdio", "local")})),
+        ("update_server", json!({"request": form("http", "remote")})),
+        ("server_form", json!({"name": "local"})),
+        ("import_config", json!({"text": import, "format": "claude"})),
+        ("list_servers", json!({})),
+        ("server_form", json!({"name": "x"})),
+    ];
+    let mut answered = 0;
+    for (cmd, args) in calls {
+        let out = call(&app, cmd, args.clone()).unwrap_or_else(|e| e);
+        assert!(
+            !out.contains(CANARY),
+            "{cmd} {args} returned a secret: {out}"
+        );
+        assert!(
+            !out.contains("sk-importCANARY"),
+            "{cmd} returned an imported secret: {out}"
+        );
+        answered += 1;
+    }
+    assert_eq!(answered, 20);
+    // The edit kept the stored secret: the form says "set".
+    let local = call(&app, "server_form", json!({"name": "local"})).unwrap();
+    let local: Value = serde_json::from_str(&local).unwrap();
+    assert_eq!(local["env"][0]["secret_set"], json!(true), "{local}");
+    assert_eq!(local["env"][0]["value"], json!(""), "{local}");
+}
+
+#[test]
+fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
+    let app = app();
+    let long = "a".repeat(100_000);
+    let bidi = "srv\u{202e}txt.exe";
+    let cases: Vec<(&str, Value)> = vec![
+        ("trust_view", json!({"name": "../../etc/passwd"})),
+        ("trust_view", json!({"name": bidi})),
+        ("trust_view", json!({"name": long})),
+        ("trust_view", json!({"name": 5})),
+        ("trust_view", json!({})),
+        ("server_form", json!({"name": "名前"})),
+        (
+            "approve_server",
+            json!({"name": "local", "fingerprint": "0".repeat(64)}),
+        ),
+        ("remove_server", json!({"name": ""})),
+        (
+            "add_server",
+            json!({"request": {"kind": "stdio", "name": long, "command": "x", "args": [], "cwd": "", "env": []}}),
+        ),
+        (
+            "add_server",
+            json!({"request": {"kind": "stdio", "name": "ok", "command": "", "args": [], "cwd": "", "env": []}}),
+        ),
+        (
+            "add_server",
+            json!({"request": {"kind": "http", "name": "h", "url": "file:///etc/passwd", "headers": []}}),
+        ),
+        ("add_server", json!({"request": {"kind": "martian"}})),
+        (
+            "update_server",
+            json!({"request": {"kind": "stdio", "name": "nope", "command": "x", "args": [], "cwd": "", "env": []}}),
+        ),
+        (
+            "answer_approval",
+            json!({"nonce": "f".repeat(32), "allow": true}),
+        ),
+        ("answer_approval", json!({"nonce": long, "allow": true})),
+        (
+            "run_tool",
+            json!({"runId": "r1", "server": "local", "tool": "t", "argsJson": "{not json", "onProgress": "__CHANNEL__:1"}),
+        ),
+        (
+            "run_tool",
+            json!({"runId": "r2", "server": "local", "tool": "t", "argsJson": "[1,2]", "onProgress": "__CHANNEL__:1"}),
+        ),
+        (
+            "run_tool",
+            json!({"runId": long, "server": "local", "tool": "t", "argsJson": "{}", "onProgress": "__CHANNEL__:1"}),
+        ),
+        (
+            "read_resource",
+            json!({"server": "local", "uri": "file:///etc/passwd"}),
+        ),
+        (
+            "get_prompt",
+            json!({"server": bidi, "name": "p", "args": {}}),
+        ),
+        (
+            "complete_prompt_argument",
+            json!({"server": "local", "prompt": "p", "argument": "a", "value": long}),
+        ),
+        (
+            "import_preview",
+            json!({"text": "{ not json", "format": null}),
+        ),
+        (
+            "import_preview",
+            json!({"text": "x".repeat(5 * 1024 * 1024), "format": null}),
+        ),
+        ("import_config", json!({"text": "[]", "format": "claude"})),
+        ("export_config", json!({"format": "notepad"})),
+        (
+            "set_tool_enabled",
+            json!({"server": "local", "tool": long, "enabled": false}),
+        ),
+    ];
+    for (cmd, args) in cases {
+        let shown = format!(
+            "{cmd} {}",
+            &args.to_string()[..args.to_string().len().min(120)]
+        );
+        match call(&app, cmd, args) {
+            Err(e) => {
+                assert!(!e.is_empty(), "{shown}: empty error");
+                assert!(
+                    e.len() < 4096,
+                    "{shown}: the error echoes the whole input ({} bytes)",
+                    e.len()
+                );
+            }
+            Ok(out) => panic!("{shown}: accepted, answered {out}"),
+        }
+    }
+    // Still answering, and nothing was added by the hostile calls.
+    let list = call(&app, "list_servers", json!({})).unwrap();
+    let list: Value = serde_json::from_str(&list).unwrap();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["local", "remote"]);
+}
