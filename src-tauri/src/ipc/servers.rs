@@ -93,6 +93,8 @@ pub struct ServerRow {
     pub trust: TrustStateDto,
     /// Its status.
     pub status: StatusDto,
+    /// Secrets it refers to that the keyring does not hold (names only; SE-05).
+    pub missing_secrets: Vec<String>,
 }
 
 /// Approval state of a launch plan.
@@ -147,6 +149,13 @@ pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcEr
             Ok(t) => t.state.into(),
             Err(_) => TrustStateDto::Unresolvable,
         };
+        let mut missing_secrets = Vec::new();
+        for name in v.spec.secret_refs() {
+            // An unreadable keyring counts as missing: the server cannot start either way.
+            if !host.secret_is_set(name).await.unwrap_or(false) {
+                missing_secrets.push(name.to_string());
+            }
+        }
         rows.push(ServerRow {
             name: v.spec.id.to_string(),
             transport: match v.spec.transport {
@@ -157,6 +166,7 @@ pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcEr
             enabled: v.spec.enabled,
             trust,
             status: (&v.status).into(),
+            missing_secrets,
         });
     }
     Ok(rows)

@@ -664,6 +664,8 @@ export type ServerRow_Deserialize = {
 	trust: TrustStateDto,
 	/**  Its status. */
 	status: StatusDto_Deserialize,
+	/**  Secrets it refers to that the keyring does not hold (names only; SE-05). */
+	missing_secrets: string[],
 };
 
 /**  One row of the servers page. */
@@ -680,6 +682,8 @@ export type ServerRow_Serialize = {
 	trust: TrustStateDto,
 	/**  Its status. */
 	status: StatusDto_Serialize,
+	/**  Secrets it refers to that the keyring does not hold (names only; SE-05). */
+	missing_secrets: string[],
 };
 
 /**  The tools of one running server. */

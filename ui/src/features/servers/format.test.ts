@@ -40,6 +40,7 @@ describe("sortRows", () => {
     enabled: true,
     trust: "trusted",
     status: status(kind),
+    missing_secrets: [],
   });
   it("puts problems first, then sorts by name", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
@@ -49,7 +50,7 @@ describe("sortRows", () => {
 
 describe("rowBadge", () => {
   it("says an unapproved, never-started server needs approval", () => {
-    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped") };
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [] };
     expect(rowBadge(row, 0).label).toBe("needs approval");
     expect(rowBadge({ ...row, trust: "trusted" }, 0).label).toBe("stopped");
   });

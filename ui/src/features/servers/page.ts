@@ -95,7 +95,10 @@ export function mountServers(root: HTMLElement): () => void {
         h("div", { class: "empty" },
           h("h2", {}, "No servers yet"),
           h("p", {}, "New to MCP? Add the official sample server, which demonstrates tools, resources and prompts. You will see exactly what it runs before it starts."),
-          h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer())) }, "Add the sample server"),
+          h("div", { class: "actions first-run" },
+            h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer())) }, "Add the sample server"),
+            h("button", { class: "import", onclick: () => root.append(importDialog((msg) => { showNotice(msg); void refresh(); })) }, "Import from another app…"),
+          ),
           h("p", {}, "Already use Claude Desktop, VS Code or Cursor? “Import…” brings their servers over. Or use “Add server”, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`."),
         ),
       );
@@ -120,13 +123,21 @@ export function mountServers(root: HTMLElement): () => void {
             ? h("pre", { class: "stderr" }, s.status.stderr_tail.join("\n"))
             : null,
           trust ? h("p", { class: "trust" }, trust) : null,
+          s.missing_secrets.length > 0
+            ? h("p", { class: "trust missing-secrets" }, `Not set in the keyring: ${s.missing_secrets.join(", ")}. Use Edit to enter ${s.missing_secrets.length === 1 ? "it" : "them"}.`)
+            : null,
           h("div", { class: "actions" },
             trust && s.trust !== "unresolvable"
               ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
               : null,
             s.status.kind === "running" || s.status.kind === "starting" || s.status.kind === "backoff"
               ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
-              : h("button", { onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
+              : null,
+            s.status.kind === "running" || s.status.kind === "failed" || s.status.kind === "backoff"
+              ? h("button", { class: "restart", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Restart")
+              : s.status.kind === "starting"
+                ? null
+                : h("button", { class: "start", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
             h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
             h("button", { class: "edit", onclick: () => edit(s.name) }, "Edit"),
             h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
