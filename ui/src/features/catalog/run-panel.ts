@@ -7,7 +7,8 @@ import { commands } from "../../ipc/bindings";
 import type { ProgressDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { buildSchemaForm } from "./schema-form";
-import { renderProgress, renderToolResult } from "./result-view";
+import { renderContent, renderProgress, renderToolResult } from "./result-view";
+import type { ContentDto } from "./result-view";
 
 let runs = 0;
 const newRunId = () => `run-${Date.now().toString(36)}-${++runs}`;
@@ -17,6 +18,8 @@ export interface RunDeps {
   run: (runId: string, server: string, tool: string, args: string, onProgress: (p: ProgressDto) => void) =>
     Promise<{ status: "ok"; data: Parameters<typeof renderToolResult>[0] } | { status: "error"; error: { code: string; message: string } }>;
   cancel: (runId: string) => Promise<unknown>;
+  /** Reads a resource a result links to (only when the user clicks Open; RN-03). */
+  read: (server: string, uri: string) => Promise<{ status: "ok"; data: ContentDto[] } | { status: "error"; error: { message: string } }>;
 }
 
 export const ipcRunDeps: RunDeps = {
@@ -26,6 +29,7 @@ export const ipcRunDeps: RunDeps = {
     return commands.runTool(runId, server, tool, args, channel);
   },
   cancel: (runId) => commands.cancelRun(runId),
+  read: (server, uri) => commands.readResource(server, uri),
 };
 
 /** Arguments last sent per tool, so reopening a tool offers them again. */
@@ -77,12 +81,22 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
     progress.replaceChildren();
     if (r.status === "ok") {
       status.textContent = r.data.is_error ? "The tool ran and reported an error." : "Done.";
-      output.replaceChildren(renderToolResult(r.data));
+      output.replaceChildren(renderToolResult(r.data, { onOpenResource: (uri) => void open(uri) }));
     } else {
       const why: Record<string, string> = { denied: "Not run: the call was not approved.", cancelled: "Cancelled." };
       status.textContent = why[r.error.code] ?? "The call failed.";
       output.replaceChildren(h("p", { class: "error", role: "alert" }, r.error.message));
     }
+  };
+
+  const linked = h("div", { class: "run-linked", "aria-live": "polite" });
+  const open = async (uri: string) => {
+    linked.replaceChildren(h("p", { class: "hint" }, `Reading ${uri}…`));
+    const r = await deps.read(server, uri);
+    linked.replaceChildren(
+      h("h4", {}, uri),
+      ...(r.status === "ok" ? r.data.map((c) => renderContent(c)) : [h("p", { class: "error", role: "alert" }, r.error.message)]),
+    );
   };
 
   runButton.addEventListener("click", () => void run());
@@ -98,5 +112,6 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
     status,
     progress,
     output,
+    linked,
   );
 }
