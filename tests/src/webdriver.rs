@@ -214,6 +214,16 @@ impl Session {
         .map(|_| ())
     }
 
+    /// Replaces the value of the first input matching `css` and fires `input`, as typing would.
+    pub async fn set_value(&self, css: &str, value: &str) -> Result<()> {
+        let script = format!(
+            "const i = document.querySelector({}); i.value = {}; i.dispatchEvent(new Event('input', {{ bubbles: true }})); return 1;",
+            serde_json::to_string(css)?,
+            serde_json::to_string(value)?
+        );
+        self.execute(&script).await.map(|_| ())
+    }
+
     /// Runs a script in the page and returns its result.
     pub async fn execute(&self, script: &str) -> Result<Value> {
         self.call(

@@ -334,9 +334,7 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         .unwrap();
 
     // A slow tool shows live progress, then its result.
-    s.execute("const i = document.querySelector('.tool-search'); i.value = ''; i.dispatchEvent(new Event('input')); return 1;")
-        .await
-        .unwrap();
+    s.set_value(".tool-search", "").await.unwrap();
     s.click_on(r#".tool-row[data-tool="demo/slow"]"#, wait)
         .await
         .unwrap();
@@ -630,9 +628,7 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     .unwrap();
 
     // list_changed: a tool the server adds while the page is open appears without a reload.
-    s.execute("const i = document.querySelector('.tool-search'); i.value = 'trigger_list'; i.dispatchEvent(new Event('input')); return 1;")
-        .await
-        .unwrap();
+    s.set_value(".tool-search", "trigger_list").await.unwrap();
     s.click_on(r#".tool-row[data-tool="big/trigger_list_changed"]"#, wait)
         .await
         .unwrap();
@@ -641,9 +637,7 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
         .await
         .unwrap();
     s.wait_text(".run-status", "Done", wait).await.unwrap();
-    s.execute("const i = document.querySelector('.tool-search'); i.value = 'late'; i.dispatchEvent(new Event('input')); return 1;")
-        .await
-        .unwrap();
+    s.set_value(".tool-search", "late").await.unwrap();
     s.wait_for(r#".tool-row[data-tool="big/late_tool"]"#, wait)
         .await
         .unwrap();

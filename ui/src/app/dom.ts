@@ -19,3 +19,13 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   return el;
 }
+
+/** An empty state: what is missing and what to do next. */
+export function emptyState(title: string, text: string): HTMLElement {
+  return h("div", { class: "empty" }, h("h2", {}, title), h("p", {}, text));
+}
+
+/** Whether any of `fields` contains the lower-cased query `q` (an empty query matches all). */
+export function matchesQuery(q: string, ...fields: (string | null | undefined)[]): boolean {
+  return q === "" || fields.some((f) => (f ?? "").toLowerCase().includes(q));
+}

@@ -2,10 +2,11 @@
 // smooth), filtered by text, server and claimed hints, and a detail pane with the tool's schema,
 // its switch and the "run this tool" form. It follows list_changed live: the host pushes a
 // change event and the page re-reads the catalog, keeping the selection and any typed arguments.
-import { commands, events } from "../../ipc/bindings";
+import { commands } from "../../ipc/bindings";
 import type { ServerToolsDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { createVirtualList } from "../../app/virtual-list";
+import { onHostChange, setServerOptions } from "../../app/live";
 import { entryKey, filterTools } from "./filter";
 import type { Entry } from "./filter";
 import { runPanel } from "./run-panel";
@@ -118,9 +119,7 @@ export function mountCatalog(root: HTMLElement): () => void {
     }
     error.hidden = true;
     servers = r.data;
-    const current = which.value;
-    which.replaceChildren(h("option", { value: "" }, "All servers"), ...servers.map((s) => h("option", { value: s.server }, s.server)));
-    which.value = servers.some((s) => s.server === current) ? current : "";
+    setServerOptions(which, servers.map((s) => s.server));
     render();
   };
 
@@ -137,11 +136,7 @@ export function mountCatalog(root: HTMLElement): () => void {
   which.addEventListener("change", render);
   hideOff.addEventListener("change", render);
   hintBoxes.forEach((b) => b.box.addEventListener("change", render));
-  let pending: number | undefined;
-  const unlisten = events.hostChanged.listen((e) => {
-    if (e.payload.kind === "approvals") return;
-    if (pending === undefined) pending = window.setTimeout(() => { pending = undefined; void refresh(); }, 150);
-  });
+  const stop = onHostChange(["catalog", "status", "servers"], () => void refresh());
   void refresh();
-  return () => void unlisten.then((stop) => stop());
+  return stop;
 }

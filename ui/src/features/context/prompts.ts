@@ -3,13 +3,13 @@
 // it. Argument values can be completed by the server when it says it supports completion; the
 // suggestions go into a <datalist> whose id comes from a counter, never from a server name.
 // Every server string goes in as text through h(); message contents go through renderContent.
-import { commands, events } from "../../ipc/bindings";
+import { commands } from "../../ipc/bindings";
 import type { PromptDto_Serialize, PromptResultDto_Serialize, ServerContextDto_Serialize } from "../../ipc/bindings";
-import { h } from "../../app/dom";
+import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
+import { onHostChange, setServerOptions } from "../../app/live";
 import { renderContent } from "../catalog/result-view";
 import "./context.css";
 
-const REFRESH_KINDS: ReadonlySet<string> = new Set(["catalog", "status", "servers"]);
 const LIMIT = 300;
 /** How long typing pauses before a completion request, in ms. */
 export const COMPLETE_DELAY = 200;
@@ -17,10 +17,6 @@ export const COMPLETE_DELAY = 200;
 const MAX_OPTIONS = 100;
 let nextId = 0;
 
-const matches = (q: string, ...fields: (string | null)[]) =>
-  q === "" || fields.some((f) => f !== null && f.toLowerCase().includes(q));
-
-const empty = (title: string, text: string) => h("div", { class: "empty" }, h("h2", {}, title), h("p", {}, text));
 
 function renderResult(r: PromptResultDto_Serialize): Node[] {
   const out: Node[] = [];
@@ -187,24 +183,17 @@ export function mountPrompts(root: HTMLElement): () => void {
     const live = new Set(servers.flatMap((ctx) => ctx.prompts.map((p) => keyOf(ctx, p))));
     for (const k of [...forms.keys()]) if (!live.has(k)) forms.delete(k);
     for (const k of [...open]) if (!live.has(k)) open.delete(k);
-    const current = which.value;
-    which.replaceChildren(h("option", { value: "" }, "All servers"), ...servers.map((s) => h("option", { value: s.server }, s.server)));
-    which.value = servers.some((s) => s.server === current) ? current : "";
+    setServerOptions(which, servers.map((s) => s.server));
     render();
   };
 
   search.addEventListener("input", render);
   which.addEventListener("change", render);
-  let pending: number | undefined;
-  const unlisten = events.hostChanged.listen((ev) => {
-    if (!REFRESH_KINDS.has(ev.payload.kind) || pending !== undefined) return;
-    pending = window.setTimeout(() => { pending = undefined; void refresh(); }, 150);
-  });
+  const stop = onHostChange(["catalog", "status", "servers"], () => void refresh());
   void refresh();
   return () => {
     disposed = true;
-    window.clearTimeout(pending);
+    stop();
     for (const t of timers) window.clearTimeout(t);
-    void unlisten.then((stop) => stop());
   };
 }

@@ -3,21 +3,18 @@
 // any model does. Nothing is read until the user clicks Read (links are never followed on their
 // own, RN-03). Every server string goes in as text through h(); template values are
 // percent-encoded by expandTemplate so a typed value cannot change the shape of the URI.
-import { commands, events } from "../../ipc/bindings";
+import { commands } from "../../ipc/bindings";
 import type { ResourceDto_Serialize, ServerContextDto_Serialize, TemplateDto_Serialize } from "../../ipc/bindings";
-import { h } from "../../app/dom";
+import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
+import { onHostChange, setServerOptions } from "../../app/live";
 import { renderContent } from "../catalog/result-view";
 import { expandTemplate, templateVariables } from "./uri-template";
 import "./context.css";
 
-const REFRESH_KINDS: ReadonlySet<string> = new Set(["catalog", "status", "servers"]);
 /** A long list renders its first LIMIT matches; the search narrows the rest. */
 const LIMIT = 300;
 /** Element ids come from this counter, never from server-provided names. */
 let nextId = 0;
-
-const matches = (q: string, ...fields: (string | null)[]) =>
-  q === "" || fields.some((f) => f !== null && f.toLowerCase().includes(q));
 
 const nodes = (...xs: (Node | null | false)[]): Node[] => xs.filter((x): x is Node => x instanceof Node);
 
@@ -28,7 +25,6 @@ function formatSize(n: number | null): string | null {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-const empty = (title: string, text: string) => h("div", { class: "empty" }, h("h2", {}, title), h("p", {}, text));
 
 export function mountResources(root: HTMLElement): () => void {
   let servers: ServerContextDto_Serialize[] = [];
@@ -165,23 +161,16 @@ export function mountResources(root: HTMLElement): () => void {
     }
     error.hidden = true;
     servers = r.data;
-    const current = which.value;
-    which.replaceChildren(h("option", { value: "" }, "All servers"), ...servers.map((s) => h("option", { value: s.server }, s.server)));
-    which.value = servers.some((s) => s.server === current) ? current : "";
+    setServerOptions(which, servers.map((s) => s.server));
     render();
   };
 
   search.addEventListener("input", render);
   which.addEventListener("change", render);
-  let pending: number | undefined;
-  const unlisten = events.hostChanged.listen((ev) => {
-    if (!REFRESH_KINDS.has(ev.payload.kind) || pending !== undefined) return;
-    pending = window.setTimeout(() => { pending = undefined; void refresh(); }, 150);
-  });
+  const stop = onHostChange(["catalog", "status", "servers"], () => void refresh());
   void refresh();
   return () => {
     disposed = true;
-    window.clearTimeout(pending);
-    void unlisten.then((stop) => stop());
+    stop();
   };
 }
