@@ -571,9 +571,13 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     assert!(run_cli(data, &["server", "trust", "big", "--yes"], "", &[])
         .status
         .success());
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
+    // This window runs with the dark theme, so the screenshots show both themes.
+    let driver = Driver::start(&[
+        ("SWITCHBOARD_DATA_DIR", data),
+        ("GTK_THEME", std::path::Path::new("Adwaita:dark")),
+    ])
+    .await
+    .unwrap();
     let s = driver
         .session(&workspace_bin("switchboard-desktop"))
         .await

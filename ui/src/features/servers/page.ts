@@ -135,7 +135,7 @@ export function mountServers(root: HTMLElement): () => void {
               : null,
             s.status.kind === "running" || s.status.kind === "failed" || s.status.kind === "backoff"
               ? h("button", { class: "restart", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Restart")
-              : s.status.kind === "starting"
+              : s.status.kind === "starting" || (trust && s.trust !== "unresolvable")
                 ? null
                 : h("button", { class: "start", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
             h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
