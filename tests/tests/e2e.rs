@@ -89,11 +89,23 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
             "--mode",
             "slow-init=600000",
         ],
+        vec![
+            "server",
+            "add",
+            "hung2",
+            "--",
+            fake,
+            "--mode",
+            "slow-init=600000",
+        ],
+        vec!["server", "add", "crashy", "--", fake, "--mode", "crash-on-init"],
+        // A remote server nobody answers for.
+        vec!["server", "add", "gone", "--url", "http://127.0.0.1:9/mcp"],
     ] {
         let o = run_cli(data, &args, "", &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    for name in ["broken", "hung"] {
+    for name in ["broken", "hung", "hung2", "crashy"] {
         assert!(run_cli(data, &["server", "trust", name, "--yes"], "", &[])
             .status
             .success());
@@ -112,8 +124,9 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     let s = driver.session(&app).await.unwrap();
     let wait = Duration::from_secs(30);
 
-    // Interactive while one server hangs in its handshake and another crashes: the list is
-    // there and the hung one says it is starting. The time is recorded, not asserted.
+    // Interactive while two servers hang in their handshake, two crash and one is unreachable
+    // (RL-07): the list is there and the hung ones say they are starting. The time is recorded,
+    // not asserted.
     s.wait_text(r#"article[data-name="hung"] .badge"#, "starting", wait)
         .await
         .unwrap();
@@ -122,7 +135,7 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     std::fs::write(
         artifacts().join("startup.txt"),
         format!(
-            "launch to servers listed (one hung, one crashing): {} ms\n",
+            "launch to servers listed (two hung, two crashing, one unreachable): {} ms\n",
             interactive.as_millis()
         ),
     )

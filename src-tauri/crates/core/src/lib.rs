@@ -10,6 +10,8 @@
 //!   `rmcp`; LLM-safe tool naming; stderr ring buffer and protocol trace.
 //! - [`approval`]: the approval policy (a pure function) and pending requests released only
 //!   by their random nonce.
+//! - [`llm`]: model providers (OpenAI, Anthropic, OpenAI-compatible profiles) over a
+//!   provider-neutral transcript, streaming first.
 //! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
 //! - [`host`]: the composition root that wires concrete implementations together.
 //!
@@ -22,6 +24,7 @@ pub mod config;
 pub mod events;
 pub mod host;
 pub mod ids;
+pub mod llm;
 pub mod mcp;
 pub mod redact;
 pub mod secrets;
