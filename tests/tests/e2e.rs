@@ -25,6 +25,10 @@ fn e2e_available() -> bool {
     ok
 }
 
+/// One window at a time: parallel apps compete for the two cores (and their driver ports are
+/// picked free-then-bound, which two drivers could race for), so the tests take turns.
+static ONE_WINDOW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn artifacts() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/e2e")
 }
@@ -62,6 +66,7 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     if !e2e_available() {
         return;
     }
+    let _turn = ONE_WINDOW.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let fake = fake_server();
@@ -98,7 +103,15 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
             "--mode",
             "slow-init=600000",
         ],
-        vec!["server", "add", "crashy", "--", fake, "--mode", "crash-on-init"],
+        vec![
+            "server",
+            "add",
+            "crashy",
+            "--",
+            fake,
+            "--mode",
+            "crash-on-init",
+        ],
         // A remote server nobody answers for.
         vec!["server", "add", "gone", "--url", "http://127.0.0.1:9/mcp"],
     ] {
@@ -428,6 +441,7 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     if !e2e_available() {
         return;
     }
+    let _turn = ONE_WINDOW.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let fake = fake_server();
@@ -563,6 +577,7 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     if !e2e_available() {
         return;
     }
+    let _turn = ONE_WINDOW.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let fake = fake_server();

@@ -42,9 +42,11 @@ describe("sortRows", () => {
     status: status(kind),
     missing_secrets: [],
   });
-  it("puts problems first, then sorts by name", () => {
+  it("keeps name order whatever the status, so cards do not jump", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
-    expect(sorted.map((r) => r.name)).toEqual(["z", "a", "b"]);
+    expect(sorted.map((r) => r.name)).toEqual(["a", "b", "z"]);
+    const later = sortRows([row("b", "backoff"), row("a", "failed"), row("z", "running")]);
+    expect(later.map((r) => r.name)).toEqual(["a", "b", "z"]);
   });
 });
 

@@ -49,16 +49,8 @@ export function rowBadge(row: ServerRow, nowMs: number): { label: string; tone: 
 }
 
 /** Servers sorted the way a person scans them: problems first, then by name. */
+/** Servers in name order. The order does not follow status: a card that moved whenever a
+ * neighbour crash-looped would jump out from under the pointer (badges show the problems). */
 export function sortRows(rows: ServerRow[]): ServerRow[] {
-  const rank: Record<StatusDto["kind"], number> = {
-    failed: 0,
-    needs_trust: 1,
-    backoff: 2,
-    starting: 3,
-    running: 4,
-    stopped: 5,
-  };
-  return [...rows].sort(
-    (a, b) => rank[a.status.kind] - rank[b.status.kind] || a.name.localeCompare(b.name),
-  );
+  return [...rows].sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -89,8 +89,53 @@ export function mountServers(root: HTMLElement): () => void {
     );
   };
 
+  // One card per server, rebuilt only when its row changed: a crash-looping neighbour must
+  // not steal the focus or the click target of the card someone is using.
+  const card = (s: ServerRow, now: number): HTMLElement => {
+    const badge = rowBadge(s, now);
+    const trust = trustLabel(s.trust);
+    return h("article", { class: "server", "data-name": s.name },
+      h("div", { class: "head" },
+        h("h2", {}, s.name),
+        h("span", { class: `badge ${badge.tone}` }, badge.label),
+        h("span", { class: "kind" }, s.transport),
+      ),
+      h("code", { class: "summary" }, s.summary),
+      s.status.kind === "failed" || s.status.kind === "backoff"
+        ? h("p", { class: "detail" }, s.status.detail)
+        : null,
+      s.status.stderr_tail.length > 0
+        ? h("pre", { class: "stderr" }, s.status.stderr_tail.join("\n"))
+        : null,
+      trust ? h("p", { class: "trust" }, trust) : null,
+      s.missing_secrets.length > 0
+        ? h("p", { class: "trust missing-secrets" }, `Not set in the keyring: ${s.missing_secrets.join(", ")}. Use Edit to enter ${s.missing_secrets.length === 1 ? "it" : "them"}.`)
+        : null,
+      h("div", { class: "actions" },
+        trust && s.trust !== "unresolvable"
+          ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
+          : null,
+        s.status.kind === "running" || s.status.kind === "starting" || s.status.kind === "backoff"
+          ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
+          : null,
+        s.status.kind === "running" || s.status.kind === "failed" || s.status.kind === "backoff"
+          ? h("button", { class: "restart", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Restart")
+          : s.status.kind === "starting" || (trust && s.trust !== "unresolvable")
+            ? null
+            : h("button", { class: "start", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
+        h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
+        h("button", { class: "edit", onclick: () => edit(s.name) }, "Edit"),
+        h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
+        h("button", { class: "logs", onclick: () => showLogs(s.name) }, "Logs"),
+        h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
+      ),
+    );
+  };
+
+  const cards = new Map<string, { key: string; el: HTMLElement }>();
   const render = (rows: ServerRow[]) => {
     if (rows.length === 0) {
+      cards.clear();
       list.replaceChildren(
         h("div", { class: "empty" },
           h("h2", {}, "No servers yet"),
@@ -105,48 +150,21 @@ export function mountServers(root: HTMLElement): () => void {
       return;
     }
     const now = Date.now();
-    list.replaceChildren(
-      ...sortRows(rows).map((s) => {
-        const badge = rowBadge(s, now);
-        const trust = trustLabel(s.trust);
-        return h("article", { class: "server", "data-name": s.name },
-          h("div", { class: "head" },
-            h("h2", {}, s.name),
-            h("span", { class: `badge ${badge.tone}` }, badge.label),
-            h("span", { class: "kind" }, s.transport),
-          ),
-          h("code", { class: "summary" }, s.summary),
-          s.status.kind === "failed" || s.status.kind === "backoff"
-            ? h("p", { class: "detail" }, s.status.detail)
-            : null,
-          s.status.stderr_tail.length > 0
-            ? h("pre", { class: "stderr" }, s.status.stderr_tail.join("\n"))
-            : null,
-          trust ? h("p", { class: "trust" }, trust) : null,
-          s.missing_secrets.length > 0
-            ? h("p", { class: "trust missing-secrets" }, `Not set in the keyring: ${s.missing_secrets.join(", ")}. Use Edit to enter ${s.missing_secrets.length === 1 ? "it" : "them"}.`)
-            : null,
-          h("div", { class: "actions" },
-            trust && s.trust !== "unresolvable"
-              ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
-              : null,
-            s.status.kind === "running" || s.status.kind === "starting" || s.status.kind === "backoff"
-              ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
-              : null,
-            s.status.kind === "running" || s.status.kind === "failed" || s.status.kind === "backoff"
-              ? h("button", { class: "restart", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Restart")
-              : s.status.kind === "starting" || (trust && s.trust !== "unresolvable")
-                ? null
-                : h("button", { class: "start", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
-            h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
-            h("button", { class: "edit", onclick: () => edit(s.name) }, "Edit"),
-            h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
-            h("button", { class: "logs", onclick: () => showLogs(s.name) }, "Logs"),
-            h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
-          ),
-        );
-      }),
-    );
+    const sorted = sortRows(rows);
+    const els = sorted.map((s) => {
+      const key = JSON.stringify(s);
+      const have = cards.get(s.name);
+      if (have && have.key === key) return have.el;
+      const el = card(s, now);
+      cards.set(s.name, { key, el });
+      return el;
+    });
+    for (const name of [...cards.keys()]) if (!rows.some((r) => r.name === name)) cards.delete(name);
+    // Move only what is out of place.
+    els.forEach((el, i) => {
+      if (list.children[i] !== el) list.insertBefore(el, list.children[i] ?? null);
+    });
+    while (list.children.length > els.length) list.lastElementChild?.remove();
   };
 
   // The host pushes changes; a burst of them (a crash loop, a list_changed storm) becomes one
@@ -163,7 +181,12 @@ export function mountServers(root: HTMLElement): () => void {
   const unlisten = events.hostChanged.listen(onChange);
   void refresh();
   const tick = window.setInterval(() => {
-    if (rows.some((r) => r.status.kind === "backoff")) render(rows);
+    const now = Date.now();
+    for (const r of rows) {
+      if (r.status.kind !== "backoff") continue;
+      const badge = cards.get(r.name)?.el.querySelector(".badge");
+      if (badge) badge.textContent = rowBadge(r, now).label;
+    }
   }, 1000);
   return () => {
     window.clearInterval(tick);

@@ -946,10 +946,50 @@ where
             }
             Err(match why {
                 Some(why) => McpError::Disconnected(format!("during the handshake {why}")),
-                None => McpError::Handshake(e.to_string()),
+                None => McpError::Handshake(readable(&e)),
             })
         }
     }
+}
+
+/// An error from rmcp as a person should read it: its own text without the Rust type names
+/// rmcp puts in brackets, followed by the root cause from the source chain (the OS or HTTP
+/// error that says what really happened, e.g. "Connection refused").
+fn readable(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut depth = 0usize;
+    let top = e.to_string();
+    let mut span = String::new();
+    for c in top.chars() {
+        match c {
+            '[' => {
+                depth += 1;
+                span.clear();
+            }
+            ']' if depth > 0 => {
+                depth -= 1;
+                if !(span.contains("::") || span.contains('<')) {
+                    text.push('[');
+                    text.push_str(&span);
+                    text.push(']');
+                }
+            }
+            _ if depth > 0 => span.push(c),
+            _ => text.push(c),
+        }
+    }
+    let mut root = e.source();
+    let mut last = None;
+    while let Some(r) = root {
+        last = Some(r.to_string());
+        root = r.source();
+    }
+    let mut out = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(last) = last.filter(|l| !out.contains(l.as_str())) {
+        out.push_str(": ");
+        out.push_str(&last);
+    }
+    out
 }
 
 fn read_peer_info(v: &Value) -> Result<(PeerInfo, Option<String>), McpError> {
@@ -1004,6 +1044,31 @@ pub fn content_text(c: &Content) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("Send message error Transport [a::b::Traced<c::D<e::F>>] error: client error, when send initialize request [id 3]")
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn errors_read_without_type_names_and_with_the_root_cause() {
+        let e = Outer(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        ));
+        assert_eq!(
+            readable(&e),
+            "Send message error Transport error: client error, when send initialize request [id 3]: Connection refused (os error 111)"
+        );
+    }
+
     use super::*;
 
     #[test]
