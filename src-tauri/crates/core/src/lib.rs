@@ -12,6 +12,7 @@
 //!   by their random nonce.
 //! - [`llm`]: model providers (OpenAI, Anthropic, OpenAI-compatible profiles) over a
 //!   provider-neutral transcript, streaming first.
+//! - [`chat`]: the agent loop (one turn as a state machine emitting `ChatEvent`s).
 //! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
 //! - [`host`]: the composition root that wires concrete implementations together.
 //!
@@ -20,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod approval;
+pub mod chat;
 pub mod config;
 pub mod events;
 pub mod host;

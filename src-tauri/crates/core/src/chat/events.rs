@@ -1,0 +1,89 @@
+//! [`ChatEvent`]: what a turn tells the shells (the desktop's chat view, the CLI, the store
+//! writer) as it happens, in order.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::llm::{Message, ResultPart, StopReason, Usage};
+use crate::mcp::catalog::Progress;
+
+/// One step of a turn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ChatEvent {
+    /// More answer text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model asked for a tool call. `server`/`tool` are `None` for a name no server
+    /// offers (the model is told so).
+    ToolCallProposed {
+        /// The vendor's call id.
+        call_id: String,
+        /// The LLM-facing name the model used.
+        name: String,
+        /// The server, when the name resolves.
+        server: Option<String>,
+        /// The tool as the server names it, when the name resolves.
+        tool: Option<String>,
+        /// The arguments exactly as the model sent them.
+        arguments: Value,
+    },
+    /// The call passed approval and runs.
+    ToolRunning {
+        /// The call.
+        call_id: String,
+    },
+    /// The running call reported progress.
+    ToolProgress {
+        /// The call.
+        call_id: String,
+        /// The progress.
+        progress: Progress,
+    },
+    /// The call ended (or was refused); `content` is what the model sees.
+    ToolResult {
+        /// The call.
+        call_id: String,
+        /// What goes back to the model (possibly capped).
+        content: Vec<ResultPart>,
+        /// Whether it failed, was denied, or was invalid.
+        is_error: bool,
+        /// The whole result before capping, as JSON, for the store; `None` when nothing ran.
+        full: Option<Value>,
+        /// How long it took, in milliseconds.
+        duration_ms: u64,
+    },
+    /// Tokens used by one model call.
+    Usage {
+        /// The usage.
+        usage: Usage,
+    },
+    /// A message joined the transcript: an assistant answer, or the user-role message that
+    /// carries tool results back. The store appends exactly these.
+    MessageDone {
+        /// The message.
+        message: Message,
+    },
+    /// The turn is over; the model finished.
+    Done {
+        /// Why the last model call stopped.
+        stop: StopReason,
+        /// Tokens used by the whole turn.
+        usage: Usage,
+    },
+    /// The turn failed; the partial answer, if any, came as `Partial` first.
+    Failed {
+        /// What happened, for a person.
+        error: String,
+    },
+    /// The user stopped the turn; the partial answer, if any, came as `Partial` first.
+    Cancelled,
+    /// The answer so far, when a turn ends early (cancelled or failed) mid-answer. The store
+    /// keeps it, marked as such; it is not part of the transcript sent to models.
+    Partial {
+        /// The text received before the end.
+        message: Message,
+    },
+}

@@ -1,0 +1,347 @@
+//! One turn of the agent loop, as an explicit state machine:
+//!
+//! ```text
+//! Ask ──stream──▶ Answer ──tool calls──▶ RunTools ──results──▶ Ask … ──no calls──▶ Done
+//!   │                │                      │
+//!   └── error ──▶ Failed      cancel (any state) ──▶ Cancelled (partial answer kept)
+//! ```
+//!
+//! Every call the model asks for is checked before anything runs: an unknown name or arguments
+//! that are not an object go straight back to the model as a tool error; the rest go to the
+//! [`ToolRunner`], which validates against the schema and asks for approval. Independent calls
+//! of one answer run concurrently; results go back in the model's order. The loop ends when the
+//! model stops asking for tools, or after `max_steps` model calls.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::cap::{cap_parts, read_output_spec, to_parts, Outputs, READ_OUTPUT_TOOL};
+use super::events::ChatEvent;
+use super::tools::ToolRunner;
+use crate::llm::{
+    Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason, Usage,
+};
+
+/// How a turn runs.
+#[derive(Clone, Debug)]
+pub struct TurnConfig {
+    /// The model id.
+    pub model: String,
+    /// System instructions (the host adds server instructions before this is built).
+    pub system: Option<String>,
+    /// Model calls per turn at most.
+    pub max_steps: usize,
+    /// Characters of one tool output the model sees.
+    pub output_cap: usize,
+    /// Output token limit per model call.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+}
+
+impl TurnConfig {
+    /// Defaults for `model`: 25 steps, a 16k-character output cap.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            system: None,
+            max_steps: 25,
+            output_cap: super::cap::DEFAULT_CAP,
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TurnEnd {
+    /// The model finished.
+    Done(StopReason),
+    /// The step limit was reached while the model still asked for tools.
+    StepLimit,
+    /// The model call failed.
+    Failed(String),
+    /// The user stopped it.
+    Cancelled,
+}
+
+/// The turn's states (see the module docs).
+enum State {
+    Ask,
+    RunTools(Vec<(String, String, Value)>),
+    End(TurnEnd),
+}
+
+/// Runs one turn on `transcript` (which must end with the user's message); new messages are
+/// appended to it and announced as [`ChatEvent::MessageDone`].
+pub async fn run_turn(
+    provider: &dyn Provider,
+    tools: &dyn ToolRunner,
+    outputs: &mut Outputs,
+    cfg: &TurnConfig,
+    transcript: &mut Vec<Message>,
+    cancel: CancellationToken,
+    events: mpsc::UnboundedSender<ChatEvent>,
+) -> TurnEnd {
+    let emit = |e: ChatEvent| {
+        let _ = events.send(e);
+    };
+    let mut specs = tools.specs();
+    specs.push(read_output_spec());
+    let mut usage = Usage::default();
+    let mut steps = 0;
+    let mut state = State::Ask;
+    loop {
+        state = match state {
+            State::Ask if steps >= cfg.max_steps => State::End(TurnEnd::StepLimit),
+            State::Ask => {
+                steps += 1;
+                let req = ChatRequest {
+                    model: cfg.model.clone(),
+                    system: cfg.system.clone(),
+                    messages: transcript.clone(),
+                    tools: specs.clone(),
+                    max_tokens: cfg.max_tokens,
+                    temperature: cfg.temperature,
+                };
+                match ask(provider, req, &cancel, &emit).await {
+                    Ok((message, call_usage, stop)) => {
+                        usage.add(call_usage);
+                        emit(ChatEvent::Usage { usage: call_usage });
+                        let calls: Vec<(String, String, Value)> = message
+                            .tool_calls()
+                            .map(|(id, name, args)| (id.to_owned(), name.to_owned(), args.clone()))
+                            .collect();
+                        transcript.push(message.clone());
+                        emit(ChatEvent::MessageDone { message });
+                        if calls.is_empty() {
+                            State::End(TurnEnd::Done(stop))
+                        } else {
+                            State::RunTools(calls)
+                        }
+                    }
+                    Err(AskError::Cancelled) => State::End(TurnEnd::Cancelled),
+                    Err(AskError::Failed(e)) => State::End(TurnEnd::Failed(e)),
+                }
+            }
+            State::RunTools(calls) => {
+                let results = run_calls(tools, outputs, cfg, calls, &cancel, &events).await;
+                let message = Message {
+                    role: Role::User,
+                    parts: results,
+                };
+                transcript.push(message.clone());
+                emit(ChatEvent::MessageDone { message });
+                if cancel.is_cancelled() {
+                    State::End(TurnEnd::Cancelled)
+                } else {
+                    State::Ask
+                }
+            }
+            State::End(end) => {
+                match &end {
+                    TurnEnd::Done(stop) => emit(ChatEvent::Done {
+                        stop: stop.clone(),
+                        usage,
+                    }),
+                    TurnEnd::StepLimit => emit(ChatEvent::Failed {
+                        error: format!(
+                            "stopped after {} model calls (the step limit) while the model still asked for tools",
+                            cfg.max_steps
+                        ),
+                    }),
+                    TurnEnd::Failed(e) => emit(ChatEvent::Failed { error: e.clone() }),
+                    TurnEnd::Cancelled => emit(ChatEvent::Cancelled),
+                }
+                return end;
+            }
+        };
+    }
+}
+
+enum AskError {
+    Cancelled,
+    Failed(String),
+}
+
+/// One model call, streamed: text deltas go out as they arrive; the answer comes back whole.
+/// On cancel or failure mid-answer the text so far goes out as [`ChatEvent::Partial`].
+async fn ask(
+    provider: &dyn Provider,
+    req: ChatRequest,
+    cancel: &CancellationToken,
+    emit: &impl Fn(ChatEvent),
+) -> Result<(Message, Usage, StopReason), AskError> {
+    let failed = |e: LlmError| match e {
+        LlmError::Cancelled => AskError::Cancelled,
+        other => AskError::Failed(other.to_string()),
+    };
+    let mut stream = tokio::select! {
+        s = provider.stream(req, cancel.clone()) => s.map_err(failed)?,
+        () = cancel.cancelled() => return Err(AskError::Cancelled),
+    };
+    let mut answer = Assembler::new();
+    let mut text = String::new();
+    let partial = |text: &str| {
+        if !text.is_empty() {
+            emit(ChatEvent::Partial {
+                message: Message {
+                    role: Role::Assistant,
+                    parts: vec![Part::Text {
+                        text: text.to_owned(),
+                    }],
+                },
+            });
+        }
+    };
+    loop {
+        let next = tokio::select! {
+            n = stream.next() => n,
+            () = cancel.cancelled() => {
+                partial(&text);
+                return Err(AskError::Cancelled);
+            }
+        };
+        match next {
+            Some(Ok(ev)) => {
+                if let crate::llm::StreamEvent::TextDelta { text: t } = &ev {
+                    text.push_str(t);
+                    emit(ChatEvent::TextDelta { text: t.clone() });
+                }
+                answer.push(&ev);
+                if answer.is_done() {
+                    break;
+                }
+            }
+            Some(Err(e)) => {
+                partial(&text);
+                return Err(failed(e));
+            }
+            None => break,
+        }
+    }
+    match answer.finish() {
+        Ok(a) => Ok((a.message, a.usage, a.stop)),
+        Err(e) => {
+            partial(&text);
+            Err(failed(e))
+        }
+    }
+}
+
+/// Runs one answer's calls concurrently and returns the result parts in the model's order.
+async fn run_calls(
+    tools: &dyn ToolRunner,
+    outputs: &mut Outputs,
+    cfg: &TurnConfig,
+    calls: Vec<(String, String, Value)>,
+    cancel: &CancellationToken,
+    events: &mpsc::UnboundedSender<ChatEvent>,
+) -> Vec<Part> {
+    let emit = |e: ChatEvent| {
+        let _ = events.send(e);
+    };
+    // Built-in calls read `outputs`; answer them first, before the concurrent calls borrow it.
+    let mut builtin = Vec::new();
+    let mut external = Vec::new();
+    for (id, name, args) in calls {
+        let resolved = tools.resolve(&name);
+        emit(ChatEvent::ToolCallProposed {
+            call_id: id.clone(),
+            name: name.clone(),
+            server: resolved.as_ref().map(|r| r.server.to_string()),
+            tool: resolved.as_ref().map(|r| r.tool.to_string()),
+            arguments: args.clone(),
+        });
+        if name == READ_OUTPUT_TOOL {
+            builtin.push((id, args));
+        } else {
+            external.push((id, name, args, resolved));
+        }
+    }
+    let mut done: Vec<(String, Vec<ResultPart>, bool)> = Vec::new();
+    for (id, args) in builtin {
+        let (text, is_error) = outputs.read(&args);
+        emit(ChatEvent::ToolResult {
+            call_id: id.clone(),
+            content: vec![ResultPart::Text { text: text.clone() }],
+            is_error,
+            full: None,
+            duration_ms: 0,
+        });
+        done.push((id, vec![ResultPart::Text { text }], is_error));
+    }
+    let runs = external.into_iter().map(|(id, name, args, resolved)| {
+        let cancel = cancel.child_token();
+        async move {
+            let started = Instant::now();
+            let refused = |why: String| (None, vec![ResultPart::Text { text: why }], true);
+            let (full, parts, is_error) = match (resolved, args) {
+                (None, _) => refused(format!(
+                    "There is no tool named {name:?}. Use one of the tools offered."
+                )),
+                (Some(_), Value::String(raw)) => refused(format!(
+                    "The arguments are not valid JSON: {}",
+                    raw.chars().take(200).collect::<String>()
+                )),
+                (Some(_), other) if !other.is_object() => {
+                    refused("The arguments must be a JSON object.".into())
+                }
+                (Some(tool), Value::Object(map)) => {
+                    let (ptx, mut prx) = mpsc::unbounded_channel();
+                    let forward_id = id.clone();
+                    let forward_events = events.clone();
+                    let forward = tokio::spawn(async move {
+                        while let Some(progress) = prx.recv().await {
+                            let _ = forward_events.send(ChatEvent::ToolProgress {
+                                call_id: forward_id.clone(),
+                                progress,
+                            });
+                        }
+                    });
+                    let _ = events.send(ChatEvent::ToolRunning {
+                        call_id: id.clone(),
+                    });
+                    let r = tools.run(tool, map, cancel, ptx).await;
+                    let _ = forward.await;
+                    match r {
+                        Ok(result) => {
+                            let full = serde_json::to_value(&result).ok();
+                            (full, to_parts(&result), result.is_error)
+                        }
+                        Err(why) => refused(why),
+                    }
+                }
+                (Some(_), _) => refused("The arguments must be a JSON object.".into()),
+            };
+            (id, full, parts, is_error, started.elapsed())
+        }
+    });
+    let finished = futures::future::join_all(runs).await;
+    for (id, full, parts, is_error, took) in finished {
+        let (parts, whole) = cap_parts(&id, parts, cfg.output_cap);
+        if let Some(whole) = whole {
+            outputs.keep(&id, whole);
+        }
+        emit(ChatEvent::ToolResult {
+            call_id: id.clone(),
+            content: parts.clone(),
+            is_error,
+            full,
+            duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        });
+        done.push((id, parts, is_error));
+    }
+    done.into_iter()
+        .map(|(call_id, content, is_error)| Part::ToolResult {
+            call_id,
+            content,
+            is_error,
+        })
+        .collect()
+}
