@@ -2,7 +2,10 @@
 //! locating the fake server and the reference servers, and small waiting helpers.
 //!
 //! The fake server binary itself lives in `src/bin/fake_mcp_server.rs` (code in `src/fake/`).
+//! The scripted LLM server is [`fake_llm`], in-process or as the `fake-llm-server` binary.
 
+pub mod fake_llm;
+pub mod seed;
 pub mod webdriver;
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,41 @@
 //! Language-model providers, streaming first.
 //!
+//! A chat turn hands a provider-neutral [`ChatRequest`] to a [`Provider`] and reads back a
+//! stream of [`StreamEvent`]s, which [`assemble`] folds into the assistant [`Message`] for the
+//! transcript. Two wire formats exist (OpenAI Chat Completions and Anthropic Messages); every
+//! other vendor is a row of data in [`profiles`] over one of them.
+//!
 //! - [`types`]: the provider-neutral transcript, requests and stream events.
+//! - [`provider`]: the `Provider` trait, its stream contract and the retry policy.
+//! - [`profiles`]: vendors as data, and [`build_provider`] to get a provider for one.
+//! - [`error`]: [`LlmError`], classified so callers can branch on the cause.
+//! - [`sse`]: the incremental Server-Sent Events decoder both wire formats share.
+//! - [`prompt_tools`]: tool calling through the system prompt for models without native tools.
+//! - [`assemble`]: stream events into the final message, usage and stop reason.
+//!
+//! Private: `openai` and `anthropic` (the two wire formats: request building and stream
+//! decoding), `http` (sending with retries before the first byte, driving a stream, cancel),
+//! `classify` (HTTP statuses, rate-limit headers and vendor error bodies into [`LlmError`]).
+//!
+//! This module depends on nothing else in the core but `redact` (API keys travel as
+//! [`Secret`](crate::redact::Secret) and are scrubbed from vendor error text).
 
+mod anthropic;
+pub mod assemble;
+mod classify;
+pub mod error;
+mod http;
+mod openai;
+pub mod profiles;
+pub mod prompt_tools;
+pub mod provider;
+pub mod sse;
 pub mod types;
+
+pub use assemble::{collect, Answer, Assembler};
+pub use error::LlmError;
+pub use profiles::{build_provider, profile, Profile, ProfileError, ProviderConfig, PROFILES};
+pub use provider::{EventStream, Provider, RetryPolicy};
+pub use types::{
+    ChatRequest, Message, Part, ResultPart, Role, StopReason, StreamEvent, ToolSpec, Usage,
+};

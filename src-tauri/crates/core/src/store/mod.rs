@@ -10,6 +10,7 @@
 //! Queries are runtime-checked (`sqlx::query_as`), so a fresh machine builds without a
 //! `DATABASE_URL`.
 
+mod conversations;
 mod servers;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,13 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
+pub use conversations::{
+    fts_query, render_json, render_markdown, ApprovalDecision, ArchiveFilter, Conversation,
+    ConversationExport, ConversationPage, ConversationQuery, ConversationSummary, DecidedBy,
+    ImportedMessage, ListCursor, MessageEnd, MessageStatus, ModelUsage, NewToolCall, Recovered,
+    SearchHit, StoredApproval, StoredMessage, StoredToolCall, ToolCallEnd, ToolCallStatus,
+    UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN, PREVIEW_CHARS,
+};
 pub use servers::TrustRecord;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
