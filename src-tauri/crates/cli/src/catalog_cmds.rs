@@ -57,7 +57,7 @@ pub struct PromptArgs {
 
 /// Starts the named server, or every enabled one, and returns those that came up. Servers that
 /// did not are reported on stderr.
-async fn bring_up(ctx: &Ctx, only: Option<&str>) -> anyhow::Result<Vec<ServerHandle>> {
+pub(crate) async fn bring_up(ctx: &Ctx, only: Option<&str>) -> anyhow::Result<Vec<ServerHandle>> {
     let specs = match only {
         Some(name) => vec![ctx.host.server(&Host::server_id(name)?).await?],
         None => ctx

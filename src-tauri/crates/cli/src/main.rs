@@ -6,6 +6,7 @@
 //! whole process tree before exiting. Errors print one sentence with its cause and exit non-zero.
 
 mod catalog_cmds;
+mod chat_cmds;
 mod output;
 mod server_cmds;
 mod transfer_cmds;
@@ -58,6 +59,14 @@ enum Command {
     Prompts(catalog_cmds::ListArgs),
     /// Expand a prompt.
     Prompt(catalog_cmds::PromptArgs),
+    /// Configure model providers (OpenAI, Anthropic, Ollama, ...).
+    #[command(subcommand)]
+    Provider(chat_cmds::ProviderCmd),
+    /// Chat with a model that can call the servers' tools (each call asks first).
+    Chat(chat_cmds::ChatArgs),
+    /// Past conversations: list, show, search, export.
+    #[command(subcommand)]
+    History(chat_cmds::HistoryCmd),
 }
 
 /// What every command gets.
@@ -121,6 +130,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Read(a) => catalog_cmds::read(&ctx, a).await,
         Command::Prompts(a) => catalog_cmds::prompts(&ctx, a).await,
         Command::Prompt(a) => catalog_cmds::prompt(&ctx, a).await,
+        Command::Provider(c) => chat_cmds::provider(&ctx, c).await,
+        Command::Chat(a) => chat_cmds::chat(&ctx, a).await,
+        Command::History(c) => chat_cmds::history(&ctx, c).await,
     };
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;

@@ -116,6 +116,12 @@ name_newtype!(
     128
 );
 
+name_newtype!(
+    /// The user-chosen name of a configured model provider (`work-openai`, `local`).
+    ProviderName,
+    64
+);
+
 /// One tool of one server: the only way to address a tool inside the host.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ToolRef {

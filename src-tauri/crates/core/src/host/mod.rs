@@ -9,8 +9,10 @@
 //! The guard is held only to insert, remove or clone a handle, never across an `.await`; all
 //! lifecycle state lives in the supervisor tasks themselves.
 
+mod chat;
 mod doctor;
 mod ops;
+mod providers;
 mod servers;
 mod transfer;
 
@@ -21,8 +23,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
+pub use chat::{SendOutcome, SendRequest};
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use ops::{CallOptions, ServerCatalog};
+pub use providers::ProviderView;
 pub use servers::{ServerView, TrustState, TrustView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 
@@ -85,6 +89,14 @@ pub enum HostError {
         /// The tool.
         tool: String,
         /// Why.
+        reason: String,
+    },
+    /// A model provider is misconfigured or unknown.
+    #[error("provider {name}: {reason}")]
+    Provider {
+        /// The provider (or the kind asked for).
+        name: String,
+        /// What is wrong.
         reason: String,
     },
     /// File-system trouble.
@@ -175,6 +187,7 @@ impl HostBuilder {
                 disabled: Mutex::default(),
                 approvals: PendingApprovals::new(events.clone()),
                 policy: Policy::default(),
+                http: reqwest::Client::new(),
                 events,
             }),
         })
@@ -204,6 +217,8 @@ pub(crate) struct Inner {
     disabled: Mutex<HashMap<ServerId, Arc<HashSet<String>>>>,
     approvals: PendingApprovals,
     policy: Policy,
+    /// One HTTP client for every model provider (connection reuse).
+    http: reqwest::Client,
 }
 
 /// The host. Cheap to clone.

@@ -11,6 +11,7 @@
 //! `DATABASE_URL`.
 
 mod conversations;
+mod providers;
 mod servers;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ pub use conversations::{
     SearchHit, StoredApproval, StoredMessage, StoredToolCall, ToolCallEnd, ToolCallStatus,
     UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN, PREVIEW_CHARS,
 };
+pub use providers::ProviderRecord;
 pub use servers::TrustRecord;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");

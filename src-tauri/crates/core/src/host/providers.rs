@@ -1,0 +1,174 @@
+//! Model providers the user configured: the row in SQLite (profile, base URL, default model)
+//! and the API key in the OS keyring under `provider.<name>` (SE-01). Nothing returned here
+//! carries a key; [`Host::provider`] reads it only to build the client.
+
+use super::{Host, HostError};
+use crate::ids::{ProviderName, SecretName};
+use crate::llm::{profile, Profile, Provider, PROFILES};
+use crate::redact::Secret;
+use crate::store::{ProviderRecord, StoreError};
+
+/// A configured provider as shells show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderView {
+    /// Its name.
+    pub name: ProviderName,
+    /// The vendor profile.
+    pub profile: &'static Profile,
+    /// The base URL in use (the override or the profile's).
+    pub base_url: Option<String>,
+    /// The default model.
+    pub model: Option<String>,
+    /// Whether the keyring holds its key ("set / not set", never the value).
+    pub key_set: bool,
+}
+
+fn key_name(name: &ProviderName) -> Result<SecretName, HostError> {
+    SecretName::new(format!("provider.{name}")).map_err(|e| HostError::Provider {
+        name: name.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+fn known_profile(id: &str) -> Result<&'static Profile, HostError> {
+    profile(id).ok_or_else(|| HostError::Provider {
+        name: id.to_owned(),
+        reason: format!(
+            "unknown kind; use one of {}",
+            PROFILES.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
+        ),
+    })
+}
+
+impl Host {
+    /// A provider name from user input.
+    pub fn provider_name(name: &str) -> Result<ProviderName, HostError> {
+        ProviderName::new(name).map_err(|e| HostError::Provider {
+            name: crate::config::escape::short_for_display(name, 64),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Adds a provider of `kind` (a profile id). The base URL is checked now, not at the first
+    /// message; the key is set separately ([`Host::set_provider_key`]).
+    pub async fn add_provider(
+        &self,
+        name: &ProviderName,
+        kind: &str,
+        base_url: Option<String>,
+        model: Option<String>,
+    ) -> Result<(), HostError> {
+        let p = known_profile(kind)?;
+        // Build once without a key to validate the URL (a missing key is fine here).
+        let probe =
+            crate::llm::build_provider(p, base_url.as_deref(), None, self.inner.http.clone());
+        if let Err(e) = probe {
+            if !matches!(e, crate::llm::ProfileError::MissingKey { .. }) {
+                return Err(HostError::Provider {
+                    name: name.to_string(),
+                    reason: e.to_string(),
+                });
+            }
+        }
+        self.inner
+            .store
+            .insert_provider(&ProviderRecord {
+                name: name.clone(),
+                profile: p.id.to_owned(),
+                base_url,
+                model,
+            })
+            .await
+            .map_err(|e| match e {
+                StoreError::Exists(_) => HostError::Provider {
+                    name: name.to_string(),
+                    reason: "a provider with this name exists".into(),
+                },
+                other => other.into(),
+            })
+    }
+
+    /// Every configured provider with its key status.
+    pub async fn list_providers(&self) -> Result<Vec<ProviderView>, HostError> {
+        let mut out = Vec::new();
+        for r in self.inner.store.list_providers().await? {
+            out.push(self.view(r).await?);
+        }
+        Ok(out)
+    }
+
+    async fn view(&self, r: ProviderRecord) -> Result<ProviderView, HostError> {
+        let profile = known_profile(&r.profile)?;
+        let key_set = self
+            .inner
+            .secrets
+            .is_set(key_name(&r.name)?)
+            .await
+            .unwrap_or(false);
+        Ok(ProviderView {
+            base_url: r
+                .base_url
+                .clone()
+                .or_else(|| profile.base_url.map(str::to_owned)),
+            name: r.name,
+            profile,
+            model: r.model,
+            key_set,
+        })
+    }
+
+    async fn provider_record(&self, name: &ProviderName) -> Result<ProviderRecord, HostError> {
+        self.inner
+            .store
+            .get_provider(name)
+            .await?
+            .ok_or_else(|| HostError::Provider {
+                name: name.to_string(),
+                reason: "no such provider; `switchboard provider list` shows the configured ones"
+                    .into(),
+            })
+    }
+
+    /// Removes a provider and its key.
+    pub async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
+        self.provider_record(name).await?;
+        let _ = self.inner.secrets.delete(key_name(name)?).await;
+        self.inner.store.delete_provider(name).await?;
+        Ok(())
+    }
+
+    /// Stores a provider's API key in the keyring.
+    pub async fn set_provider_key(
+        &self,
+        name: &ProviderName,
+        key: Secret,
+    ) -> Result<(), HostError> {
+        self.provider_record(name).await?;
+        Ok(self.inner.secrets.set(key_name(name)?, key).await?)
+    }
+
+    /// A client for a configured provider, with its default model.
+    pub async fn provider(
+        &self,
+        name: &ProviderName,
+    ) -> Result<(Box<dyn Provider>, ProviderView), HostError> {
+        let r = self.provider_record(name).await?;
+        let view = self.view(r.clone()).await?;
+        let key = if view.key_set {
+            Some(self.inner.secrets.get(key_name(name)?).await?)
+        } else {
+            None
+        };
+        let client = crate::llm::build_provider(
+            view.profile,
+            r.base_url.as_deref(),
+            key,
+            self.inner.http.clone(),
+        )
+        .map_err(|e| HostError::Provider {
+            name: name.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok((client, view))
+    }
+}
