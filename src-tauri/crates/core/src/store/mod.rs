@@ -164,6 +164,15 @@ impl Store {
         self.writer.close().await;
     }
 
+    /// SQLite's own consistency check (`PRAGMA integrity_check`): `["ok"]` when the file is
+    /// sound, otherwise one line per problem.
+    pub async fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
+        let rows: Vec<(String,)> = sqlx::query_as("PRAGMA integrity_check")
+            .fetch_all(self.writer())
+            .await?;
+        Ok(rows.into_iter().map(|(r,)| r).collect())
+    }
+
     pub(crate) fn writer(&self) -> &SqlitePool {
         &self.writer
     }
