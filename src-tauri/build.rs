@@ -30,6 +30,18 @@ const COMMANDS: &[&str] = &[
     "import_preview",
     "import_config",
     "export_config",
+    "provider_kinds",
+    "list_providers",
+    "add_provider",
+    "set_provider_key",
+    "remove_provider",
+    "list_conversations",
+    "load_conversation",
+    "rename_conversation",
+    "delete_conversation",
+    "search_conversations",
+    "send_message",
+    "cancel_chat",
 ];
 
 fn main() {

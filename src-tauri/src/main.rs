@@ -8,6 +8,7 @@
 mod ipc;
 
 use switchboard_core::host::{default_data_dir, HostBuilder};
+use tauri::Manager;
 
 /// mimalloc: MCP traffic is allocation-heavy and glibc malloc cost ~15% of CPU under load.
 #[global_allocator]
@@ -65,9 +66,19 @@ fn main() -> anyhow::Result<()> {
         .plugin(navigation_lock())
         .manage(host)
         .manage(ipc::run::Runs::default())
+        .manage(ipc::chat::ChatRuns::default())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
+            // Answers a previous run left streaming are flagged, off the window's path (ST-02).
+            let recover = app.state::<switchboard_core::host::Host>().inner().clone();
+            tauri::async_runtime::spawn(async move {
+                match recover.recover_interrupted().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(messages = n, "flagged interrupted answers"),
+                    Err(e) => tracing::warn!(error = %e, "could not recover interrupted answers"),
+                }
+            });
             // Host changes become typed events for the web view.
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {

@@ -123,6 +123,7 @@ async fn deny_cancel_and_invalid_arguments_never_reach_the_server() {
                 CallOptions {
                     cancel: Some(token),
                     progress: None,
+                    started: None,
                 },
             )
             .await

@@ -193,4 +193,20 @@ async fn a_denied_call_never_runs_and_the_model_is_told_why() {
     assert!(!canary.exists(), "a denied call ran");
     let second = llm.requests()[1].body.to_string();
     assert!(second.contains("did not allow"), "{second}");
+    // The refusal is recorded as the user's decision, and the call as never run.
+    let list = ok(&run_cli(data, &["history", "list"], "", &[]));
+    let id = list.split('\t').next().unwrap().trim().to_owned();
+    let json = ok(&run_cli(
+        data,
+        &["history", "export", &id, "--format", "json"],
+        "",
+        &[],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("\"deny\""), "{text}");
+    assert!(
+        !text.contains("\"allow\""),
+        "an approval was recorded before the user answered: {text}"
+    );
 }

@@ -678,3 +678,97 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
         .unwrap();
     s.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn chat_sends_a_message_approves_a_tool_call_and_shows_the_answer() {
+    use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fake = fake_server();
+    let llm = switchboard_tests::fake_llm::FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "call_1",
+            "demo__echo",
+            &["{\"text\":", "\"from the chat\"}"],
+        )]),
+        Reply::text(&[
+            "The **tool** said: ",
+            "from the chat. <img src=x onerror=alert(1)>",
+        ]),
+    ]))
+    .await
+    .unwrap();
+    for args in [
+        vec!["server", "add", "demo", "--", fake.to_str().unwrap()],
+        vec!["server", "trust", "demo", "--yes"],
+    ] {
+        assert!(run_cli(data, &args, "", &[]).status.success());
+    }
+    let base = llm.openai_base();
+    let o = run_cli(
+        data,
+        &[
+            "provider",
+            "add",
+            "fake",
+            "--kind",
+            "ollama",
+            "--base-url",
+            &base,
+            "--model",
+            "m1",
+        ],
+        "",
+        &[],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(30);
+    s.wait_text(r#"article[data-name="demo"] .badge"#, "running", wait)
+        .await
+        .unwrap();
+    s.click_on(r#".tab[data-page="chat"]"#, wait).await.unwrap();
+    let input = s.wait_for(".chat-input", wait).await.unwrap();
+    s.type_text(&input, "please echo").await.unwrap();
+    s.click_on(".chat-send", wait).await.unwrap();
+    // The model's tool call waits for the same approval dialog, with its arguments.
+    s.wait_text(".approval-dialog .approval-args", "from the chat", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("17-chat-approval.png"))
+        .await
+        .unwrap();
+    s.click_on(".approval-dialog button.allow", wait)
+        .await
+        .unwrap();
+    let answer = s
+        .wait_text(".chat-log", "The tool said: from the chat.", wait)
+        .await
+        .unwrap();
+    assert!(answer.contains("<img src=x onerror=alert(1)>"), "{answer}");
+    let injected = s
+        .execute("return document.querySelectorAll('.chat-log img, .chat-log script').length;")
+        .await
+        .unwrap();
+    assert_eq!(injected, serde_json::json!(0));
+    s.wait_for(".chat-log .tool-card", wait).await.unwrap();
+    s.screenshot(&artifacts().join("18-chat-answer.png"))
+        .await
+        .unwrap();
+    // The tool's real result went back to the model.
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1].body.to_string().contains("from the chat"));
+    s.close().await.unwrap();
+}

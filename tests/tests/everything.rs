@@ -78,6 +78,7 @@ async fn exercise(host: &Host, name: &str) {
         CallOptions {
             cancel: None,
             progress: Some(tx),
+            started: None,
         },
     )
     .await

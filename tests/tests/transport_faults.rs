@@ -177,6 +177,7 @@ async fn user_cancel_reaches_the_server_and_progress_is_forwarded() {
             CallOptions {
                 cancel: None,
                 progress: Some(tx),
+                started: None,
             },
         )
         .await
@@ -209,6 +210,7 @@ async fn user_cancel_reaches_the_server_and_progress_is_forwarded() {
             CallOptions {
                 cancel: Some(cancel),
                 progress: None,
+                started: None,
             },
         )
         .await

@@ -1,6 +1,12 @@
 // Generated from ui/src/ipc/bindings.ts by `make bindings`. Do not edit.
 // Every app command with its argument names and JSON kinds, for the isolation hook.
 self.SWITCHBOARD_IPC_COMMANDS = {
+  "add_provider": {
+    "baseUrl": "string?",
+    "kind": "string",
+    "model": "string?",
+    "name": "string"
+  },
   "add_server": {
     "request": "object"
   },
@@ -12,6 +18,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "fingerprint": "string",
     "name": "string"
   },
+  "cancel_chat": {
+    "runId": "string"
+  },
   "cancel_run": {
     "runId": "string"
   },
@@ -21,6 +30,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "prompt": "string",
     "server": "string",
     "value": "string"
+  },
+  "delete_conversation": {
+    "id": "string"
   },
   "doctor": {
     "name": "string"
@@ -41,14 +53,27 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "format": "string?",
     "text": "string"
   },
+  "list_conversations": {},
+  "list_providers": {},
   "list_servers": {},
+  "load_conversation": {
+    "id": "string"
+  },
   "pending_approvals": {},
+  "provider_kinds": {},
   "read_resource": {
     "server": "string",
     "uri": "string"
   },
+  "remove_provider": {
+    "name": "string"
+  },
   "remove_server": {
     "name": "string"
+  },
+  "rename_conversation": {
+    "id": "string",
+    "title": "string"
   },
   "run_tool": {
     "argsJson": "string",
@@ -57,11 +82,26 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "server": "string",
     "tool": "string"
   },
+  "search_conversations": {
+    "query": "string"
+  },
+  "send_message": {
+    "conversation": "string?",
+    "model": "string?",
+    "onEvent": "channel",
+    "provider": "string",
+    "runId": "string",
+    "text": "string"
+  },
   "server_context": {},
   "server_form": {
     "name": "string"
   },
   "server_logs": {
+    "name": "string"
+  },
+  "set_provider_key": {
+    "key": "string",
     "name": "string"
   },
   "set_server_enabled": {

@@ -2,6 +2,7 @@
 // and the page it selects; the approval dialog is mounted once above every page.
 import "./styles.css";
 import { h } from "./app/dom";
+import { mountChat } from "./features/chat/page";
 import { mountCatalog } from "./features/catalog/page";
 import { mountPrompts } from "./features/context/prompts";
 import { mountResources } from "./features/context/resources";
@@ -9,6 +10,7 @@ import { mountServers } from "./features/servers/page";
 import { mountApprovals } from "./features/approvals/dialog";
 
 const pages = {
+  chat: { label: "Chat", mount: mountChat },
   servers: { label: "Servers", mount: mountServers },
   tools: { label: "Tools", mount: mountCatalog },
   resources: { label: "Resources", mount: mountResources },

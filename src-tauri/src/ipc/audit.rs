@@ -14,6 +14,7 @@ use switchboard_core::secrets::{MemoryStore, Secrets};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
+use tauri::Manager;
 
 const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
 
@@ -79,6 +80,7 @@ fn app() -> App {
     let app = mock_builder()
         .manage(host)
         .manage(super::run::Runs::default())
+        .manage(super::chat::ChatRuns::default())
         .invoke_handler(builder.invoke_handler())
         .build(tauri::generate_context!())
         .unwrap();
@@ -274,4 +276,206 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
         .map(|r| r["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["local", "remote"]);
+}
+
+const PROVIDER_CANARY: &str = "sk-providerCANARY-0123456789abcdefXYZ";
+
+#[test]
+fn provider_keys_never_come_back() {
+    let app = app();
+    call(
+        &app,
+        "add_provider",
+        json!({"name": "work", "kind": "openai", "baseUrl": null, "model": "gpt-4.1"}),
+    )
+    .unwrap();
+    call(
+        &app,
+        "set_provider_key",
+        json!({"name": "work", "key": PROVIDER_CANARY}),
+    )
+    .unwrap();
+    // A conversation to list and load (the store holds it; no model is called).
+    let id = tauri::async_runtime::block_on(async {
+        let state = app.window.state::<Host>();
+        let store = state.store();
+        let c = store.create_conversation("hello").await.unwrap();
+        store
+            .append_message(
+                &c.id,
+                &switchboard_core::llm::Message::user_text("what is **up**?"),
+            )
+            .await
+            .unwrap();
+        c.id.to_string()
+    });
+    let calls: Vec<(&str, Value)> = vec![
+        ("list_providers", json!({})),
+        ("provider_kinds", json!({})),
+        ("list_conversations", json!({})),
+        ("load_conversation", json!({"id": id})),
+        ("search_conversations", json!({"query": "up"})),
+        ("rename_conversation", json!({"id": id, "title": "renamed"})),
+        (
+            "add_provider",
+            json!({"name": "work", "kind": "openai", "baseUrl": null, "model": null}),
+        ),
+        (
+            "set_provider_key",
+            json!({"name": "nope", "key": PROVIDER_CANARY}),
+        ),
+        ("list_servers", json!({})),
+        ("export_config", json!({"format": "claude"})),
+    ];
+    for (cmd, args) in calls {
+        let out = call(&app, cmd, args.clone()).unwrap_or_else(|e| e);
+        assert!(
+            !out.contains(PROVIDER_CANARY) && !out.contains("providerCANARY"),
+            "{cmd} {args} returned the provider key: {out}"
+        );
+    }
+    let list: Value =
+        serde_json::from_str(&call(&app, "list_providers", json!({})).unwrap()).unwrap();
+    assert_eq!(list[0]["name"], json!("work"), "{list}");
+    assert_eq!(list[0]["key_set"], json!(true), "{list}");
+    assert_eq!(list[0]["kind"], json!("openai"), "{list}");
+    let convs: Value =
+        serde_json::from_str(&call(&app, "list_conversations", json!({})).unwrap()).unwrap();
+    assert_eq!(convs[0]["title"], json!("renamed"), "{convs}");
+    let msgs: Value =
+        serde_json::from_str(&call(&app, "load_conversation", json!({"id": id})).unwrap()).unwrap();
+    assert_eq!(msgs[0]["role"], json!("user"), "{msgs}");
+    assert_eq!(msgs[0]["parts"][0]["type"], json!("text"), "{msgs}");
+    assert!(msgs[0]["id"].is_string(), "{msgs}");
+    // Removing the provider removes the key.
+    call(&app, "remove_provider", json!({"name": "work"})).unwrap();
+    assert_eq!(call(&app, "list_providers", json!({})).unwrap(), "[]");
+    assert_eq!(
+        call(&app, "delete_conversation", json!({"id": id})).unwrap(),
+        "true"
+    );
+}
+
+#[test]
+fn hostile_chat_inputs_get_typed_errors() {
+    let app = app();
+    let long = "a".repeat(100_000);
+    let unknown_conv = "0123abcd-0000-4000-8000-000000000000";
+    let ch = "__CHANNEL__:1";
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "load_conversation",
+            json!({"id": "../../etc/passwd"}),
+            "invalid",
+        ),
+        ("load_conversation", json!({"id": long}), "invalid"),
+        (
+            "load_conversation",
+            json!({"id": unknown_conv}),
+            "not_found",
+        ),
+        (
+            "rename_conversation",
+            json!({"id": unknown_conv, "title": long}),
+            "invalid",
+        ),
+        (
+            "rename_conversation",
+            json!({"id": unknown_conv, "title": "ok"}),
+            "not_found",
+        ),
+        (
+            "rename_conversation",
+            json!({"id": "x", "title": "ok"}),
+            "invalid",
+        ),
+        (
+            "delete_conversation",
+            json!({"id": "'; DROP TABLE conversations; --"}),
+            "invalid",
+        ),
+        ("search_conversations", json!({"query": long}), "invalid"),
+        (
+            "add_provider",
+            json!({"name": long, "kind": "openai", "baseUrl": null, "model": null}),
+            "invalid",
+        ),
+        (
+            "add_provider",
+            json!({"name": "p", "kind": "martian", "baseUrl": null, "model": null}),
+            "invalid",
+        ),
+        (
+            "add_provider",
+            json!({"name": "p", "kind": long, "baseUrl": null, "model": null}),
+            "invalid",
+        ),
+        (
+            "add_provider",
+            json!({"name": "p", "kind": "openai", "baseUrl": "file:///etc/passwd", "model": null}),
+            "invalid",
+        ),
+        (
+            "set_provider_key",
+            json!({"name": "nope", "key": "k"}),
+            "invalid",
+        ),
+        (
+            "set_provider_key",
+            json!({"name": "nope", "key": ""}),
+            "invalid",
+        ),
+        ("remove_provider", json!({"name": "nope"}), "invalid"),
+        (
+            "remove_provider",
+            json!({"name": "srv\u{202e}txt"}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": "c1", "conversation": null, "provider": "nope", "model": null, "text": "hi", "onEvent": ch}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": "c2", "conversation": "bad", "provider": "nope", "model": null, "text": "hi", "onEvent": ch}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": "c3", "conversation": null, "provider": "nope", "model": null, "text": "  ", "onEvent": ch}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": long, "conversation": null, "provider": "nope", "model": null, "text": "hi", "onEvent": ch}),
+            "",
+        ),
+    ];
+    for (cmd, args, code) in cases {
+        let shown = format!(
+            "{cmd} {}",
+            &args.to_string()[..args.to_string().len().min(120)]
+        );
+        match call(&app, cmd, args) {
+            Err(e) => {
+                assert!(
+                    e.len() < 4096,
+                    "{shown}: the error echoes the input ({} bytes)",
+                    e.len()
+                );
+                assert!(e.contains("\"code\""), "{shown}: untyped error {e}");
+                if !code.is_empty() {
+                    assert!(e.contains(&format!("\"{code}\"")), "{shown}: {e}");
+                }
+            }
+            Ok(out) => panic!("{shown}: accepted, answered {out}"),
+        }
+    }
+    assert_eq!(
+        call(&app, "cancel_chat", json!({"runId": "c1"})).unwrap(),
+        "false"
+    );
+    assert_eq!(call(&app, "list_conversations", json!({})).unwrap(), "[]");
+    assert_eq!(call(&app, "list_providers", json!({})).unwrap(), "[]");
 }

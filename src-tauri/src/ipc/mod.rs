@@ -11,9 +11,12 @@ mod allowlist;
 #[cfg(test)]
 mod audit;
 pub mod catalog;
+pub mod chat;
 pub mod content;
+pub mod conversations;
 pub mod events;
 pub mod form;
+pub mod providers;
 pub mod resources;
 pub mod run;
 pub mod servers;
@@ -22,6 +25,7 @@ pub mod transfer;
 use serde::Serialize;
 use specta::Type;
 use switchboard_core::host::HostError;
+use switchboard_core::store::StoreError;
 
 /// Stable error codes the UI can branch on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Type)]
@@ -60,7 +64,10 @@ pub struct IpcError {
 impl From<HostError> for IpcError {
     fn from(e: HostError) -> Self {
         let code = match &e {
-            HostError::UnknownServer(_) => ErrorCode::NotFound,
+            HostError::UnknownServer(_) | HostError::Store(StoreError::NotFound(_)) => {
+                ErrorCode::NotFound
+            }
+            HostError::Provider { .. } => ErrorCode::Invalid,
             HostError::Spec(_) | HostError::ServerExists(_) | HostError::Import(_) => {
                 ErrorCode::Invalid
             }
@@ -117,6 +124,18 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             transfer::import_preview,
             transfer::import_config,
             transfer::export_config,
+            providers::provider_kinds,
+            providers::list_providers,
+            providers::add_provider,
+            providers::set_provider_key,
+            providers::remove_provider,
+            conversations::list_conversations,
+            conversations::load_conversation,
+            conversations::rename_conversation,
+            conversations::delete_conversation,
+            conversations::search_conversations,
+            chat::send_message,
+            chat::cancel_chat,
         ])
 }
 

@@ -26,7 +26,7 @@ use super::{ErrorCode, IpcError};
 pub struct Runs(Mutex<HashMap<String, CancellationToken>>);
 
 impl Runs {
-    fn start(&self, id: &str) -> Result<RunGuard<'_>, IpcError> {
+    pub(super) fn start(&self, id: &str) -> Result<RunGuard<'_>, IpcError> {
         if id.is_empty() || id.len() > 64 {
             return Err(IpcError {
                 code: ErrorCode::Invalid,
@@ -49,17 +49,17 @@ impl Runs {
         })
     }
 
-    fn cancel(&self, id: &str) -> bool {
+    pub(super) fn cancel(&self, id: &str) -> bool {
         let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         runs.get(id).map(CancellationToken::cancel).is_some()
     }
 }
 
 /// Removes the run when the call ends, however it ends.
-struct RunGuard<'a> {
+pub(super) struct RunGuard<'a> {
     runs: &'a Runs,
     id: String,
-    token: CancellationToken,
+    pub(super) token: CancellationToken,
 }
 
 impl Drop for RunGuard<'_> {
@@ -118,6 +118,7 @@ pub async fn run_tool(
             CallOptions {
                 cancel: Some(run.token.clone()),
                 progress: Some(tx),
+                started: None,
             },
         )
         .await;

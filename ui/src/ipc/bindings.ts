@@ -69,6 +69,33 @@ export const commands = {
 	importConfig: (text: string, format: FormatDto | null) => typedError<ImportResultDto_Serialize, IpcError>(__TAURI_INVOKE("import_config", { text, format })),
 	/**  Every server in another host's format. */
 	exportConfig: (format: FormatDto) => typedError<ExportDto, IpcError>(__TAURI_INVOKE("export_config", { format })),
+	/**  Every vendor profile. */
+	providerKinds: () => __TAURI_INVOKE<ProviderKindDto[]>("provider_kinds"),
+	/**  Every configured provider. */
+	listProviders: () => typedError<ProviderDto_Serialize[], IpcError>(__TAURI_INVOKE("list_providers")),
+	/**  Adds a provider of `kind`; the key is set separately with `set_provider_key`. */
+	addProvider: (name: string, kind: string, baseUrl: string | null, model: string | null) => typedError<null, IpcError>(__TAURI_INVOKE("add_provider", { name, kind, baseUrl, model })),
+	/**  Stores a provider's API key in the keyring. The key is never returned by any command. */
+	setProviderKey: (name: string, key: string) => typedError<null, IpcError>(__TAURI_INVOKE("set_provider_key", { name, key })),
+	/**  Removes a provider and its key. */
+	removeProvider: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("remove_provider", { name })),
+	/**  The conversations, most recent activity first (the first 200). */
+	listConversations: () => typedError<ConversationDto_Serialize[], IpcError>(__TAURI_INVOKE("list_conversations")),
+	/**  One conversation's visible messages, in order. */
+	loadConversation: (id: string) => typedError<MessageDto_Serialize[], IpcError>(__TAURI_INVOKE("load_conversation", { id })),
+	/**  Renames a conversation. */
+	renameConversation: (id: string, title: string) => typedError<null, IpcError>(__TAURI_INVOKE("rename_conversation", { id, title })),
+	/**  Deletes a conversation with its messages. Returns whether it existed. */
+	deleteConversation: (id: string) => typedError<boolean, IpcError>(__TAURI_INVOKE("delete_conversation", { id })),
+	/**  Full-text search over every message, best first. */
+	searchConversations: (query: string) => typedError<SearchHitDto[], IpcError>(__TAURI_INVOKE("search_conversations", { query })),
+	/**
+	 *  Sends `text` in `conversation` (a new one when `None`) and runs the turn; its events arrive
+	 *  on `on_event`. Returns the conversation id once the turn is over.
+	 */
+	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, text: string, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, text, onEvent })),
+	/**  Stops a turn started by `send_message`. Returns whether such a turn was going. */
+	cancelChat: (runId: string) => __TAURI_INVOKE<boolean>("cancel_chat", { runId }),
 };
 
 /** Events */
@@ -153,6 +180,139 @@ export type ChangeKind =
 "servers" | 
 /**  Tool calls waiting for approval. */
 "approvals";
+
+/**  One step of a turn, as the chat view shows it. All text is untrusted. */
+export type ChatEventDto = ChatEventDto_Serialize | ChatEventDto_Deserialize;
+
+/**  One step of a turn, as the chat view shows it. All text is untrusted. */
+export type ChatEventDto_Deserialize = 
+/**  More answer text. */
+{ event: "text_delta"; 
+/**  The new text. */
+text: string } | 
+/**  The model asked for a tool call; approval comes next. */
+{ event: "tool_call_proposed"; 
+/**  The vendor's call id. */
+call_id: string; 
+/**  The LLM-facing name. */
+name: string; 
+/**  The server, when the name resolves. */
+server?: string | null; 
+/**  The tool, when the name resolves. */
+tool?: string | null; 
+/**  The arguments, pretty-printed JSON. */
+arguments: string } | 
+/**  The call was approved and runs. */
+{ event: "tool_running"; 
+/**  The call. */
+call_id: string } | 
+/**  The running call reported progress. */
+{ event: "tool_progress"; 
+/**  The call. */
+call_id: string; 
+/**  The progress. */
+progress: ProgressDto_Deserialize } | 
+/**  The call ended (or was refused). */
+{ event: "tool_result"; 
+/**  The call. */
+call_id: string; 
+/**  Whether it failed, was denied or was invalid. */
+is_error: boolean; 
+/**  Its text, joined (capped). */
+text: string; 
+/**  How long it took. */
+duration_ms: number | null } | 
+/**  Tokens used by one model call. */
+{ event: "usage"; 
+/**  Input tokens. */
+input_tokens: number | null; 
+/**  Output tokens. */
+output_tokens: number | null } | 
+/**  A message joined the transcript. */
+{ event: "message_done" } | 
+/**  The turn is over. */
+{ event: "done"; 
+/**  Why the model stopped. */
+stop: string; 
+/**  Input tokens of the whole turn. */
+input_tokens: number | null; 
+/**  Output tokens of the whole turn. */
+output_tokens: number | null } | 
+/**  The turn failed. */
+{ event: "failed"; 
+/**  What happened, for a person. */
+error: string } | 
+/**  The user stopped the turn. */
+{ event: "cancelled" } | 
+/**  The answer so far, when the turn ended early. */
+{ event: "partial"; 
+/**  Its text. */
+text: string };
+
+/**  One step of a turn, as the chat view shows it. All text is untrusted. */
+export type ChatEventDto_Serialize = 
+/**  More answer text. */
+{ event: "text_delta"; 
+/**  The new text. */
+text: string } | 
+/**  The model asked for a tool call; approval comes next. */
+{ event: "tool_call_proposed"; 
+/**  The vendor's call id. */
+call_id: string; 
+/**  The LLM-facing name. */
+name: string; 
+/**  The server, when the name resolves. */
+server: string | null; 
+/**  The tool, when the name resolves. */
+tool: string | null; 
+/**  The arguments, pretty-printed JSON. */
+arguments: string } | 
+/**  The call was approved and runs. */
+{ event: "tool_running"; 
+/**  The call. */
+call_id: string } | 
+/**  The running call reported progress. */
+{ event: "tool_progress"; 
+/**  The call. */
+call_id: string; 
+/**  The progress. */
+progress: ProgressDto_Serialize } | 
+/**  The call ended (or was refused). */
+{ event: "tool_result"; 
+/**  The call. */
+call_id: string; 
+/**  Whether it failed, was denied or was invalid. */
+is_error: boolean; 
+/**  Its text, joined (capped). */
+text: string; 
+/**  How long it took. */
+duration_ms: number | null } | 
+/**  Tokens used by one model call. */
+{ event: "usage"; 
+/**  Input tokens. */
+input_tokens: number | null; 
+/**  Output tokens. */
+output_tokens: number | null } | 
+/**  A message joined the transcript. */
+{ event: "message_done" } | 
+/**  The turn is over. */
+{ event: "done"; 
+/**  Why the model stopped. */
+stop: string; 
+/**  Input tokens of the whole turn. */
+input_tokens: number | null; 
+/**  Output tokens of the whole turn. */
+output_tokens: number | null } | 
+/**  The turn failed. */
+{ event: "failed"; 
+/**  What happened, for a person. */
+error: string } | 
+/**  The user stopped the turn. */
+{ event: "cancelled" } | 
+/**  The answer so far, when the turn ended early. */
+{ event: "partial"; 
+/**  Its text. */
+text: string };
 
 /**  One doctor check. */
 export type CheckDto = {
@@ -251,6 +411,33 @@ mime_type: string | null;
 text: string | null; 
 /**  Binary contents, base64. */
 blob: string | null };
+
+/**  A conversation in the list. */
+export type ConversationDto = ConversationDto_Serialize | ConversationDto_Deserialize;
+
+/**  A conversation in the list. */
+export type ConversationDto_Deserialize = {
+	/**  Its id. */
+	id: string,
+	/**  Its title. */
+	title: string,
+	/**  Last activity, ms since the Unix epoch. */
+	updated_ms: number | null,
+	/**  The start of its last text. */
+	preview?: string | null,
+};
+
+/**  A conversation in the list. */
+export type ConversationDto_Serialize = {
+	/**  Its id. */
+	id: string,
+	/**  Its title. */
+	title: string,
+	/**  Last activity, ms since the Unix epoch. */
+	updated_ms: number | null,
+	/**  The start of its last text. */
+	preview: string | null,
+};
 
 /**  Why a server fails, and what would run. */
 export type DoctorDto = {
@@ -406,6 +593,41 @@ export type LogsDto_Serialize = {
 	trace: TraceDto_Serialize[],
 };
 
+/**  One stored message. */
+export type MessageDto = MessageDto_Serialize | MessageDto_Deserialize;
+
+/**  One stored message. */
+export type MessageDto_Deserialize = {
+	/**  Its id (an integer, as text). */
+	id: string,
+	/**  `user` or `assistant`. */
+	role: string,
+	/**  `complete`, `incomplete`, `interrupted`, `cancelled` or `failed`. */
+	status: string,
+	/**  What went wrong, for failed answers. */
+	error?: string | null,
+	/**  The model that answered. */
+	model?: string | null,
+	/**  Its content. */
+	parts: PartDto[],
+};
+
+/**  One stored message. */
+export type MessageDto_Serialize = {
+	/**  Its id (an integer, as text). */
+	id: string,
+	/**  `user` or `assistant`. */
+	role: string,
+	/**  `complete`, `incomplete`, `interrupted`, `cancelled` or `failed`. */
+	status: string,
+	/**  What went wrong, for failed answers. */
+	error: string | null,
+	/**  The model that answered. */
+	model: string | null,
+	/**  Its content. */
+	parts: PartDto[],
+};
+
 /**  Something the user should read about an import. */
 export type NoteDto = NoteDto_Serialize | NoteDto_Deserialize;
 
@@ -434,6 +656,35 @@ export type NoteDto_Serialize = {
 	/**  The sentence, names escaped. */
 	message: string,
 };
+
+/**  One piece of a stored message. All text is untrusted and shown as text. */
+export type PartDto = 
+/**  Text. */
+{ type: "text"; 
+/**  The text. */
+text: string } | 
+/**  An image, base64. */
+{ type: "image"; 
+/**  Its MIME type. */
+mime_type: string; 
+/**  Base64 data. */
+data: string } | 
+/**  A tool call the model asked for. */
+{ type: "tool_call"; 
+/**  The vendor's call id. */
+id: string; 
+/**  The LLM-facing tool name. */
+name: string; 
+/**  The arguments, pretty-printed JSON. */
+arguments: string } | 
+/**  What a call returned to the model. */
+{ type: "tool_result"; 
+/**  The call. */
+call_id: string; 
+/**  Whether it failed or was denied. */
+is_error: boolean; 
+/**  Its text parts, joined. */
+text: string };
 
 /**  One server an import would add. */
 export type PreviewServerDto = {
@@ -558,6 +809,63 @@ export type PromptResultDto_Serialize = {
 	messages: PromptMessageDto_Serialize[],
 };
 
+/**  A configured provider. Carries whether a key is set, never the key. */
+export type ProviderDto = ProviderDto_Serialize | ProviderDto_Deserialize;
+
+/**  A configured provider. Carries whether a key is set, never the key. */
+export type ProviderDto_Deserialize = {
+	/**  Its name. */
+	name: string,
+	/**  The profile id (`openai`, `anthropic`, ...). */
+	kind: string,
+	/**  The profile's display name. */
+	kind_name: string,
+	/**  The base URL in use. */
+	base_url?: string | null,
+	/**  The default model. */
+	model?: string | null,
+	/**  Whether the keyring holds its key. */
+	key_set: boolean,
+	/**  Whether requests without a key are pointless. */
+	key_required: boolean,
+	/**  Model ids known to work, for suggestions. */
+	models: string[],
+};
+
+/**  A configured provider. Carries whether a key is set, never the key. */
+export type ProviderDto_Serialize = {
+	/**  Its name. */
+	name: string,
+	/**  The profile id (`openai`, `anthropic`, ...). */
+	kind: string,
+	/**  The profile's display name. */
+	kind_name: string,
+	/**  The base URL in use. */
+	base_url: string | null,
+	/**  The default model. */
+	model: string | null,
+	/**  Whether the keyring holds its key. */
+	key_set: boolean,
+	/**  Whether requests without a key are pointless. */
+	key_required: boolean,
+	/**  Model ids known to work, for suggestions. */
+	models: string[],
+};
+
+/**  A vendor profile a provider can be added with. */
+export type ProviderKindDto = {
+	/**  The profile id. */
+	id: string,
+	/**  The name shown to people. */
+	name: string,
+	/**  Whether the user must give a base URL (no default). */
+	needs_base_url: boolean,
+	/**  Whether a key is needed. */
+	key_required: boolean,
+	/**  Model ids known to work. */
+	models: string[],
+};
+
 /**  One resource. */
 export type ResourceDto = ResourceDto_Serialize | ResourceDto_Deserialize;
 
@@ -591,6 +899,16 @@ export type ResourceDto_Serialize = {
 	mime_type: string | null,
 	/**  Its size in bytes, if the server says. */
 	size: number | null,
+};
+
+/**  One search hit. */
+export type SearchHitDto = {
+	/**  The conversation. */
+	conversation: string,
+	/**  Its title. */
+	title: string,
+	/**  Words around the match. */
+	snippet: string,
 };
 
 /**  What one running server offers besides tools. */

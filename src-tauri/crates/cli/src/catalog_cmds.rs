@@ -170,6 +170,7 @@ pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
             switchboard_core::host::CallOptions {
                 cancel: Some(cancel.clone()),
                 progress: Some(tx),
+                started: None,
             },
         )
         .await;

@@ -130,7 +130,11 @@ impl ToolRunner for Runner {
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
+        started: tokio::sync::oneshot::Sender<()>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        if tool.tool.as_ref() != "deny" {
+            let _ = started.send(());
+        }
         self.ran
             .lock()
             .unwrap()
@@ -281,6 +285,15 @@ async fn parallel_calls_run_and_results_go_back_in_order() {
         .filter(|e| matches!(e, ChatEvent::ToolCallProposed { .. }))
         .count();
     assert_eq!(proposed, 4);
+    // "Running" only for the call that was allowed and sent.
+    let running: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::ToolRunning { call_id } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(running, ["c1"]);
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::Origin;
@@ -26,13 +26,15 @@ pub trait ToolRunner: Send + Sync {
     fn specs(&self) -> Vec<ToolSpec>;
     /// The server tool behind an LLM-facing name.
     fn resolve(&self, llm_name: &str) -> Option<ToolRef>;
-    /// Runs one call. `Err` is a sentence for the model (denied, invalid, failed).
+    /// Runs one call. `started` fires once it is approved and sent. `Err` is a sentence for
+    /// the model (denied, invalid, failed).
     fn run(
         &self,
         tool: ToolRef,
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
+        started: oneshot::Sender<()>,
     ) -> BoxFuture<'_, Result<ToolResult, String>>;
 }
 
@@ -110,6 +112,7 @@ impl ToolRunner for HostTools {
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
+        started: oneshot::Sender<()>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
         Box::pin(async move {
             self.host
@@ -122,6 +125,7 @@ impl ToolRunner for HostTools {
                     CallOptions {
                         cancel: Some(cancel),
                         progress: Some(progress),
+                        started: Some(started),
                     },
                 )
                 .await

@@ -294,9 +294,16 @@ async fn run_calls(
                 }
                 (Some(tool), Value::Object(map)) => {
                     let (ptx, mut prx) = mpsc::unbounded_channel();
+                    let (stx, srx) = tokio::sync::oneshot::channel();
                     let forward_id = id.clone();
                     let forward_events = events.clone();
+                    // "Running" only once the call is approved and sent; then its progress.
                     let forward = tokio::spawn(async move {
+                        if srx.await.is_ok() {
+                            let _ = forward_events.send(ChatEvent::ToolRunning {
+                                call_id: forward_id.clone(),
+                            });
+                        }
                         while let Some(progress) = prx.recv().await {
                             let _ = forward_events.send(ChatEvent::ToolProgress {
                                 call_id: forward_id.clone(),
@@ -304,10 +311,7 @@ async fn run_calls(
                             });
                         }
                     });
-                    let _ = events.send(ChatEvent::ToolRunning {
-                        call_id: id.clone(),
-                    });
-                    let r = tools.run(tool, map, cancel, ptx).await;
+                    let r = tools.run(tool, map, cancel, ptx, stx).await;
                     let _ = forward.await;
                     match r {
                         Ok(result) => {

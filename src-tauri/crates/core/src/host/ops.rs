@@ -27,6 +27,9 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives progress as it arrives (also published as [`HostEvent::Progress`]).
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Fired by [`Host::run_tool`] once the call is allowed, just before it is sent; dropped
+    /// unfired when it is refused.
+    pub started: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// One server's catalog with its tool switches.
@@ -179,7 +182,7 @@ impl Host {
         tool: &ToolRef,
         arguments: Arguments,
         origin: Origin,
-        opts: CallOptions,
+        mut opts: CallOptions,
     ) -> Result<ToolResult, HostError> {
         let Checked {
             catalog, arguments, ..
@@ -221,6 +224,9 @@ impl Host {
                     });
                 }
             }
+        }
+        if let Some(started) = opts.started.take() {
+            let _ = started.send(());
         }
         self.call_tool(tool, arguments, opts).await
     }

@@ -1,0 +1,243 @@
+//! Chat turns: one user message in, the turn's events out on a Channel, cancellable by the id
+//! the window chose. Tool calls the model asks for go through the same approval dialog as
+//! manual runs (Origin "model" with the conversation id); nothing here decides anything.
+
+use serde::Serialize;
+use specta::Type;
+use switchboard_core::chat::ChatEvent;
+use switchboard_core::host::{Host, SendRequest};
+use switchboard_core::llm::{StopReason, Usage};
+use tauri::ipc::Channel;
+use tauri::State;
+
+use super::content::ProgressDto;
+use super::conversations::{conversation_id, result_text};
+use super::providers::optional;
+use super::run::Runs;
+use super::{ErrorCode, IpcError};
+
+/// The longest message accepted.
+const TEXT_MAX: usize = 512 * 1024;
+/// Tool result text sent to the window at most (the store keeps the whole result).
+const RESULT_TEXT_MAX: usize = 64 * 1024;
+
+/// Chat turns that can still be stopped, by the id the window chose.
+#[derive(Debug, Default)]
+pub struct ChatRuns(Runs);
+
+/// One step of a turn, as the chat view shows it. All text is untrusted.
+#[derive(Clone, Debug, Serialize, Type)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ChatEventDto {
+    /// More answer text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model asked for a tool call; approval comes next.
+    ToolCallProposed {
+        /// The vendor's call id.
+        call_id: String,
+        /// The LLM-facing name.
+        name: String,
+        /// The server, when the name resolves.
+        server: Option<String>,
+        /// The tool, when the name resolves.
+        tool: Option<String>,
+        /// The arguments, pretty-printed JSON.
+        arguments: String,
+    },
+    /// The call was approved and runs.
+    ToolRunning {
+        /// The call.
+        call_id: String,
+    },
+    /// The running call reported progress.
+    ToolProgress {
+        /// The call.
+        call_id: String,
+        /// The progress.
+        progress: ProgressDto,
+    },
+    /// The call ended (or was refused).
+    ToolResult {
+        /// The call.
+        call_id: String,
+        /// Whether it failed, was denied or was invalid.
+        is_error: bool,
+        /// Its text, joined (capped).
+        text: String,
+        /// How long it took.
+        duration_ms: f64,
+    },
+    /// Tokens used by one model call.
+    Usage {
+        /// Input tokens.
+        input_tokens: f64,
+        /// Output tokens.
+        output_tokens: f64,
+    },
+    /// A message joined the transcript.
+    MessageDone,
+    /// The turn is over.
+    Done {
+        /// Why the model stopped.
+        stop: String,
+        /// Input tokens of the whole turn.
+        input_tokens: f64,
+        /// Output tokens of the whole turn.
+        output_tokens: f64,
+    },
+    /// The turn failed.
+    Failed {
+        /// What happened, for a person.
+        error: String,
+    },
+    /// The user stopped the turn.
+    Cancelled,
+    /// The answer so far, when the turn ended early.
+    Partial {
+        /// Its text.
+        text: String,
+    },
+}
+
+fn cap(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push_str("\n… (cut)");
+    }
+    s
+}
+
+fn stop_text(s: &StopReason) -> String {
+    match s {
+        StopReason::EndTurn => "end_turn".into(),
+        StopReason::ToolUse => "tool_use".into(),
+        StopReason::MaxTokens => "max_tokens".into(),
+        StopReason::ContentFilter => "content_filter".into(),
+        StopReason::Other(o) => cap(o.clone(), 200),
+    }
+}
+
+fn tokens(u: &Usage) -> (f64, f64) {
+    (u.input_tokens as f64, u.output_tokens as f64)
+}
+
+impl From<ChatEvent> for ChatEventDto {
+    fn from(e: ChatEvent) -> Self {
+        match e {
+            ChatEvent::TextDelta { text } => Self::TextDelta { text },
+            ChatEvent::ToolCallProposed {
+                call_id,
+                name,
+                server,
+                tool,
+                arguments,
+            } => Self::ToolCallProposed {
+                call_id,
+                name,
+                server,
+                tool,
+                arguments: serde_json::to_string_pretty(&arguments).unwrap_or_default(),
+            },
+            ChatEvent::ToolRunning { call_id } => Self::ToolRunning { call_id },
+            ChatEvent::ToolProgress { call_id, progress } => Self::ToolProgress {
+                call_id,
+                progress: progress.into(),
+            },
+            ChatEvent::ToolResult {
+                call_id,
+                content,
+                is_error,
+                duration_ms,
+                ..
+            } => Self::ToolResult {
+                call_id,
+                is_error,
+                text: cap(result_text(&content), RESULT_TEXT_MAX),
+                duration_ms: duration_ms as f64,
+            },
+            ChatEvent::Usage { usage } => {
+                let (input_tokens, output_tokens) = tokens(&usage);
+                Self::Usage {
+                    input_tokens,
+                    output_tokens,
+                }
+            }
+            ChatEvent::MessageDone { .. } => Self::MessageDone,
+            ChatEvent::Done { stop, usage } => {
+                let (input_tokens, output_tokens) = tokens(&usage);
+                Self::Done {
+                    stop: stop_text(&stop),
+                    input_tokens,
+                    output_tokens,
+                }
+            }
+            ChatEvent::Failed { error } => Self::Failed { error },
+            ChatEvent::Cancelled => Self::Cancelled,
+            ChatEvent::Partial { message } => Self::Partial {
+                text: message.text(),
+            },
+        }
+    }
+}
+
+/// Sends `text` in `conversation` (a new one when `None`) and runs the turn; its events arrive
+/// on `on_event`. Returns the conversation id once the turn is over.
+#[tauri::command]
+#[specta::specta]
+#[allow(clippy::too_many_arguments)]
+pub async fn send_message(
+    host: State<'_, Host>,
+    runs: State<'_, ChatRuns>,
+    run_id: String,
+    conversation: Option<String>,
+    provider: String,
+    model: Option<String>,
+    text: String,
+    on_event: Channel<ChatEventDto>,
+) -> Result<String, IpcError> {
+    if text.trim().is_empty() || text.len() > TEXT_MAX {
+        return Err(IpcError {
+            code: ErrorCode::Invalid,
+            message: "a message must be 1 byte to 512 KB of text".into(),
+        });
+    }
+    let conversation = conversation.as_deref().map(conversation_id).transpose()?;
+    let provider = Host::provider_name(&provider)?;
+    let model = optional("model", model)?;
+    let run = runs.0.start(&run_id)?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = tokio::spawn(async move {
+        let mut open = true;
+        // Keep draining after the window went away, so the turn never blocks on it.
+        while let Some(e) = rx.recv().await {
+            if open && on_event.send(ChatEventDto::from(e)).is_err() {
+                open = false;
+            }
+        }
+    });
+    let req = SendRequest {
+        conversation,
+        provider,
+        model,
+        text,
+        max_steps: None,
+    };
+    let outcome = host.send_message(req, tx, run.token.clone()).await;
+    drop(run);
+    let _ = forward.await;
+    Ok(outcome?.conversation.to_string())
+}
+
+/// Stops a turn started by `send_message`. Returns whether such a turn was going.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_chat(runs: State<'_, ChatRuns>, run_id: String) -> bool {
+    runs.0.cancel(&run_id)
+}

@@ -1,0 +1,118 @@
+// The "Providers" dialog: the configured model providers with "key set / not set", a form to
+// add one, and remove. An API key is sent once with set_provider_key and then cleared from the
+// form; no command ever returns it, so it is never shown again (SE-05).
+import { commands } from "../../ipc/bindings";
+import type { ProviderDto, ProviderKindDto } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+import { modal } from "../../app/modal";
+
+function providerRow(p: ProviderDto, onChange: () => void, fail: (m: string) => void): HTMLElement {
+  const key = h("input", { type: "password", class: "pv-key", placeholder: p.key_set ? "replace the key" : "API key", autocomplete: "off", "aria-label": `API key for ${p.name}` });
+  const saveKey = h("button", { type: "button" }, "Set key");
+  saveKey.addEventListener("click", async () => {
+    const value = key.value;
+    key.value = "";
+    if (value.trim() === "") return;
+    const r = await commands.setProviderKey(p.name, value);
+    if (r.status === "error") fail(r.error.message);
+    onChange();
+  });
+  const remove = h("button", { type: "button", class: "danger" }, "Remove");
+  remove.addEventListener("click", async () => {
+    if (remove.dataset.confirm !== "1") {
+      remove.dataset.confirm = "1";
+      remove.textContent = "Remove?";
+      return;
+    }
+    const r = await commands.removeProvider(p.name);
+    if (r.status === "error") fail(r.error.message);
+    onChange();
+  });
+  const keyState = p.key_set ? "key set" : p.key_required ? "key not set" : "no key needed";
+  return h("li", { class: "pv-row", "data-name": p.name },
+    h("div", {}, h("strong", {}, p.name), " ", h("span", { class: "hint" }, `${p.kind_name}${p.model ? ` · ${p.model}` : ""}`),
+      " ", h("span", { class: `badge ${p.key_set ? "ok" : p.key_required ? "warn" : "idle"} pv-key-state` }, keyState)),
+    p.base_url ? h("div", { class: "hint" }, p.base_url) : null,
+    h("div", { class: "pv-actions" }, key, saveKey, remove),
+  );
+}
+
+/** Opens the dialog; `onChange` runs after every change (so the picker re-reads the list). */
+export function providersDialog(onChange: () => void): HTMLDialogElement {
+  const list = h("ul", { class: "pv-list" });
+  const failure = h("p", { class: "error", role: "alert", hidden: true });
+  const fail = (m: string) => {
+    failure.hidden = false;
+    failure.textContent = m;
+  };
+  const kind = h("select", { name: "kind", "aria-label": "Kind" });
+  const name = h("input", { name: "name", placeholder: "work", autocomplete: "off" });
+  const baseUrl = h("input", { name: "base_url", placeholder: "(the vendor's default)", autocomplete: "off" });
+  const model = h("input", { name: "model", list: "pv-models", autocomplete: "off" });
+  const models = h("datalist", { id: "pv-models" });
+  const key = h("input", { name: "key", type: "password", autocomplete: "off", placeholder: "stored in the OS keyring" });
+  let kinds: ProviderKindDto[] = [];
+  const pickKind = () => {
+    const k = kinds.find((x) => x.id === kind.value);
+    if (!k) return;
+    baseUrl.placeholder = k.needs_base_url ? "required, e.g. http://127.0.0.1:11434/v1" : "(the vendor's default)";
+    key.placeholder = k.key_required ? "required; stored in the OS keyring" : "optional";
+    models.replaceChildren(...k.models.map((m) => h("option", { value: m })));
+    if (model.value === "" && k.models[0]) model.value = k.models[0];
+    if (name.value === "") name.value = k.id;
+  };
+  kind.addEventListener("change", () => {
+    model.value = "";
+    pickKind();
+  });
+  const refresh = async () => {
+    const r = await commands.listProviders();
+    if (r.status === "error") return fail(r.error.message);
+    list.replaceChildren(...(r.data.length === 0 ? [h("li", { class: "hint" }, "No provider yet: add one below.")] : r.data.map((p) => providerRow(p, changed, fail))));
+  };
+  const changed = () => {
+    onChange();
+    void refresh();
+  };
+  const form = h("form", { class: "pv-form" },
+    h("h3", {}, "Add a provider"),
+    h("label", {}, "Kind", kind),
+    h("label", {}, "Name", name),
+    h("label", {}, "Base URL", baseUrl),
+    h("label", {}, "Default model", model), models,
+    h("label", {}, "API key", key),
+    h("div", { class: "actions" }, h("button", { class: "primary", type: "submit" }, "Add provider")),
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    failure.hidden = true;
+    const secret = key.value;
+    key.value = "";
+    const n = name.value.trim();
+    const r = await commands.addProvider(n, kind.value, baseUrl.value.trim() || null, model.value.trim() || null);
+    if (r.status === "error") return fail(r.error.message);
+    if (secret.trim() !== "") {
+      const k = await commands.setProviderKey(n, secret);
+      if (k.status === "error") fail(k.error.message);
+    }
+    name.value = "";
+    baseUrl.value = "";
+    model.value = "";
+    pickKind();
+    changed();
+  });
+  const { dialog, close } = modal("add-dialog providers-dialog", "Model providers", [
+    h("h2", {}, "Model providers"),
+    list,
+    form,
+    failure,
+    h("div", { class: "actions" }, h("button", { type: "button", onclick: () => close() }, "Close")),
+  ]);
+  void Promise.resolve(commands.providerKinds()).then((ks) => {
+    kinds = ks;
+    kind.replaceChildren(...ks.map((k) => h("option", { value: k.id }, k.name)));
+    pickKind();
+  });
+  void refresh();
+  return dialog;
+}
