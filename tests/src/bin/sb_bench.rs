@@ -33,11 +33,17 @@
 //! SDK's (aim 0.7x) and within 3x the raw pipe's; throughput at c=64 at least 2x the TypeScript
 //! SDK's. A MISS is reported, never asserted: benchmarks are programs, not timed tests.
 //!
+//! After the MCP rounds come the chat figures of issue 4 (`--only chat`, or `chat-open`,
+//! `chat-search`, `chat-delta`): opening a 10,000-message conversation, full-text search over
+//! 1,000,000 messages (a corpus cached under the output dir) and the host's cost per streamed
+//! delta. Their method is in `bench/chat.rs`.
+//!
 //! # Usage
 //!
 //! ```text
 //! sb-bench [--calls N] [--rounds N] [--warmup N] [--conc 1,16,64] [--only KEY,..]
 //!          [--fake-server PATH] [--workers N] [--out DIR] [--json] [--require-peers]
+//!          [--chat-runs N] [--deltas N] [--corpus N]
 //! ```
 //!
 //! `--json` prints the machine-readable report instead of the table. `--out DIR` (or
@@ -56,6 +62,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
+use bench::chat::{ChatPlan, ChatReport};
 use bench::peers::{Peer, Peers};
 use bench::report::{self, ClientSummary, Machine, Ratio};
 use bench::switchboard::Entry;
@@ -79,13 +86,18 @@ usage: sb-bench [options]
   --warmup N           sequential warm-up calls per measurement (default 500)
   --conc LIST          calls in flight, comma-separated (default 1,16,64)
   --only KEYS          only these clients (comma-separated): raw-pipe, raw-tokio,
-                       switchboard, switchboard-conn, ts-sdk, py-sdk
+                       switchboard, switchboard-conn, ts-sdk, py-sdk; and the chat figures:
+                       chat-open, chat-search, chat-delta, or chat for all three
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
   --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;
                        default: the multi-thread runtime's default, one per CPU)
   --json               print the JSON report instead of the table
   --require-peers      exit 1 if the TypeScript or Python SDK client cannot be measured
+  --chat-runs N        warm runs per chat figure, after the cold one (default 10)
+  --deltas N           text deltas in the streamed answer of chat-delta (default 10000)
+  --corpus N           messages in the chat-search corpus (default 1000000; cached in the
+                       --out dir, else tests/results/bench)
 ";
 
 #[derive(Debug)]
@@ -100,6 +112,10 @@ struct Args {
     json: bool,
     require_peers: bool,
     workers: Option<usize>,
+    chat: Vec<&'static str>,
+    chat_runs: usize,
+    deltas: usize,
+    corpus: usize,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -116,6 +132,10 @@ fn parse_args() -> Result<Option<Args>> {
         json: false,
         require_peers: false,
         workers: None,
+        chat: bench::chat::KEYS.to_vec(),
+        chat_runs: 10,
+        deltas: 10_000,
+        corpus: 1_000_000,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -152,12 +172,21 @@ fn parse_args() -> Result<Option<Args>> {
             }
             "--only" => {
                 let keys: Vec<String> = value()?.split(',').map(|s| s.trim().to_owned()).collect();
-                if let Some(bad) = keys.iter().find(|k| !CLIENTS.contains(&k.as_str())) {
+                let chat = |k: &str| k == "chat" || bench::chat::KEYS.contains(&k);
+                if let Some(bad) = keys
+                    .iter()
+                    .find(|k| !CLIENTS.contains(&k.as_str()) && !chat(k))
+                {
                     bail!(
-                        "--only: unknown client {bad:?} (known: {})",
-                        CLIENTS.join(", ")
+                        "--only: unknown client {bad:?} (known: {}, chat, {})",
+                        CLIENTS.join(", "),
+                        bench::chat::KEYS.join(", ")
                     );
                 }
+                a.chat = bench::chat::KEYS
+                    .into_iter()
+                    .filter(|c| keys.iter().any(|k| k == c || k == "chat"))
+                    .collect();
                 a.only = keys;
             }
             "--fake-server" => a.fake_server = Some(PathBuf::from(value()?)),
@@ -169,6 +198,9 @@ fn parse_args() -> Result<Option<Args>> {
                         .map_err(|_| anyhow!("--workers needs a number, not {v:?}"))?,
                 );
             }
+            "--chat-runs" => a.chat_runs = number(value()?)?,
+            "--deltas" => a.deltas = number(value()?)?,
+            "--corpus" => a.corpus = number(value()?)?,
             "--json" => a.json = true,
             "--require-peers" => a.require_peers = true,
             "-h" | "--help" => return Ok(None),
@@ -189,6 +221,8 @@ struct Report<'a> {
     runtime: &'a str,
     clients: &'a [ClientSummary],
     ratios: &'a [Ratio],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chat: Option<&'a ChatReport>,
 }
 
 /// The same allocator as the `switchboard` and desktop binaries, so the Rust rows measure what
@@ -217,7 +251,11 @@ fn run() -> Result<ExitCode> {
             .context("cannot find where sb-bench runs from")?
             .with_file_name("fake-mcp-server"),
     };
-    if !server.is_file() {
+    let selected: Vec<&'static str> = CLIENTS
+        .into_iter()
+        .filter(|k| args.only.iter().any(|o| o == k))
+        .collect();
+    if !selected.is_empty() && !server.is_file() {
         bail!(
             "the echo server {} does not exist: build it with `cargo build --release -p \
              switchboard-tests --bins`, or pass --fake-server",
@@ -255,21 +293,19 @@ fn run() -> Result<ExitCode> {
     machine.node = Peers::version_of(&peers.node).unwrap_or_else(unknown);
     machine.python = Peers::version_of(&peers.python).unwrap_or_else(unknown);
 
-    let selected: Vec<&'static str> = CLIENTS
-        .into_iter()
-        .filter(|k| args.only.iter().any(|o| o == k))
-        .collect();
     let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); selected.len()];
     let mut versions: Vec<Option<String>> = vec![None; selected.len()];
-    eprintln!(
-        "sb-bench: {} calls per level, c = {:?}, warm-up {}, {} round(s); server {}",
-        plan.calls,
-        plan.conc,
-        plan.warmup,
-        args.rounds,
-        server.display()
-    );
-    for round in 1..=args.rounds {
+    if !selected.is_empty() {
+        eprintln!(
+            "sb-bench: {} calls per level, c = {:?}, warm-up {}, {} round(s); server {}",
+            plan.calls,
+            plan.conc,
+            plan.warmup,
+            args.rounds,
+            server.display()
+        );
+    }
+    for round in (1..=args.rounds).filter(|_| !selected.is_empty()) {
         for (i, key) in selected.iter().enumerate() {
             if let Some(Outcome::Unavailable(why)) = outcomes[i].first() {
                 let why = why.clone();
@@ -304,6 +340,19 @@ fn run() -> Result<ExitCode> {
             outcomes[i].push(outcome);
         }
     }
+    let chat = (!args.chat.is_empty()).then(|| {
+        eprintln!("sb-bench: chat figures {:?}", args.chat);
+        let dir = args.out.clone().unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/bench")
+        });
+        rt.block_on(bench::chat::run(&ChatPlan {
+            runs: args.chat_runs,
+            deltas: args.deltas,
+            corpus: args.corpus,
+            dir,
+            keys: args.chat.clone(),
+        }))
+    });
     drop(rt);
 
     let clients: Vec<ClientSummary> = selected
@@ -329,7 +378,19 @@ fn run() -> Result<ExitCode> {
         machine.node,
         machine.python
     );
-    let table = format!("{header}\n{}", report::table(&clients, &ratios, &plan.conc));
+    let mut table = if selected.is_empty() {
+        header
+            .lines()
+            .nth(1)
+            .map(|m| format!("{m}\n"))
+            .unwrap_or_default()
+    } else {
+        format!("{header}\n{}", report::table(&clients, &ratios, &plan.conc))
+    };
+    if let Some(chat) = &chat {
+        table.push('\n');
+        table.push_str(&bench::chat::table(chat));
+    }
     let json = serde_json::to_string_pretty(&Report {
         machine: &machine,
         calls: plan.calls,
@@ -339,6 +400,7 @@ fn run() -> Result<ExitCode> {
         runtime: &runtime,
         clients: &clients,
         ratios: &ratios,
+        chat: chat.as_ref(),
     })?;
     if args.json {
         println!("{json}");
@@ -365,6 +427,10 @@ fn run() -> Result<ExitCode> {
     let peer_missing = clients
         .iter()
         .any(|c| matches!(c.key, "ts-sdk" | "py-sdk") && c.status != "measured");
+    if chat.as_ref().is_some_and(|c| !c.failures.is_empty()) {
+        eprintln!("sb-bench: a chat figure failed (see the table)");
+        return Ok(ExitCode::FAILURE);
+    }
     if own_failed {
         eprintln!("sb-bench: a switchboard or raw-pipe measurement failed (see the table)");
         return Ok(ExitCode::FAILURE);
