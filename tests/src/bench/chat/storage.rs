@@ -112,7 +112,7 @@ pub(super) async fn figures(plan: &ChatPlan, r: &mut ChatReport) -> Result<()> {
                 format!("search {total} msgs: common word {COMMON_WORD:?}"),
                 c.meta.common,
                 format!(
-                    "{} messages match ({:.0}%): the newest 1,000 are ranked (bm25), the best {SEARCH_LIMIT} taken",
+                    "{} messages match ({:.0}%): the newest 500 are ranked (bm25), the best {SEARCH_LIMIT} taken",
                     c.meta.common,
                     c.meta.common as f64 * 100.0 / total.max(1) as f64
                 ),

@@ -44,7 +44,7 @@ pub struct SearchHit {
 /// How many of the newest matches are ranked. Ranking every match of a common word (a quarter
 /// of a million messages) costs half a second; the newest matches come straight off the index
 /// in rowid order, so search ranks the best of the newest [`RANK_WINDOW`] instead.
-pub const RANK_WINDOW: i64 = 1_000;
+pub const RANK_WINDOW: i64 = 500;
 
 pub(super) const SEARCH: &str = "WITH recent AS (
         SELECT rowid AS id, bm25(messages_fts) AS rank,
