@@ -739,6 +739,9 @@ async fn chat_sends_a_message_approves_a_tool_call_and_shows_the_answer() {
         .await
         .unwrap();
     s.click_on(r#".tab[data-page="chat"]"#, wait).await.unwrap();
+    s.wait_for(r#".chat-provider option[value="fake"]"#, wait)
+        .await
+        .unwrap();
     let input = s.wait_for(".chat-input", wait).await.unwrap();
     s.type_text(&input, "please echo").await.unwrap();
     s.click_on(".chat-send", wait).await.unwrap();

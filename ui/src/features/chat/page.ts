@@ -27,7 +27,8 @@ export function mountChat(root: HTMLElement): () => void {
   const manage = h("button", { type: "button", class: "chat-providers" }, "Providers…");
   const log = h("div", { class: "chat-log", "aria-live": "polite" });
   const input = h("textarea", { class: "chat-input", rows: "3", placeholder: "Message (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" });
-  const sendBtn = h("button", { type: "submit", class: "primary chat-send" }, "Send");
+  // Disabled until the providers are known: a send before that would have no model to go to.
+  const sendBtn = h("button", { type: "submit", class: "primary chat-send", disabled: true }, "Send");
   const stopBtn = h("button", { type: "button", class: "danger chat-stop", hidden: true }, "Stop");
   const failure = h("p", { class: "error chat-error", role: "alert", hidden: true });
   const composer = h("form", { class: "composer" }, input, h("div", { class: "composer-actions" }, sendBtn, stopBtn));
@@ -67,6 +68,7 @@ export function mountChat(root: HTMLElement): () => void {
     if (stopped) return;
     if (r.status === "error") return fail(r.error.message);
     providers = r.data;
+    sendBtn.disabled = false;
     const keep = providerSel.value;
     providerSel.replaceChildren(...providers.map((p) => h("option", { value: p.name }, `${p.name}${p.key_set || !p.key_required ? "" : " (no key)"}`)));
     if (providers.some((p) => p.name === keep)) providerSel.value = keep;
