@@ -40,6 +40,8 @@ const COMMANDS: &[&str] = &[
     "rename_conversation",
     "delete_conversation",
     "search_conversations",
+    "conversation_info",
+    "fork_conversation",
     "send_message",
     "cancel_chat",
 ];

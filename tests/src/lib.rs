@@ -4,6 +4,7 @@
 //! The fake server binary itself lives in `src/bin/fake_mcp_server.rs` (code in `src/fake/`).
 //! The scripted LLM server is [`fake_llm`], in-process or as the `fake-llm-server` binary.
 
+pub mod chat_cli;
 pub mod fake_llm;
 pub mod seed;
 pub mod webdriver;

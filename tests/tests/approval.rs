@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_core::approval::Origin;
+use switchboard_core::approval::{Answer, Origin};
 use switchboard_core::host::{CallOptions, Host, HostError};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::McpError;
@@ -70,7 +70,7 @@ async fn a_run_waits_for_its_nonce_and_shows_the_exact_arguments() {
 
     let forged = "f".repeat(32);
     assert!(matches!(
-        host.answer_approval(&forged, true),
+        host.answer_approval(&forged, Answer::ALLOW).await,
         Err(HostError::Approval(_))
     ));
     assert_eq!(
@@ -79,7 +79,9 @@ async fn a_run_waits_for_its_nonce_and_shows_the_exact_arguments() {
         "a forged nonce released nothing"
     );
 
-    host.answer_approval(pending.nonce.as_str(), true).unwrap();
+    host.answer_approval(pending.nonce.as_str(), Answer::ALLOW)
+        .await
+        .unwrap();
     let result = run.await.unwrap().unwrap();
     assert_eq!(
         result.content,
@@ -106,9 +108,19 @@ async fn deny_cancel_and_invalid_arguments_never_reach_the_server() {
     });
     wait_pending(&host, 1).await;
     let nonce = host.pending_approvals()[0].nonce.clone();
-    host.answer_approval(nonce.as_str(), false).unwrap();
+    host.answer_approval(
+        nonce.as_str(),
+        Answer::Deny {
+            reason: Some("not today".into()),
+        },
+    )
+    .await
+    .unwrap();
     let r = run.await.unwrap();
-    assert!(matches!(r, Err(HostError::Denied { .. })), "{r:?}");
+    assert!(
+        matches!(&r, Err(HostError::Denied { reason, .. }) if reason.contains("not today")),
+        "the reason reaches the caller: {r:?}"
+    );
 
     // Cancelled while waiting: the request is withdrawn.
     let cancel = CancellationToken::new();
@@ -137,7 +149,10 @@ async fn deny_cancel_and_invalid_arguments_never_reach_the_server() {
         "{r:?}"
     );
     assert!(host.pending_approvals().is_empty());
-    assert!(host.answer_approval(stale.as_str(), true).is_err());
+    assert!(host
+        .answer_approval(stale.as_str(), Answer::ALLOW)
+        .await
+        .is_err());
 
     // Invalid arguments: refused before anyone is asked.
     let r = host
@@ -155,5 +170,67 @@ async fn deny_cancel_and_invalid_arguments_never_reach_the_server() {
     assert!(host.pending_approvals().is_empty());
 
     assert_eq!(calls_sent(&host), 0);
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn edited_arguments_are_checked_then_sent_instead() {
+    let (host, _dir) = test_host().await;
+    start_trusted(&host, fake_spec("gate", &[])).await;
+    let (stx, srx) = tokio::sync::oneshot::channel();
+    let runner = host.clone();
+    let run = tokio::spawn(async move {
+        runner
+            .run_tool(
+                &echo(),
+                args("from the model"),
+                Origin::Manual,
+                CallOptions {
+                    started: Some(stx),
+                    ..CallOptions::default()
+                },
+            )
+            .await
+    });
+    wait_pending(&host, 1).await;
+    let nonce = host.pending_approvals()[0].nonce.clone();
+
+    // An edit that breaks the schema is refused and the request stays pending.
+    let bad = host
+        .answer_approval(
+            nonce.as_str(),
+            Answer::Allow {
+                arguments: Some(json!({"text": 7}).as_object().unwrap().clone()),
+            },
+        )
+        .await;
+    assert!(
+        matches!(bad, Err(HostError::Mcp(McpError::InvalidArguments { .. }))),
+        "{bad:?}"
+    );
+    assert_eq!(host.pending_approvals().len(), 1, "still waiting");
+    assert_eq!(calls_sent(&host), 0);
+
+    host.answer_approval(
+        nonce.as_str(),
+        Answer::Allow {
+            arguments: Some(args("from the person")),
+        },
+    )
+    .await
+    .unwrap();
+    let result = run.await.unwrap().unwrap();
+    assert_eq!(
+        result.content,
+        vec![switchboard_core::mcp::catalog::Content::Text {
+            text: "from the person".into()
+        }],
+        "the server got the edited arguments"
+    );
+    assert_eq!(
+        srx.await.unwrap().edited,
+        Some(args("from the person")),
+        "the caller learns what ran"
+    );
     host.shutdown().await;
 }

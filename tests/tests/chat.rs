@@ -4,71 +4,10 @@
 //! process, so the runtime is multi-threaded: the CLI is waited for on a blocking thread.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::Path;
-
+use switchboard_tests::chat_cli::{ok, setup_chat, KEY};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::*;
-
-const KEY: &str = "sk-chatCANARY-0123456789abcdefghij";
-
-fn ok(o: &std::process::Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A data dir with the fake MCP server approved and a provider pointing at `llm`. With the
-/// real keyring (make test) the provider is an OpenAI one with a key; without, a keyless
-/// Ollama profile over the same wire format.
-fn setup(data: &Path, llm: &FakeLlm) -> bool {
-    let fake = fake_server();
-    ok(&run_cli(
-        data,
-        &["server", "add", "demo", "--", fake.to_str().unwrap()],
-        "",
-        &[],
-    ));
-    ok(&run_cli(
-        data,
-        &["server", "trust", "demo", "--yes"],
-        "",
-        &[],
-    ));
-    let keyring = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    let base = llm.openai_base();
-    let kind = if keyring { "openai" } else { "ollama" };
-    ok(&run_cli(
-        data,
-        &[
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            kind,
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-        ],
-        "",
-        &[],
-    ));
-    if keyring {
-        ok(&run_cli(
-            data,
-            &["provider", "set-key", "fake"],
-            &format!("{KEY}\n"),
-            &[],
-        ));
-    }
-    keyring
-}
 
 fn scenario() -> Scenario {
     Scenario::new([
@@ -87,7 +26,7 @@ async fn a_tool_call_runs_only_after_yes_and_the_conversation_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let llm = FakeLlm::spawn(scenario()).await.unwrap();
-    let keyring = setup(data, &llm);
+    let keyring = setup_chat(data, &llm, &[]);
 
     let o = run_cli(
         data,
@@ -179,12 +118,12 @@ async fn a_denied_call_never_runs_and_the_model_is_told_why() {
     ]))
     .await
     .unwrap();
-    setup(data, &llm);
-    // No "y": end of input denies.
+    setup_chat(data, &llm, &[]);
+    // "n REASON": refused, and the model is told why.
     let o = run_cli(
         data,
         &["chat", "--model", "fake", "write the file"],
-        "",
+        "n Not In My Data Dir\n",
         &[],
     );
     let stdout = ok(&o);
@@ -193,6 +132,10 @@ async fn a_denied_call_never_runs_and_the_model_is_told_why() {
     assert!(!canary.exists(), "a denied call ran");
     let second = llm.requests()[1].body.to_string();
     assert!(second.contains("did not allow"), "{second}");
+    assert!(
+        second.contains("Not In My Data Dir"),
+        "the reason: {second}"
+    );
     // The refusal is recorded as the user's decision, and the call as never run.
     let list = ok(&run_cli(data, &["history", "list"], "", &[]));
     let id = list.split('\t').next().unwrap().trim().to_owned();
@@ -209,4 +152,51 @@ async fn a_denied_call_never_runs_and_the_model_is_told_why() {
         !text.contains("\"allow\""),
         "an approval was recorded before the user answered: {text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_then_yes_runs_the_persons_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let llm = FakeLlm::spawn(scenario()).await.unwrap();
+    setup_chat(data, &llm, &[]);
+    // The "editor" rewrites the file it is given, as a person would.
+    let editor = data.join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf '{\"text\": \"edited by a person\"}' > \"$1\"\n",
+    )
+    .unwrap();
+    let o = run_cli(
+        data,
+        &["chat", "--model", "fake", "please echo"],
+        "e\ny\n",
+        &[
+            ("VISUAL", ""),
+            ("EDITOR", &format!("sh {}", editor.display())),
+        ],
+    );
+    ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(stderr.contains("with your edit"), "{stderr}");
+    assert!(stderr.contains("edited by a person"), "{stderr}");
+    let second = llm.requests()[1].body.to_string();
+    assert!(
+        second.contains("edited the arguments") && second.contains("edited by a person"),
+        "the model learns what really ran: {second}"
+    );
+    assert!(
+        !second.contains("\"text\":\"hi from the model\"}\"}"),
+        "the tool result is the edited run's"
+    );
+    // The approval records the edit.
+    let list = ok(&run_cli(data, &["history", "list"], "", &[]));
+    let id = list.split('\t').next().unwrap().trim().to_owned();
+    let json = ok(&run_cli(
+        data,
+        &["history", "export", &id, "--format", "json"],
+        "",
+        &[],
+    ));
+    assert!(json.contains("approved with edited arguments"), "{json}");
 }

@@ -3,6 +3,7 @@
 self.SWITCHBOARD_IPC_COMMANDS = {
   "add_provider": {
     "baseUrl": "string?",
+    "contextWindow": "number?",
     "kind": "string",
     "model": "string?",
     "name": "string"
@@ -11,7 +12,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "request": "object"
   },
   "answer_approval": {
-    "allow": "boolean",
+    "answer": "object",
     "nonce": "string"
   },
   "approve_server": {
@@ -31,6 +32,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "server": "string",
     "value": "string"
   },
+  "conversation_info": {
+    "id": "string"
+  },
   "delete_conversation": {
     "id": "string"
   },
@@ -39,6 +43,11 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   },
   "export_config": {
     "format": "string"
+  },
+  "fork_conversation": {
+    "at": "string",
+    "id": "string",
+    "title": "string?"
   },
   "get_prompt": {
     "args": "string_map",
@@ -87,11 +96,11 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   },
   "send_message": {
     "conversation": "string?",
+    "input": "object",
     "model": "string?",
     "onEvent": "channel",
     "provider": "string",
-    "runId": "string",
-    "text": "string"
+    "runId": "string"
   },
   "server_context": {},
   "server_form": {

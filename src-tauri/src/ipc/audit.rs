@@ -207,9 +207,12 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
         ),
         (
             "answer_approval",
-            json!({"nonce": "f".repeat(32), "allow": true}),
+            json!({"nonce": "f".repeat(32), "answer": {"kind": "deny", "reason": "x"}}),
         ),
-        ("answer_approval", json!({"nonce": long, "allow": true})),
+        (
+            "answer_approval",
+            json!({"nonce": long, "answer": {"kind": "allow", "arguments": null}}),
+        ),
         (
             "run_tool",
             json!({"runId": "r1", "server": "local", "tool": "t", "argsJson": "{not json", "onProgress": "__CHANNEL__:1"}),
@@ -433,22 +436,48 @@ fn hostile_chat_inputs_get_typed_errors() {
         ),
         (
             "send_message",
-            json!({"runId": "c1", "conversation": null, "provider": "nope", "model": null, "text": "hi", "onEvent": ch}),
+            json!({"runId": "c1", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c2", "conversation": "bad", "provider": "nope", "model": null, "text": "hi", "onEvent": ch}),
+            json!({"runId": "c2", "conversation": "bad", "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c3", "conversation": null, "provider": "nope", "model": null, "text": "  ", "onEvent": ch}),
+            json!({"runId": "c3", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "  ", "images": []}, "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": long, "conversation": null, "provider": "nope", "model": null, "text": "hi", "onEvent": ch}),
+            json!({"runId": "c4", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "edit", "message": "12; DROP TABLE messages", "text": "x"}, "onEvent": ch}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": "c5", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "x", "images": vec![json!({"mime_type": "image/png", "data": "AA=="}); 9]}, "onEvent": ch}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": "c6", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "regenerate"}, "onEvent": ch}),
+            "invalid",
+        ),
+        ("conversation_info", json!({"id": "../../etc"}), "invalid"),
+        (
+            "fork_conversation",
+            json!({"id": "00000000-0000-4000-8000-000000000000", "at": "x", "title": null}),
+            "invalid",
+        ),
+        (
+            "fork_conversation",
+            json!({"id": "00000000-0000-4000-8000-000000000000", "at": "1", "title": long}),
+            "invalid",
+        ),
+        (
+            "send_message",
+            json!({"runId": long, "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "onEvent": ch}),
             "",
         ),
     ];

@@ -2,11 +2,12 @@
 //! the window chose. Tool calls the model asks for go through the same approval dialog as
 //! manual runs (Origin "model" with the conversation id); nothing here decides anything.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::chat::ChatEvent;
-use switchboard_core::host::{Host, SendRequest};
-use switchboard_core::llm::{StopReason, Usage};
+use switchboard_core::host::{Host, SendRequest, TurnInput};
+use switchboard_core::ids::MessageId;
+use switchboard_core::llm::{Part, StopReason, Usage};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -51,6 +52,8 @@ pub enum ChatEventDto {
     ToolRunning {
         /// The call.
         call_id: String,
+        /// The arguments the person edited before approving (pretty JSON), when they did.
+        edited_arguments: Option<String>,
     },
     /// The running call reported progress.
     ToolProgress {
@@ -95,6 +98,13 @@ pub enum ChatEventDto {
     },
     /// The user stopped the turn.
     Cancelled,
+    /// Older messages were summarized to fit the model's context window.
+    Compacted {
+        /// The summary the model reads instead of them.
+        summary: String,
+        /// How many messages it stands in for.
+        messages: u32,
+    },
     /// The answer so far, when the turn ended early.
     Partial {
         /// Its text.
@@ -145,7 +155,14 @@ impl From<ChatEvent> for ChatEventDto {
                 tool,
                 arguments: serde_json::to_string_pretty(&arguments).unwrap_or_default(),
             },
-            ChatEvent::ToolRunning { call_id } => Self::ToolRunning { call_id },
+            ChatEvent::ToolRunning {
+                call_id,
+                edited_arguments,
+            } => Self::ToolRunning {
+                call_id,
+                edited_arguments: edited_arguments
+                    .map(|a| serde_json::to_string_pretty(&a).unwrap_or_default()),
+            },
             ChatEvent::ToolProgress { call_id, progress } => Self::ToolProgress {
                 call_id,
                 progress: progress.into(),
@@ -180,6 +197,7 @@ impl From<ChatEvent> for ChatEventDto {
             }
             ChatEvent::Failed { error } => Self::Failed { error },
             ChatEvent::Cancelled => Self::Cancelled,
+            ChatEvent::Compacted { summary, messages } => Self::Compacted { summary, messages },
             ChatEvent::Partial { message } => Self::Partial {
                 text: message.text(),
             },
@@ -187,8 +205,81 @@ impl From<ChatEvent> for ChatEventDto {
     }
 }
 
-/// Sends `text` in `conversation` (a new one when `None`) and runs the turn; its events arrive
-/// on `on_event`. Returns the conversation id once the turn is over.
+/// An image the person attached.
+#[derive(Clone, Debug, Deserialize, Type)]
+pub struct ImageDto {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// Base64 data.
+    pub data: String,
+}
+
+/// What a turn answers.
+#[derive(Clone, Debug, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnInputDto {
+    /// A new message: text (attachments already inlined by the window) and images.
+    Message {
+        /// The text.
+        text: String,
+        /// Attached images.
+        images: Vec<ImageDto>,
+    },
+    /// Edit-and-resend one of the person's messages.
+    Edit {
+        /// The message edited (its id, as text).
+        message: String,
+        /// Its new text.
+        text: String,
+    },
+    /// Answer the last message again.
+    Regenerate,
+}
+
+/// Images attached to one message at most.
+const IMAGES_MAX: usize = 8;
+
+fn input(dto: TurnInputDto) -> Result<TurnInput, IpcError> {
+    let invalid = |message: &str| IpcError {
+        code: ErrorCode::Invalid,
+        message: message.into(),
+    };
+    let text_part = |text: String| {
+        if text.len() > TEXT_MAX {
+            Err(invalid("a message must be at most 512 KB of text"))
+        } else {
+            Ok(Part::Text { text })
+        }
+    };
+    Ok(match dto {
+        TurnInputDto::Message { text, images } => {
+            if images.len() > IMAGES_MAX {
+                return Err(invalid("attach at most 8 images to one message"));
+            }
+            let mut parts = Vec::with_capacity(1 + images.len());
+            if !text.trim().is_empty() {
+                parts.push(text_part(text)?);
+            }
+            parts.extend(images.into_iter().map(|i| Part::Image {
+                mime_type: i.mime_type,
+                data: i.data,
+            }));
+            TurnInput::Message(parts)
+        }
+        TurnInputDto::Edit { message, text } => TurnInput::Edit {
+            message: message
+                .parse::<i64>()
+                .map(MessageId::new)
+                .map_err(|_| invalid("that is not a message id"))?,
+            parts: vec![text_part(text)?],
+        },
+        TurnInputDto::Regenerate => TurnInput::Regenerate,
+    })
+}
+
+/// Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
+/// message, an edit of an earlier one, or a regenerated answer. Its events arrive on
+/// `on_event`. Returns the conversation id once the turn is over.
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
@@ -199,15 +290,10 @@ pub async fn send_message(
     conversation: Option<String>,
     provider: String,
     model: Option<String>,
-    text: String,
+    input: TurnInputDto,
     on_event: Channel<ChatEventDto>,
 ) -> Result<String, IpcError> {
-    if text.trim().is_empty() || text.len() > TEXT_MAX {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: "a message must be 1 byte to 512 KB of text".into(),
-        });
-    }
+    let input = self::input(input)?;
     let conversation = conversation.as_deref().map(conversation_id).transpose()?;
     let provider = Host::provider_name(&provider)?;
     let model = optional("model", model)?;
@@ -226,7 +312,7 @@ pub async fn send_message(
         conversation,
         provider,
         model,
-        text,
+        input,
         max_steps: None,
     };
     let outcome = host.send_message(req, tx, run.token.clone()).await;

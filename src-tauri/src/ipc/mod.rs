@@ -16,6 +16,7 @@ pub mod content;
 pub mod conversations;
 pub mod events;
 pub mod form;
+pub mod history;
 pub mod providers;
 pub mod resources;
 pub mod run;
@@ -67,7 +68,7 @@ impl From<HostError> for IpcError {
             HostError::UnknownServer(_) | HostError::Store(StoreError::NotFound(_)) => {
                 ErrorCode::NotFound
             }
-            HostError::Provider { .. } => ErrorCode::Invalid,
+            HostError::Provider { .. } | HostError::Invalid(_) => ErrorCode::Invalid,
             HostError::Spec(_) | HostError::ServerExists(_) | HostError::Import(_) => {
                 ErrorCode::Invalid
             }
@@ -134,6 +135,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             conversations::rename_conversation,
             conversations::delete_conversation,
             conversations::search_conversations,
+            history::conversation_info,
+            history::fork_conversation,
             chat::send_message,
             chat::cancel_chat,
         ])

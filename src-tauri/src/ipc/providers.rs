@@ -34,6 +34,8 @@ pub struct ProviderDto {
     pub key_required: bool,
     /// Model ids known to work, for suggestions.
     pub models: Vec<String>,
+    /// The context window the user set, in tokens.
+    pub context_window: Option<u32>,
 }
 
 impl From<ProviderView> for ProviderDto {
@@ -47,6 +49,7 @@ impl From<ProviderView> for ProviderDto {
             key_set: v.key_set,
             key_required: v.profile.key_required,
             models: models(v.profile),
+            context_window: v.context_window,
         }
     }
 }
@@ -123,6 +126,7 @@ pub async fn add_provider(
     kind: String,
     base_url: Option<String>,
     model: Option<String>,
+    context_window: Option<u32>,
 ) -> Result<(), IpcError> {
     let name = Host::provider_name(&name)?;
     if kind.len() > 64 {
@@ -130,7 +134,9 @@ pub async fn add_provider(
     }
     let base_url = optional("base URL", base_url)?;
     let model = optional("model", model)?;
-    Ok(host.add_provider(&name, &kind, base_url, model).await?)
+    Ok(host
+        .add_provider(&name, &kind, base_url, model, context_window)
+        .await?)
 }
 
 /// Stores a provider's API key in the keyring. The key is never returned by any command.

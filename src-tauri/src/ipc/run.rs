@@ -9,9 +9,9 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::approval::{ApprovalRequest, Origin};
+use switchboard_core::approval::{Answer, ApprovalRequest, Origin};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use tauri::ipc::Channel;
@@ -185,10 +185,66 @@ pub fn pending_approvals(host: State<'_, Host>) -> Vec<ApprovalDto> {
         .collect()
 }
 
-/// Answers one pending call by its nonce. Anything that is not a pending nonce is refused.
+/// How the person answered a pending call.
+#[derive(Clone, Debug, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalAnswerDto {
+    /// Run it; `arguments` is the edited arguments as JSON text, when the person changed them.
+    Allow {
+        /// The edited arguments (a JSON object as text).
+        arguments: Option<String>,
+    },
+    /// Don't run it; `reason` goes to the model.
+    Deny {
+        /// Why, in the person's words.
+        reason: Option<String>,
+    },
+}
+
+/// Edited arguments larger than this are refused.
+const EDITED_MAX: usize = 1024 * 1024;
+
+impl TryFrom<ApprovalAnswerDto> for Answer {
+    type Error = IpcError;
+
+    fn try_from(a: ApprovalAnswerDto) -> Result<Self, IpcError> {
+        let invalid = |message: String| IpcError {
+            code: ErrorCode::Invalid,
+            message,
+        };
+        Ok(match a {
+            ApprovalAnswerDto::Allow { arguments: None } => Answer::ALLOW,
+            ApprovalAnswerDto::Allow {
+                arguments: Some(text),
+            } => {
+                if text.len() > EDITED_MAX {
+                    return Err(invalid("the edited arguments are larger than 1 MB".into()));
+                }
+                match serde_json::from_str::<serde_json::Value>(&text) {
+                    Ok(serde_json::Value::Object(map)) => Answer::Allow {
+                        arguments: Some(map),
+                    },
+                    Ok(_) => return Err(invalid("the arguments must be a JSON object".into())),
+                    Err(e) => {
+                        return Err(invalid(format!("the edited arguments are not JSON: {e}")))
+                    }
+                }
+            }
+            ApprovalAnswerDto::Deny { reason } => Answer::Deny { reason },
+        })
+    }
+}
+
+/// Answers one pending call by its nonce. Anything that is not a pending nonce is refused;
+/// edited arguments that do not match the tool's input schema are refused and the call stays
+/// pending.
 #[tauri::command]
 #[specta::specta]
-pub fn answer_approval(host: State<'_, Host>, nonce: String, allow: bool) -> Result<(), IpcError> {
-    host.answer_approval(&nonce, allow)?;
+pub async fn answer_approval(
+    host: State<'_, Host>,
+    nonce: String,
+    answer: ApprovalAnswerDto,
+) -> Result<(), IpcError> {
+    host.answer_approval(&nonce, answer.try_into()?).await?;
     Ok(())
 }

@@ -53,8 +53,12 @@ export const commands = {
 	cancelRun: (runId: string) => __TAURI_INVOKE<boolean>("cancel_run", { runId }),
 	/**  Every call waiting for approval, oldest first. */
 	pendingApprovals: () => __TAURI_INVOKE<ApprovalDto_Serialize[]>("pending_approvals"),
-	/**  Answers one pending call by its nonce. Anything that is not a pending nonce is refused. */
-	answerApproval: (nonce: string, allow: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("answer_approval", { nonce, allow })),
+	/**
+	 *  Answers one pending call by its nonce. Anything that is not a pending nonce is refused;
+	 *  edited arguments that do not match the tool's input schema are refused and the call stays
+	 *  pending.
+	 */
+	answerApproval: (nonce: string, answer: ApprovalAnswerDto_Deserialize) => typedError<null, IpcError>(__TAURI_INVOKE("answer_approval", { nonce, answer })),
 	/**  Resources, templates and prompts of every started server. */
 	serverContext: () => typedError<ServerContextDto_Serialize[], IpcError>(__TAURI_INVOKE("server_context")),
 	/**  Reads one resource. */
@@ -74,7 +78,7 @@ export const commands = {
 	/**  Every configured provider. */
 	listProviders: () => typedError<ProviderDto_Serialize[], IpcError>(__TAURI_INVOKE("list_providers")),
 	/**  Adds a provider of `kind`; the key is set separately with `set_provider_key`. */
-	addProvider: (name: string, kind: string, baseUrl: string | null, model: string | null) => typedError<null, IpcError>(__TAURI_INVOKE("add_provider", { name, kind, baseUrl, model })),
+	addProvider: (name: string, kind: string, baseUrl: string | null, model: string | null, contextWindow: number | null) => typedError<null, IpcError>(__TAURI_INVOKE("add_provider", { name, kind, baseUrl, model, contextWindow })),
 	/**  Stores a provider's API key in the keyring. The key is never returned by any command. */
 	setProviderKey: (name: string, key: string) => typedError<null, IpcError>(__TAURI_INVOKE("set_provider_key", { name, key })),
 	/**  Removes a provider and its key. */
@@ -89,11 +93,16 @@ export const commands = {
 	deleteConversation: (id: string) => typedError<boolean, IpcError>(__TAURI_INVOKE("delete_conversation", { id })),
 	/**  Full-text search over every message, best first. */
 	searchConversations: (query: string) => typedError<SearchHitDto[], IpcError>(__TAURI_INVOKE("search_conversations", { query })),
+	/**  A conversation's summaries, tokens and estimated cost. */
+	conversationInfo: (id: string) => typedError<ConversationInfoDto_Serialize, IpcError>(__TAURI_INVOKE("conversation_info", { id })),
+	/**  Copies `id` up to message `at` into a new conversation; returns the new id. */
+	forkConversation: (id: string, at: string, title: string | null) => typedError<string, IpcError>(__TAURI_INVOKE("fork_conversation", { id, at, title })),
 	/**
-	 *  Sends `text` in `conversation` (a new one when `None`) and runs the turn; its events arrive
-	 *  on `on_event`. Returns the conversation id once the turn is over.
+	 *  Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
+	 *  message, an edit of an earlier one, or a regenerated answer. Its events arrive on
+	 *  `on_event`. Returns the conversation id once the turn is over.
 	 */
-	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, text: string, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, text, onEvent })),
+	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, onEvent })),
 	/**  Stops a turn started by `send_message`. Returns whether such a turn was going. */
 	cancelChat: (runId: string) => __TAURI_INVOKE<boolean>("cancel_chat", { runId }),
 };
@@ -126,6 +135,31 @@ name: string;
 url: string; 
 /**  Headers. */
 headers: ValueEntry[] };
+
+/**  How the person answered a pending call. */
+export type ApprovalAnswerDto = ApprovalAnswerDto_Serialize | ApprovalAnswerDto_Deserialize;
+
+/**  How the person answered a pending call. */
+export type ApprovalAnswerDto_Deserialize = 
+/**  Run it; `arguments` is the edited arguments as JSON text, when the person changed them. */
+{ kind: "allow"; 
+/**  The edited arguments (a JSON object as text). */
+arguments?: string | null } | 
+/**  Don't run it; `reason` goes to the model. */
+{ kind: "deny"; 
+/**  Why, in the person's words. */
+reason?: string | null };
+
+/**  How the person answered a pending call. */
+export type ApprovalAnswerDto_Serialize = 
+/**  Run it; `arguments` is the edited arguments as JSON text, when the person changed them. */
+{ kind: "allow"; 
+/**  The edited arguments (a JSON object as text). */
+arguments: string | null } | 
+/**  Don't run it; `reason` goes to the model. */
+{ kind: "deny"; 
+/**  Why, in the person's words. */
+reason: string | null };
 
 /**  A call waiting for the user's answer, with everything the dialog shows (AP-01). */
 export type ApprovalDto = ApprovalDto_Serialize | ApprovalDto_Deserialize;
@@ -205,7 +239,9 @@ arguments: string } |
 /**  The call was approved and runs. */
 { event: "tool_running"; 
 /**  The call. */
-call_id: string } | 
+call_id: string; 
+/**  The arguments the person edited before approving (pretty JSON), when they did. */
+edited_arguments?: string | null } | 
 /**  The running call reported progress. */
 { event: "tool_progress"; 
 /**  The call. */
@@ -244,6 +280,12 @@ output_tokens: number | null } |
 error: string } | 
 /**  The user stopped the turn. */
 { event: "cancelled" } | 
+/**  Older messages were summarized to fit the model's context window. */
+{ event: "compacted"; 
+/**  The summary the model reads instead of them. */
+summary: string; 
+/**  How many messages it stands in for. */
+messages: number } | 
 /**  The answer so far, when the turn ended early. */
 { event: "partial"; 
 /**  Its text. */
@@ -270,7 +312,9 @@ arguments: string } |
 /**  The call was approved and runs. */
 { event: "tool_running"; 
 /**  The call. */
-call_id: string } | 
+call_id: string; 
+/**  The arguments the person edited before approving (pretty JSON), when they did. */
+edited_arguments: string | null } | 
 /**  The running call reported progress. */
 { event: "tool_progress"; 
 /**  The call. */
@@ -309,6 +353,12 @@ output_tokens: number | null } |
 error: string } | 
 /**  The user stopped the turn. */
 { event: "cancelled" } | 
+/**  Older messages were summarized to fit the model's context window. */
+{ event: "compacted"; 
+/**  The summary the model reads instead of them. */
+summary: string; 
+/**  How many messages it stands in for. */
+messages: number } | 
 /**  The answer so far, when the turn ended early. */
 { event: "partial"; 
 /**  Its text. */
@@ -439,6 +489,41 @@ export type ConversationDto_Serialize = {
 	preview: string | null,
 };
 
+/**  What a conversation has: summaries, tokens and cost. */
+export type ConversationInfoDto = ConversationInfoDto_Serialize | ConversationInfoDto_Deserialize;
+
+/**  What a conversation has: summaries, tokens and cost. */
+export type ConversationInfoDto_Deserialize = {
+	/**  Summaries that still describe the visible messages, oldest first. */
+	summaries: SummaryDto_Deserialize[],
+	/**  Input tokens, every model. */
+	input_tokens: number | null,
+	/**  Output tokens, every model. */
+	output_tokens: number | null,
+	/**  The sum of the known costs, in dollars. */
+	cost_usd: number | null,
+	/**  Whether every model's price was known (else `cost_usd` is a lower bound). */
+	cost_complete: boolean,
+	/**  Per provider and model. */
+	by_model: ModelUsageDto_Deserialize[],
+};
+
+/**  What a conversation has: summaries, tokens and cost. */
+export type ConversationInfoDto_Serialize = {
+	/**  Summaries that still describe the visible messages, oldest first. */
+	summaries: SummaryDto_Serialize[],
+	/**  Input tokens, every model. */
+	input_tokens: number | null,
+	/**  Output tokens, every model. */
+	output_tokens: number | null,
+	/**  The sum of the known costs, in dollars. */
+	cost_usd: number | null,
+	/**  Whether every model's price was known (else `cost_usd` is a lower bound). */
+	cost_complete: boolean,
+	/**  Per provider and model. */
+	by_model: ModelUsageDto_Serialize[],
+};
+
 /**  Why a server fails, and what would run. */
 export type DoctorDto = {
 	/**  The server. */
@@ -518,6 +603,14 @@ export type HostChanged_Serialize = {
 	kind: ChangeKind,
 	/**  The server concerned, if one. */
 	server: string | null,
+};
+
+/**  An image the person attached. */
+export type ImageDto = {
+	/**  `image/png`, `image/jpeg`, `image/gif` or `image/webp`. */
+	mime_type: string,
+	/**  Base64 data. */
+	data: string,
 };
 
 /**  What an import would do; nothing has been stored. */
@@ -626,6 +719,37 @@ export type MessageDto_Serialize = {
 	model: string | null,
 	/**  Its content. */
 	parts: PartDto[],
+};
+
+/**  One model's tokens and estimated cost. */
+export type ModelUsageDto = ModelUsageDto_Serialize | ModelUsageDto_Deserialize;
+
+/**  One model's tokens and estimated cost. */
+export type ModelUsageDto_Deserialize = {
+	/**  The provider's name. */
+	provider?: string | null,
+	/**  The model. */
+	model?: string | null,
+	/**  Input tokens. */
+	input_tokens: number | null,
+	/**  Output tokens. */
+	output_tokens: number | null,
+	/**  Estimated dollars at list price; `None` when the price is unknown. */
+	cost_usd?: number | null,
+};
+
+/**  One model's tokens and estimated cost. */
+export type ModelUsageDto_Serialize = {
+	/**  The provider's name. */
+	provider: string | null,
+	/**  The model. */
+	model: string | null,
+	/**  Input tokens. */
+	input_tokens: number | null,
+	/**  Output tokens. */
+	output_tokens: number | null,
+	/**  Estimated dollars at list price; `None` when the price is unknown. */
+	cost_usd: number | null,
 };
 
 /**  Something the user should read about an import. */
@@ -830,6 +954,8 @@ export type ProviderDto_Deserialize = {
 	key_required: boolean,
 	/**  Model ids known to work, for suggestions. */
 	models: string[],
+	/**  The context window the user set, in tokens. */
+	context_window?: number | null,
 };
 
 /**  A configured provider. Carries whether a key is set, never the key. */
@@ -850,6 +976,8 @@ export type ProviderDto_Serialize = {
 	key_required: boolean,
 	/**  Model ids known to work, for suggestions. */
 	models: string[],
+	/**  The context window the user set, in tokens. */
+	context_window: number | null,
 };
 
 /**  A vendor profile a provider can be added with. */
@@ -1073,6 +1201,33 @@ export type StatusKind =
 /**  Given up until the user acts. */
 "failed";
 
+/**  A summary made by context compaction. */
+export type SummaryDto = SummaryDto_Serialize | SummaryDto_Deserialize;
+
+/**  A summary made by context compaction. */
+export type SummaryDto_Deserialize = {
+	/**  The last message it covers (its id, as text). */
+	through: string,
+	/**  How many messages it stands in for. */
+	messages: number,
+	/**  The summary the model reads instead of them. */
+	text: string,
+	/**  The model that wrote it. */
+	model?: string | null,
+};
+
+/**  A summary made by context compaction. */
+export type SummaryDto_Serialize = {
+	/**  The last message it covers (its id, as text). */
+	through: string,
+	/**  How many messages it stands in for. */
+	messages: number,
+	/**  The summary the model reads instead of them. */
+	text: string,
+	/**  The model that wrote it. */
+	model: string | null,
+};
+
 /**  One resource template (RFC 6570 URI template). */
 export type TemplateDto = TemplateDto_Serialize | TemplateDto_Deserialize;
 
@@ -1246,6 +1401,23 @@ export type TrustViewDto = {
 	/**  The current state. */
 	state: TrustStateDto,
 };
+
+/**  What a turn answers. */
+export type TurnInputDto = 
+/**  A new message: text (attachments already inlined by the window) and images. */
+{ kind: "message"; 
+/**  The text. */
+text: string; 
+/**  Attached images. */
+images: ImageDto[] } | 
+/**  Edit-and-resend one of the person's messages. */
+{ kind: "edit"; 
+/**  The message edited (its id, as text). */
+message: string; 
+/**  Its new text. */
+text: string } | 
+/**  Answer the last message again. */
+{ kind: "regenerate" };
 
 /**  One environment variable or header as typed in the form. */
 export type ValueEntry = {

@@ -1,20 +1,20 @@
 //! `switchboard provider ...`, `switchboard chat` and `switchboard history ...`.
 //!
 //! `chat` streams the answer to stdout. Every tool call the model asks for is shown on stderr
-//! with its full arguments and waits for an answer read from stdin (`y` runs it, anything else
-//! or end of input refuses): on a terminal that is a prompt; in a script, answers are lines.
-//! Nothing runs without a `y` (AP-01).
+//! with its full arguments and waits for an answer read from stdin ([`crate::approve`]: `y`
+//! runs it, `e` edits the arguments first, `n REASON` refuses and tells the model why, anything
+//! else or end of input refuses): on a terminal that is a prompt; in a script, answers are
+//! lines. Nothing runs without a `y` (AP-01).
 
-use std::collections::HashSet;
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use switchboard_core::chat::{ChatEvent, TurnEnd};
-use switchboard_core::events::HostEvent;
-use switchboard_core::host::{Host, SendRequest};
-use switchboard_core::ids::ConversationId;
+use switchboard_core::host::{Host, SendRequest, TurnInput};
+use switchboard_core::ids::{ConversationId, MessageId};
+use switchboard_core::llm::Part;
 use switchboard_core::redact::Secret;
 use switchboard_core::store::{ArchiveFilter, ConversationQuery, HIGHLIGHT_END, HIGHLIGHT_START};
 use tokio::sync::mpsc;
@@ -38,6 +38,10 @@ pub enum ProviderCmd {
         /// The default model.
         #[arg(long)]
         model: Option<String>,
+        /// The model's context window in tokens, when Switchboard cannot know it from the model
+        /// name (local models); older turns are summarized when a conversation nears it.
+        #[arg(long)]
+        context_window: Option<u32>,
     },
     /// List providers, with whether their key is set.
     List,
@@ -65,8 +69,67 @@ pub struct ChatArgs {
     /// Model calls per turn at most.
     #[arg(long)]
     max_steps: Option<usize>,
+    /// Edit-and-resend: replace this message of the conversation (an id from `history show`)
+    /// with MESSAGE and answer it; what followed it stays in the history.
+    #[arg(
+        long,
+        requires = "conversation",
+        requires = "message",
+        conflicts_with = "regenerate"
+    )]
+    edit: Option<i64>,
+    /// Answer the last message of the conversation again.
+    #[arg(long, requires = "conversation")]
+    regenerate: bool,
+    /// Attach an image file (PNG, JPEG, GIF or WebP); may be repeated.
+    #[arg(long, value_name = "PATH")]
+    image: Vec<std::path::PathBuf>,
     /// The message.
-    message: String,
+    #[arg(required_unless_present = "regenerate")]
+    message: Option<String>,
+}
+
+/// The image type of a file, from its name.
+fn image_type(path: &std::path::Path) -> anyhow::Result<&'static str> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    Ok(match ext.as_deref() {
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        _ => bail!("{}: attach PNG, JPEG, GIF or WebP images", path.display()),
+    })
+}
+
+/// What the turn answers, from the arguments.
+fn turn_input(a: &ChatArgs) -> anyhow::Result<TurnInput> {
+    use base64::Engine as _;
+    if a.regenerate {
+        return Ok(TurnInput::Regenerate);
+    }
+    let mut parts = Vec::new();
+    if let Some(text) = &a.message {
+        parts.push(Part::Text { text: text.clone() });
+    }
+    for path in &a.image {
+        let mime_type = image_type(path)?;
+        let bytes =
+            std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+        parts.push(Part::Image {
+            mime_type: mime_type.into(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        });
+    }
+    Ok(match a.edit {
+        Some(id) => TurnInput::Edit {
+            message: MessageId::new(id),
+            parts,
+        },
+        None => TurnInput::Message(parts),
+    })
 }
 
 /// Conversation history.
@@ -83,6 +146,17 @@ pub enum HistoryCmd {
     Search {
         /// Words to find.
         query: String,
+    },
+    /// Copy a conversation up to one of its messages into a new conversation.
+    Fork {
+        /// The conversation id.
+        id: String,
+        /// The last message to copy (an id from `history show`).
+        #[arg(long)]
+        at: i64,
+        /// The new conversation's title (the original's when omitted).
+        #[arg(long)]
+        title: Option<String>,
     },
     /// Export a conversation as Markdown or JSON.
     Export {
@@ -101,9 +175,12 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
             kind,
             base_url,
             model,
+            context_window,
         } => {
             let name = Host::provider_name(&name)?;
-            ctx.host.add_provider(&name, &kind, base_url, model).await?;
+            ctx.host
+                .add_provider(&name, &kind, base_url, model, context_window)
+                .await?;
             eprintln!("added provider {name}; set its key with `switchboard provider set-key {name}` if it needs one");
         }
         ProviderCmd::List => {
@@ -166,67 +243,6 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Answers approval requests from stdin until the turn ends.
-fn spawn_approver(host: Host, done: CancellationToken) -> tokio::task::JoinHandle<()> {
-    let mut events = host.subscribe();
-    tokio::spawn(async move {
-        let (lines_tx, mut lines) = mpsc::unbounded_channel::<Option<String>>();
-        std::thread::spawn(move || {
-            let stdin = std::io::stdin();
-            for line in stdin.lock().lines() {
-                if lines_tx.send(line.ok()).is_err() {
-                    return;
-                }
-            }
-            let _ = lines_tx.send(None);
-        });
-        let mut asked: HashSet<String> = HashSet::new();
-        let mut eof = false;
-        loop {
-            for req in host.pending_approvals() {
-                if !asked.insert(req.nonce.to_string()) {
-                    continue;
-                }
-                let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
-                let mut err = std::io::stderr();
-                let _ = writeln!(
-                    err,
-                    "\nThe model wants to run {} on {} with:",
-                    req.tool, req.server
-                );
-                let _ = writeln!(err, "{}", output::inert(&args));
-                if !req.hints.is_empty() {
-                    let _ = writeln!(err, "(the server says: {})", req.hints.join(", "));
-                }
-                let _ = write!(err, "Run it? [y/N] ");
-                let _ = err.flush();
-                let answer = if eof {
-                    None
-                } else {
-                    match lines.recv().await {
-                        Some(Some(l)) => Some(l),
-                        _ => {
-                            eof = true;
-                            None
-                        }
-                    }
-                };
-                let allow = answer.is_some_and(|a| a.trim().eq_ignore_ascii_case("y"));
-                let _ = writeln!(err, "{}", if allow { "allowed" } else { "denied" });
-                let _ = host.answer_approval(req.nonce.as_str(), allow);
-            }
-            tokio::select! {
-                () = done.cancelled() => return,
-                ev = events.recv() => match ev {
-                    Ok(HostEvent::ApprovalsChanged) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Ok(_) => {}
-                    Err(_) => return,
-                },
-            }
-        }
-    })
-}
-
 pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     let (provider, model) = match a.model.as_deref() {
         Some(m) => match m.split_once(':') {
@@ -248,6 +264,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         .map(ConversationId::parse)
         .transpose()
         .context("--conversation is not a conversation id")?;
+    let input = turn_input(&a)?;
     ctx.host.recover_interrupted().await?;
     crate::catalog_cmds::bring_up(ctx, None).await?;
 
@@ -259,7 +276,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         }
     });
     let done = CancellationToken::new();
-    let approver = spawn_approver(ctx.host.clone(), done.clone());
+    let approver = crate::approve::spawn_approver(ctx.host.clone(), done.clone());
     let (tx, mut rx) = mpsc::unbounded_channel();
     let json = ctx.json;
     let printer = tokio::spawn(async move {
@@ -302,6 +319,9 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 }
                 ChatEvent::Failed { error } => eprintln!("\nerror: {}", output::inert(&error)),
                 ChatEvent::Cancelled => eprintln!("\n[stopped]"),
+                ChatEvent::Compacted { messages, .. } => eprintln!(
+                    "[{messages} earlier messages were summarized to fit the model's context; `history show` has the summary]"
+                ),
                 _ => {}
             }
         }
@@ -313,7 +333,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 conversation,
                 provider: Host::provider_name(&provider)?,
                 model,
-                text: a.message,
+                input,
                 max_steps: a.max_steps,
             },
             tx,
@@ -357,20 +377,42 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
             }
         }
         HistoryCmd::Show { id } => {
-            for m in store.load_messages(&conversation_id(&id)?).await? {
+            let id = conversation_id(&id)?;
+            let summaries = store.summaries(&id).await?;
+            for m in store.load_messages(&id).await? {
                 let who = match m.message.role {
                     switchboard_core::llm::Role::User => "user",
                     switchboard_core::llm::Role::Assistant => "assistant",
                 };
                 println!(
-                    "{who} ({:?}): {}",
+                    "#{} {who} ({:?}): {}",
+                    m.id,
                     m.status,
                     output::inert(&m.message.text())
                 );
+                for s in summaries.iter().filter(|s| s.through == m.id) {
+                    println!(
+                        "  [summary of {} earlier messages, sent to models instead of them]\n  {}",
+                        s.messages,
+                        output::inert(&s.text).replace('\n', "\n  ")
+                    );
+                }
                 for (id, name, args) in m.message.tool_calls() {
                     println!("  tool call {id}: {name} {args}");
                 }
             }
+            let usage = ctx.host.conversation_usage(&id).await?;
+            println!(
+                "tokens: {} in, {} out; {}",
+                usage.total.input_tokens,
+                usage.total.output_tokens,
+                match (usage.cost_complete, usage.cost_usd) {
+                    (true, c) => format!("about ${c:.2} at list prices"),
+                    (false, c) if c > 0.0 =>
+                        format!("about ${c:.2} at list prices plus models of unknown price"),
+                    (false, _) => "cost unknown (no list price for the model)".into(),
+                }
+            );
         }
         HistoryCmd::Search { query } => {
             for hit in store.search(&query, 50).await? {
@@ -385,6 +427,12 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                     output::inert(&snippet)
                 );
             }
+        }
+        HistoryCmd::Fork { id, at, title } => {
+            let fork = store
+                .fork_conversation(&conversation_id(&id)?, MessageId::new(at), title.as_deref())
+                .await?;
+            println!("{}", fork.id);
         }
         HistoryCmd::Export { id, format } => {
             let id = conversation_id(&id)?;

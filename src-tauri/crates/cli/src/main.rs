@@ -5,6 +5,7 @@
 //! no daemon: commands that need a server start it for the duration of the command and stop its
 //! whole process tree before exiting. Errors print one sentence with its cause and exit non-zero.
 
+mod approve;
 mod catalog_cmds;
 mod chat_cmds;
 mod output;

@@ -100,7 +100,7 @@ impl ToolRunner for NoTools {
         _arguments: Map<String, Value>,
         _cancel: CancellationToken,
         _progress: mpsc::UnboundedSender<Progress>,
-        _started: tokio::sync::oneshot::Sender<()>,
+        _started: tokio::sync::oneshot::Sender<switchboard_core::host::Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
         Box::pin(async { Err("no tools in this benchmark".to_owned()) })
     }

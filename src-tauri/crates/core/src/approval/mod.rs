@@ -11,5 +11,7 @@
 pub mod pending;
 pub mod policy;
 
-pub use pending::{ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Ticket};
+pub use pending::{
+    Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Ticket, REASON_MAX,
+};
 pub use policy::{decide, Call, Decision, Origin, Policy};

@@ -61,6 +61,36 @@ pub struct ApprovalRequest {
     pub requested_at_ms: u64,
 }
 
+/// A person's answer to one request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// Run it; with `arguments` when the person edited them (the call then runs with those).
+    Allow {
+        /// The edited arguments, replacing the requested ones.
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    },
+    /// Don't run it; `reason` is passed on to whoever asked (the model, in a chat).
+    Deny {
+        /// Why, in the person's words.
+        reason: Option<String>,
+    },
+}
+
+impl Answer {
+    /// A plain yes.
+    pub const ALLOW: Self = Self::Allow { arguments: None };
+    /// A plain no.
+    pub const DENY: Self = Self::Deny { reason: None };
+
+    /// Whether the call may run.
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Self::Allow { .. })
+    }
+}
+
+/// Characters of a deny reason kept; the rest is cut.
+pub const REASON_MAX: usize = 2_000;
+
 /// Why an answer was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ApprovalError {
@@ -71,7 +101,7 @@ pub enum ApprovalError {
 
 struct Waiting {
     request: ApprovalRequest,
-    answer: oneshot::Sender<bool>,
+    answer: oneshot::Sender<Answer>,
 }
 
 struct Shared {
@@ -103,7 +133,7 @@ impl std::fmt::Debug for PendingApprovals {
 #[derive(Debug)]
 pub struct Ticket {
     nonce: Nonce,
-    answer: Option<oneshot::Receiver<bool>>,
+    answer: Option<oneshot::Receiver<Answer>>,
     owner: PendingApprovals,
 }
 
@@ -113,11 +143,11 @@ impl Ticket {
         &self.nonce
     }
 
-    /// Waits for the answer: `true` only for an explicit allow.
-    pub async fn allowed(mut self) -> bool {
+    /// Waits for the answer; a request withdrawn without one is a plain no.
+    pub async fn answer(mut self) -> Answer {
         match self.answer.take() {
-            Some(rx) => rx.await.unwrap_or(false),
-            None => false,
+            Some(rx) => rx.await.unwrap_or(Answer::DENY),
+            None => Answer::DENY,
         }
     }
 }
@@ -188,14 +218,31 @@ impl PendingApprovals {
         }
     }
 
-    /// Answers the request named by `nonce`.
-    pub fn answer(&self, nonce: &str, allow: bool) -> Result<(), ApprovalError> {
+    /// The pending request named by `nonce`.
+    pub fn get(&self, nonce: &str) -> Option<ApprovalRequest> {
+        self.shared
+            .waiting()
+            .get(&Nonce(nonce.to_owned()))
+            .map(|w| w.request.clone())
+    }
+
+    /// Answers the request named by `nonce`. A deny reason is trimmed and cut to
+    /// [`REASON_MAX`] characters; an empty one is none.
+    pub fn answer(&self, nonce: &str, answer: Answer) -> Result<(), ApprovalError> {
+        let answer = match answer {
+            Answer::Deny { reason } => Answer::Deny {
+                reason: reason
+                    .map(|r| r.trim().chars().take(REASON_MAX).collect::<String>())
+                    .filter(|r| !r.is_empty()),
+            },
+            allow => allow,
+        };
         let waiting = self
             .shared
             .waiting()
             .remove(&Nonce(nonce.to_owned()))
             .ok_or(ApprovalError::UnknownNonce)?;
-        let _ = waiting.answer.send(allow);
+        let _ = waiting.answer.send(answer);
         let _ = self.shared.events.send(HostEvent::ApprovalsChanged);
         Ok(())
     }
@@ -243,14 +290,14 @@ mod tests {
         let nonce = ticket.nonce().to_string();
         assert_eq!(nonce.len(), 32);
         assert_eq!(
-            p.answer("0".repeat(32).as_str(), true),
+            p.answer("0".repeat(32).as_str(), Answer::ALLOW),
             Err(ApprovalError::UnknownNonce)
         );
         assert_eq!(p.list().len(), 1);
-        p.answer(&nonce, true).unwrap();
-        assert!(ticket.allowed().await);
+        p.answer(&nonce, Answer::ALLOW).unwrap();
+        assert_eq!(ticket.answer().await, Answer::ALLOW);
         assert_eq!(
-            p.answer(&nonce, true),
+            p.answer(&nonce, Answer::ALLOW),
             Err(ApprovalError::UnknownNonce),
             "answered twice"
         );
@@ -261,8 +308,20 @@ mod tests {
     async fn deny_and_withdrawal() {
         let (p, mut rx) = pending();
         let denied = p.ask(ask());
-        p.answer(&denied.nonce().to_string(), false).unwrap();
-        assert!(!denied.allowed().await);
+        p.answer(
+            &denied.nonce().to_string(),
+            Answer::Deny {
+                reason: Some(format!("  too {}  ", "x".repeat(3_000))),
+            },
+        )
+        .unwrap();
+        match denied.answer().await {
+            Answer::Deny { reason: Some(r) } => {
+                assert!(r.starts_with("too x"), "trimmed: {r:?}");
+                assert_eq!(r.chars().count(), REASON_MAX, "cut");
+            }
+            other => panic!("expected a deny with a reason, got {other:?}"),
+        }
 
         let withdrawn = p.ask(ask());
         let nonce = withdrawn.nonce().to_string();
@@ -271,7 +330,10 @@ mod tests {
             p.list().is_empty(),
             "a dropped ticket withdraws its request"
         );
-        assert_eq!(p.answer(&nonce, true), Err(ApprovalError::UnknownNonce));
+        assert_eq!(
+            p.answer(&nonce, Answer::ALLOW),
+            Err(ApprovalError::UnknownNonce)
+        );
         let mut changes = 0;
         while rx.try_recv().is_ok() {
             changes += 1;

@@ -34,6 +34,9 @@ pub enum ChatEvent {
     ToolRunning {
         /// The call.
         call_id: String,
+        /// The arguments the person edited before approving, when they did; the call runs
+        /// with these, and the model is told so with the result.
+        edited_arguments: Option<Value>,
     },
     /// The running call reported progress.
     ToolProgress {
@@ -80,6 +83,14 @@ pub enum ChatEvent {
     },
     /// The user stopped the turn; the partial answer, if any, came as `Partial` first.
     Cancelled,
+    /// Before the turn: older messages were summarized to fit the model's context window. The
+    /// summary stands in for them in requests; they stay in the store.
+    Compacted {
+        /// The summary, as the model will read it.
+        summary: String,
+        /// How many messages it stands in for.
+        messages: u32,
+    },
     /// The answer so far, when a turn ends early (cancelled or failed) mid-answer. The store
     /// keeps it, marked as such; it is not part of the transcript sent to models.
     Partial {

@@ -6,6 +6,7 @@
 //! - [`cap`]: the cap on what the model sees of one tool output, and the built-in tool that
 //!   reads the rest.
 //! - [`events`]: the `ChatEvent` enum.
+//! - [`compact`]: context compaction (estimate, where to cut, the summary request).
 //!
 //! The loop knows nothing of storage: it appends to a transcript and says so in events; the
 //! conversation service writes what the events say (user message first, the streaming answer
@@ -13,6 +14,7 @@
 //! runner alone.
 
 pub mod cap;
+pub mod compact;
 pub mod events;
 pub mod tools;
 pub mod turn;

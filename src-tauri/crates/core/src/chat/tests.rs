@@ -103,7 +103,7 @@ struct Runner {
 
 impl ToolRunner for Runner {
     fn specs(&self) -> Vec<ToolSpec> {
-        ["fs__read", "fs__slow", "fs__deny", "fs__big"]
+        ["fs__read", "fs__slow", "fs__deny", "fs__big", "fs__edit"]
             .iter()
             .map(|n| ToolSpec {
                 name: (*n).into(),
@@ -130,10 +130,26 @@ impl ToolRunner for Runner {
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
-        started: tokio::sync::oneshot::Sender<()>,
+        started: tokio::sync::oneshot::Sender<crate::host::Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        if tool.tool.as_ref() != "deny" {
-            let _ = started.send(());
+        // `edit` behaves as if the person changed the path before approving.
+        let arguments = if tool.tool.as_ref() == "edit" {
+            let mut edited = Map::new();
+            edited.insert("path".into(), json!("/edited"));
+            edited
+        } else {
+            arguments
+        };
+        match tool.tool.as_ref() {
+            "deny" => {}
+            "edit" => {
+                let _ = started.send(crate::host::Started {
+                    edited: Some(arguments.clone()),
+                });
+            }
+            _ => {
+                let _ = started.send(crate::host::Started::default());
+            }
         }
         self.ran
             .lock()
@@ -146,7 +162,7 @@ impl ToolRunner for Runner {
                 is_error: false,
             };
             match &*tool.tool {
-                "read" => Ok(ok(format!("read {}", Value::Object(arguments)))),
+                "read" | "edit" => Ok(ok(format!("read {}", Value::Object(arguments)))),
                 "big" => Ok(ok("x".repeat(50_000))),
                 "deny" => Err("The user did not allow this call (no).".into()),
                 "slow" => {
@@ -289,7 +305,7 @@ async fn parallel_calls_run_and_results_go_back_in_order() {
     let running: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            ChatEvent::ToolRunning { call_id } => Some(call_id.as_str()),
+            ChatEvent::ToolRunning { call_id, .. } => Some(call_id.as_str()),
             _ => None,
         })
         .collect();
@@ -419,4 +435,37 @@ async fn a_failed_stream_and_the_step_limit_end_the_turn_with_a_reason() {
     let (end, _, _) = turn(&p, &runner(), CancellationToken::new()).await;
     assert_eq!(end, TurnEnd::StepLimit);
     assert_eq!(p.seen.lock().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn edited_arguments_are_announced_and_the_model_is_told() {
+    let mut first = call(0, "c1", "fs__edit", r#"{"path":"/secret"}"#);
+    first.push(done(StopReason::ToolUse));
+    let p = Scripted::new(vec![first, vec![text("ok"), done(StopReason::EndTurn)]]);
+    let tools = runner();
+    let (end, transcript, events) = turn(&p, &tools, CancellationToken::new()).await;
+    assert_eq!(end, TurnEnd::Done(StopReason::EndTurn));
+    assert!(
+        events.iter().any(|e| matches!(e,
+            ChatEvent::ToolRunning { call_id, edited_arguments: Some(a) }
+                if call_id == "c1" && *a == json!({"path": "/edited"}))),
+        "{events:?}"
+    );
+    // The model's own call stays as it sent it; the result says what really ran.
+    assert_eq!(
+        transcript[1].tool_calls().next().map(|(_, _, a)| a.clone()),
+        Some(json!({"path": "/secret"}))
+    );
+    let Part::ToolResult { content, .. } = &transcript[2].parts[0] else {
+        panic!("{:?}", transcript[2])
+    };
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|c| match c {
+            ResultPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts[0].contains("edited the arguments") && texts[0].contains("/edited"));
+    assert_eq!(texts[1], r#"read {"path":"/edited"}"#);
 }

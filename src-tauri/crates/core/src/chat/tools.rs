@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::Origin;
-use crate::host::{CallOptions, Host, HostError};
+use crate::host::{CallOptions, Host, HostError, Started};
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::{Progress, ToolResult};
@@ -26,15 +26,15 @@ pub trait ToolRunner: Send + Sync {
     fn specs(&self) -> Vec<ToolSpec>;
     /// The server tool behind an LLM-facing name.
     fn resolve(&self, llm_name: &str) -> Option<ToolRef>;
-    /// Runs one call. `started` fires once it is approved and sent. `Err` is a sentence for
-    /// the model (denied, invalid, failed).
+    /// Runs one call. `started` fires once it is approved and sent, with the arguments when
+    /// the person edited them. `Err` is a sentence for the model (denied, invalid, failed).
     fn run(
         &self,
         tool: ToolRef,
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<()>,
+        started: oneshot::Sender<Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>>;
 }
 
@@ -112,7 +112,7 @@ impl ToolRunner for HostTools {
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<()>,
+        started: oneshot::Sender<Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
         Box::pin(async move {
             self.host

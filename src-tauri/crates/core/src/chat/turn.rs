@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::cap::{cap_parts, read_output_spec, to_parts, Outputs, READ_OUTPUT_TOOL};
 use super::events::ChatEvent;
 use super::tools::ToolRunner;
+use crate::host::Started;
 use crate::llm::{
     Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason, Usage,
 };
@@ -234,6 +235,15 @@ async fn ask(
     }
 }
 
+/// Tells the model that the call ran with the person's arguments, not its own.
+fn edited_note(edited: &Value) -> ResultPart {
+    ResultPart::Text {
+        text: format!(
+            "(The user edited the arguments before approving; the call ran with: {edited})"
+        ),
+    }
+}
+
 /// Runs one answer's calls concurrently and returns the result parts in the model's order.
 async fn run_calls(
     tools: &dyn ToolRunner,
@@ -294,29 +304,40 @@ async fn run_calls(
                 }
                 (Some(tool), Value::Object(map)) => {
                     let (ptx, mut prx) = mpsc::unbounded_channel();
-                    let (stx, srx) = tokio::sync::oneshot::channel();
+                    let (stx, srx) = tokio::sync::oneshot::channel::<Started>();
                     let forward_id = id.clone();
                     let forward_events = events.clone();
                     // "Running" only once the call is approved and sent; then its progress.
                     let forward = tokio::spawn(async move {
-                        if srx.await.is_ok() {
-                            let _ = forward_events.send(ChatEvent::ToolRunning {
-                                call_id: forward_id.clone(),
-                            });
-                        }
+                        let edited = match srx.await {
+                            Ok(started) => {
+                                let edited = started.edited.map(Value::Object);
+                                let _ = forward_events.send(ChatEvent::ToolRunning {
+                                    call_id: forward_id.clone(),
+                                    edited_arguments: edited.clone(),
+                                });
+                                edited
+                            }
+                            Err(_) => None,
+                        };
                         while let Some(progress) = prx.recv().await {
                             let _ = forward_events.send(ChatEvent::ToolProgress {
                                 call_id: forward_id.clone(),
                                 progress,
                             });
                         }
+                        edited
                     });
                     let r = tools.run(tool, map, cancel, ptx, stx).await;
-                    let _ = forward.await;
+                    let edited = forward.await.ok().flatten();
                     match r {
                         Ok(result) => {
                             let full = serde_json::to_value(&result).ok();
-                            (full, to_parts(&result), result.is_error)
+                            let mut parts = to_parts(&result);
+                            if let Some(edited) = edited {
+                                parts.insert(0, edited_note(&edited));
+                            }
+                            (full, parts, result.is_error)
                         }
                         Err(why) => refused(why),
                     }

@@ -15,11 +15,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Host, HostError};
-use crate::chat::{run_turn, ChatEvent, HostTools, TurnConfig, TurnEnd};
+use crate::chat::{compact, run_turn, ChatEvent, HostTools, ToolRunner, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, MessageId, ProviderName, ToolCallRecordId};
 use crate::llm::{Message, Part, Role, StopReason, Usage};
 use crate::store::{
-    ApprovalDecision, DecidedBy, MessageEnd, MessageStatus, NewToolCall, StoreError, ToolCallEnd,
+    ApprovalDecision, DecidedBy, MessageEnd, MessageStatus, NewSummary, NewToolCall, StoreError,
+    StoredMessage, ToolCallEnd,
 };
 
 /// What the model is told before the conversation.
@@ -30,17 +31,41 @@ call. When a call is denied or fails, say so plainly and continue without it.";
 /// The longest instructions taken from one server.
 const INSTRUCTIONS_MAX: usize = 4_000;
 
+/// What starts a turn.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TurnInput {
+    /// A new message from the person: text, attachments, images.
+    Message(Vec<Part>),
+    /// Edit-and-resend: `message` (one the person wrote) and everything after it are replaced
+    /// by `parts`, which is answered. The replaced messages stay in the history.
+    Edit {
+        /// The message edited.
+        message: MessageId,
+        /// Its new content.
+        parts: Vec<Part>,
+    },
+    /// Answer the person's last message again; the previous answer stays in the history.
+    Regenerate,
+}
+
+impl TurnInput {
+    /// A plain text message.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Message(vec![Part::Text { text: text.into() }])
+    }
+}
+
 /// One message to send.
 #[derive(Clone, Debug)]
 pub struct SendRequest {
-    /// The conversation; `None` starts a new one.
+    /// The conversation; `None` starts a new one (only with [`TurnInput::Message`]).
     pub conversation: Option<ConversationId>,
     /// The provider to answer with.
     pub provider: ProviderName,
     /// The model; the provider's default when `None`.
     pub model: Option<String>,
-    /// The user's text.
-    pub text: String,
+    /// What the turn answers.
+    pub input: TurnInput,
     /// Model calls per turn at most.
     pub max_steps: Option<usize>,
 }
@@ -83,36 +108,102 @@ impl Host {
                     reason: "no model given and the provider has no default; pass --model".into(),
                 })?;
         let store = &self.inner.store;
-        let conversation = match req.conversation {
-            Some(id) => {
-                store.get_conversation(&id).await?.ok_or_else(|| {
+        let conversation = match (&req.conversation, &req.input) {
+            (Some(id), _) => {
+                store.get_conversation(id).await?.ok_or_else(|| {
                     HostError::Store(StoreError::NotFound(format!("conversation {id}")))
                 })?;
-                id
+                id.clone()
             }
-            None => {
-                let title: String = req.text.chars().take(60).collect();
+            (None, TurnInput::Message(parts)) => {
+                let text = Message {
+                    role: Role::User,
+                    parts: parts.clone(),
+                }
+                .text();
+                let title: String = text.trim().chars().take(60).collect();
+                let title = if title.is_empty() {
+                    "Attachment"
+                } else {
+                    &title
+                };
                 store.create_conversation(title.trim()).await?.id
             }
+            (None, _) => {
+                return Err(HostError::Invalid(
+                    "edit and regenerate need a conversation".into(),
+                ))
+            }
         };
-        let mut transcript: Vec<Message> = store
-            .load_messages(&conversation)
-            .await?
-            .into_iter()
-            .filter(|m| m.status == MessageStatus::Complete)
-            .map(|m| m.message)
-            .collect();
-        let user = Message::user_text(req.text);
         // Committed before the provider is called: a crash from here on loses no input.
-        store.append_message(&conversation, &user).await?;
-        transcript.push(user);
+        let mut begun = None;
+        match req.input {
+            TurnInput::Message(parts) => {
+                check_parts(&parts)?;
+                store
+                    .append_message(
+                        &conversation,
+                        &Message {
+                            role: Role::User,
+                            parts,
+                        },
+                    )
+                    .await?;
+            }
+            TurnInput::Edit { message, parts } => {
+                check_parts(&parts)?;
+                let visible = store.load_messages(&conversation).await?;
+                let editable = visible.iter().any(|m| {
+                    m.id == message
+                        && m.message.role == Role::User
+                        && m.message
+                            .parts
+                            .iter()
+                            .any(|p| !matches!(p, Part::ToolResult { .. }))
+                });
+                if !editable {
+                    return Err(HostError::Invalid(format!(
+                        "message {message} is not a visible message the person wrote"
+                    )));
+                }
+                store
+                    .edit_and_resend(
+                        &conversation,
+                        message,
+                        &Message {
+                            role: Role::User,
+                            parts,
+                        },
+                    )
+                    .await?;
+            }
+            TurnInput::Regenerate => {
+                begun = Some(
+                    store
+                        .regenerate(&conversation, req.provider.as_str(), &model)
+                        .await?,
+                );
+            }
+        }
 
         let tools = HostTools::load(self, conversation.as_str()).await?;
         let mut cfg = TurnConfig::new(model.clone());
-        cfg.system = Some(self.system_prompt().await?);
         if let Some(n) = req.max_steps {
             cfg.max_steps = n;
         }
+        let window = crate::llm::limits::context_window(&model, view.context_window);
+        let (system, mut transcript) = self
+            .context(
+                &conversation,
+                provider.as_ref(),
+                &model,
+                window,
+                &tools.specs(),
+                &events,
+                &cancel,
+            )
+            .await?;
+        cfg.system = Some(system);
         let (tx, rx) = mpsc::unbounded_channel();
         let mut outputs = crate::chat::cap::Outputs::default();
         let writer = Writer {
@@ -131,10 +222,89 @@ impl Host {
                 cancel,
                 tx,
             ),
-            writer.run(rx, events),
+            writer.run(rx, events, begun),
         );
         written?;
         Ok(SendOutcome { conversation, end })
+    }
+
+    /// The system prompt and transcript for the next request: the visible, complete messages
+    /// after the latest summary, compacted first when they would fill most of `window`.
+    #[allow(clippy::too_many_arguments)]
+    async fn context(
+        &self,
+        conversation: &ConversationId,
+        provider: &dyn crate::llm::Provider,
+        model: &str,
+        window: u32,
+        specs: &[crate::llm::ToolSpec],
+        events: &mpsc::UnboundedSender<ChatEvent>,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Vec<Message>), HostError> {
+        let store = &self.inner.store;
+        let base = self.system_prompt().await?;
+        let latest = store.summaries(conversation).await?.pop();
+        let mut stored: Vec<StoredMessage> = store
+            .load_messages(conversation)
+            .await?
+            .into_iter()
+            .filter(|m| m.status == MessageStatus::Complete)
+            .filter(|m| latest.as_ref().is_none_or(|s| m.seq > s.through_seq))
+            .collect();
+        let system = |summary: Option<&str>| match summary {
+            Some(s) => compact::with_summary(&base, s),
+            None => base.clone(),
+        };
+        let previous = latest.as_ref().map(|s| s.text.as_str());
+        let messages: Vec<Message> = stored.iter().map(|m| m.message.clone()).collect();
+        let fixed = compact::estimate_fixed(&system(previous), specs);
+        let Some(cut) = compact::plan(&messages, fixed, window, false) else {
+            return Ok((system(previous), messages));
+        };
+        let summarized = compact::summarize(
+            provider,
+            model,
+            window,
+            previous,
+            &messages[..cut],
+            cancel.clone(),
+        )
+        .await;
+        let summary = match summarized {
+            Ok(s) => s,
+            Err(e) => {
+                // The turn goes on uncompacted; the vendor's own limit is the last word.
+                tracing::warn!(conversation = %conversation, error = %e, "compaction failed");
+                return Ok((system(previous), messages));
+            }
+        };
+        let covered = u32::try_from(cut)
+            .unwrap_or(u32::MAX)
+            .saturating_add(latest.as_ref().map_or(0, |s| s.messages));
+        let kept = stored.split_off(cut);
+        let Some(through) = stored.last() else {
+            return Ok((system(previous), messages));
+        };
+        store
+            .save_summary(
+                conversation,
+                &NewSummary {
+                    through: through.id,
+                    messages: covered,
+                    text: &summary,
+                    provider: provider.profile_id(),
+                    model,
+                },
+            )
+            .await?;
+        let _ = events.send(ChatEvent::Compacted {
+            summary: summary.clone(),
+            messages: covered,
+        });
+        Ok((
+            system(Some(&summary)),
+            kept.into_iter().map(|m| m.message).collect(),
+        ))
     }
 
     async fn system_prompt(&self) -> Result<String, HostError> {
@@ -152,6 +322,45 @@ impl Host {
     }
 }
 
+/// Refuses an empty message and images that are not base64 rasters of an allowed type.
+fn check_parts(parts: &[Part]) -> Result<(), HostError> {
+    let mut said = false;
+    for p in parts {
+        match p {
+            Part::Text { text } => said |= !text.trim().is_empty(),
+            Part::Image { mime_type, data } => {
+                if !IMAGE_TYPES.contains(&mime_type.as_str()) {
+                    return Err(HostError::Invalid(format!(
+                        "images must be PNG, JPEG, GIF or WebP, not {}",
+                        crate::config::escape::short_for_display(mime_type, 40)
+                    )));
+                }
+                if data.is_empty() || data.len() > IMAGE_MAX_BASE64 {
+                    return Err(HostError::Invalid(
+                        "an image must be 1 byte to 15 MB of base64".into(),
+                    ));
+                }
+                said = true;
+            }
+            Part::ToolCall { .. } | Part::ToolResult { .. } => {
+                return Err(HostError::Invalid(
+                    "a message from the person cannot carry tool calls or results".into(),
+                ))
+            }
+        }
+    }
+    if said {
+        Ok(())
+    } else {
+        Err(HostError::Invalid("the message is empty".into()))
+    }
+}
+
+/// Image types a person may attach (what both vendors accept).
+const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+/// The largest attached image, as base64 (about 11 MB of image).
+const IMAGE_MAX_BASE64: usize = 15 * 1024 * 1024;
+
 /// Writes a turn's events to the store, then passes them on.
 struct Writer<'a> {
     host: &'a Host,
@@ -161,13 +370,16 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
+    /// `begun` is an answer row already opened (regenerate opens it with the supersession).
     async fn run(
         self,
         mut rx: mpsc::UnboundedReceiver<ChatEvent>,
         out: mpsc::UnboundedSender<ChatEvent>,
+        begun: Option<MessageId>,
     ) -> Result<(), HostError> {
         let store = &self.host.inner.store;
-        let mut answer: Option<(MessageId, String, Instant)> = None;
+        let mut answer: Option<(MessageId, String, Instant)> =
+            begun.map(|id| (id, String::new(), Instant::now()));
         let mut last_answer: Option<MessageId> = None;
         let mut usage: Option<Usage> = None;
         let mut partial: Option<Message> = None;
@@ -250,10 +462,23 @@ impl Writer<'_> {
                         calls.insert(call_id.clone(), (rec, false));
                     }
                 }
-                ChatEvent::ToolRunning { call_id } => {
+                ChatEvent::ToolRunning {
+                    call_id,
+                    edited_arguments,
+                } => {
                     if let Some((rec, ran)) = calls.get_mut(call_id) {
+                        // The proposed arguments stay on the call; what really ran is kept
+                        // with the approval that changed it.
+                        let edited = edited_arguments
+                            .as_ref()
+                            .map(|a| format!("approved with edited arguments: {a}"));
                         store
-                            .record_approval(*rec, ApprovalDecision::Allow, &DecidedBy::User, None)
+                            .record_approval(
+                                *rec,
+                                ApprovalDecision::Allow,
+                                &DecidedBy::User,
+                                edited.as_deref(),
+                            )
                             .await?;
                         store.start_tool_call(*rec).await?;
                         *ran = true;

@@ -15,6 +15,7 @@ mod ops;
 mod providers;
 mod servers;
 mod transfer;
+mod usage;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,12 +24,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
-pub use chat::{SendOutcome, SendRequest};
+pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use doctor::{Check, CheckLevel, DoctorReport};
-pub use ops::{CallOptions, ServerCatalog};
+pub use ops::{CallOptions, ServerCatalog, Started};
 pub use providers::ProviderView;
 pub use servers::{ServerView, TrustState, TrustView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
+pub use usage::{CostReport, ModelCost};
 
 use crate::approval::{ApprovalError, PendingApprovals, Policy};
 use crate::config::launch::SearchPath;
@@ -99,6 +101,10 @@ pub enum HostError {
         /// What is wrong.
         reason: String,
     },
+    /// A request that cannot be carried out as asked (an empty message, an edit of a message
+    /// the person did not write, ...).
+    #[error("{0}")]
+    Invalid(String),
     /// File-system trouble.
     #[error("{context}: {source}")]
     Io {

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{Host, HostError};
-use crate::approval::{decide, ApprovalRequest, Ask, Call, Decision, Origin};
+use crate::approval::{decide, Answer, ApprovalRequest, Ask, Call, Decision, Origin};
 use crate::events::HostEvent;
 use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::{
@@ -29,7 +29,15 @@ pub struct CallOptions {
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
     /// Fired by [`Host::run_tool`] once the call is allowed, just before it is sent; dropped
     /// unfired when it is refused.
-    pub started: Option<tokio::sync::oneshot::Sender<()>>,
+    pub started: Option<tokio::sync::oneshot::Sender<Started>>,
+}
+
+/// What [`Host::run_tool`] tells its caller when the call passed approval and is sent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Started {
+    /// The arguments the person edited before approving; the call runs with these instead of
+    /// the requested ones.
+    pub edited: Option<Arguments>,
 }
 
 /// One server's catalog with its tool switches.
@@ -185,7 +193,9 @@ impl Host {
         mut opts: CallOptions,
     ) -> Result<ToolResult, HostError> {
         let Checked {
-            catalog, arguments, ..
+            catalog,
+            mut arguments,
+            ..
         } = self.check_call(tool, arguments).await?;
         let info = catalog.tools.iter().find(|t| t.name == *tool.tool);
         let hints = info.map(|t| t.claimed_hints()).unwrap_or_default();
@@ -212,21 +222,38 @@ impl Host {
                     hints,
                 });
                 let cancel = opts.cancel.clone().unwrap_or_default();
-                let allowed = tokio::select! {
-                    allowed = ticket.allowed() => allowed,
+                let answer = tokio::select! {
+                    answer = ticket.answer() => answer,
                     () = cancel.cancelled() => return Err(McpError::Cancelled.into()),
                 };
-                if !allowed {
-                    return Err(HostError::Denied {
-                        server: tool.server.clone(),
-                        tool: tool.tool.to_string(),
-                        reason: "the user said no".into(),
-                    });
+                match answer {
+                    Answer::Allow { arguments: None } => {}
+                    Answer::Allow {
+                        arguments: Some(edited),
+                    } => {
+                        // Checked again by `call_tool`; the answer was checked when given.
+                        arguments = edited.clone();
+                        if let Some(started) = opts.started.take() {
+                            let _ = started.send(Started {
+                                edited: Some(edited),
+                            });
+                        }
+                    }
+                    Answer::Deny { reason } => {
+                        return Err(HostError::Denied {
+                            server: tool.server.clone(),
+                            tool: tool.tool.to_string(),
+                            reason: match reason {
+                                Some(r) => format!("the user said no: {r}"),
+                                None => "the user said no".into(),
+                            },
+                        })
+                    }
                 }
             }
         }
         if let Some(started) = opts.started.take() {
-            let _ = started.send(());
+            let _ = started.send(Started::default());
         }
         self.call_tool(tool, arguments, opts).await
     }
@@ -236,9 +263,26 @@ impl Host {
         self.inner.approvals.list()
     }
 
-    /// Answers a pending request by its nonce; anything else is refused (AP-03).
-    pub fn answer_approval(&self, nonce: &str, allow: bool) -> Result<(), HostError> {
-        Ok(self.inner.approvals.answer(nonce, allow)?)
+    /// Answers a pending request by its nonce; anything else is refused (AP-03). Edited
+    /// arguments are checked against the tool's input schema first (TD-07): invalid ones are
+    /// refused and the request stays pending, so the person can fix them.
+    pub async fn answer_approval(&self, nonce: &str, answer: Answer) -> Result<(), HostError> {
+        if let Answer::Allow {
+            arguments: Some(edited),
+        } = &answer
+        {
+            let request = self
+                .inner
+                .approvals
+                .get(nonce)
+                .ok_or(crate::approval::ApprovalError::UnknownNonce)?;
+            let tool = ToolRef {
+                server: request.server,
+                tool: request.tool.as_str().into(),
+            };
+            self.check_call(&tool, edited.clone()).await?;
+        }
+        Ok(self.inner.approvals.answer(nonce, answer)?)
     }
 
     /// Calls a tool of a running server without asking anyone: for the CLI's `call` (the

@@ -21,6 +21,8 @@ pub struct ProviderView {
     pub model: Option<String>,
     /// Whether the keyring holds its key ("set / not set", never the value).
     pub key_set: bool,
+    /// The context window the user set, in tokens.
+    pub context_window: Option<u32>,
 }
 
 fn key_name(name: &ProviderName) -> Result<SecretName, HostError> {
@@ -57,6 +59,7 @@ impl Host {
         kind: &str,
         base_url: Option<String>,
         model: Option<String>,
+        context_window: Option<u32>,
     ) -> Result<(), HostError> {
         let p = known_profile(kind)?;
         // Build once without a key to validate the URL (a missing key is fine here).
@@ -77,6 +80,7 @@ impl Host {
                 profile: p.id.to_owned(),
                 base_url,
                 model,
+                context_window,
             })
             .await
             .map_err(|e| match e {
@@ -114,6 +118,7 @@ impl Host {
             profile,
             model: r.model,
             key_set,
+            context_window: r.context_window,
         })
     }
 

@@ -11,6 +11,7 @@
 //! - [`error`]: [`LlmError`], classified so callers can branch on the cause.
 //! - [`sse`]: the incremental Server-Sent Events decoder both wire formats share.
 //! - [`prompt_tools`]: tool calling through the system prompt for models without native tools.
+//! - [`limits`]: context windows and list prices known from model ids.
 //! - [`assemble`]: stream events into the final message, usage and stop reason.
 //!
 //! Private: `openai` and `anthropic` (the two wire formats: request building and stream
@@ -25,6 +26,7 @@ pub mod assemble;
 mod classify;
 pub mod error;
 mod http;
+pub mod limits;
 mod openai;
 pub mod profiles;
 pub mod prompt_tools;

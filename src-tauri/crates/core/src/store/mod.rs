@@ -24,9 +24,10 @@ use sqlx::SqlitePool;
 pub use conversations::{
     fts_query, render_json, render_markdown, ApprovalDecision, ArchiveFilter, Conversation,
     ConversationExport, ConversationPage, ConversationQuery, ConversationSummary, DecidedBy,
-    ImportedMessage, ListCursor, MessageEnd, MessageStatus, ModelUsage, NewToolCall, Recovered,
-    SearchHit, StoredApproval, StoredMessage, StoredToolCall, ToolCallEnd, ToolCallStatus,
-    UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN, PREVIEW_CHARS,
+    ImportedMessage, ListCursor, MessageEnd, MessageStatus, ModelUsage, NewSummary, NewToolCall,
+    Recovered, SearchHit, StoredApproval, StoredMessage, StoredToolCall, Summary, ToolCallEnd,
+    ToolCallStatus, UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN,
+    PREVIEW_CHARS,
 };
 pub use providers::ProviderRecord;
 pub use servers::TrustRecord;

@@ -16,6 +16,8 @@ pub struct ProviderRecord {
     pub base_url: Option<String>,
     /// The default model.
     pub model: Option<String>,
+    /// The context window in tokens, when the user set one (else known from the model).
+    pub context_window: Option<u32>,
 }
 
 fn record(r: &sqlx::sqlite::SqliteRow) -> Result<ProviderRecord, StoreError> {
@@ -28,16 +30,20 @@ fn record(r: &sqlx::sqlite::SqliteRow) -> Result<ProviderRecord, StoreError> {
         profile: r.get("profile"),
         base_url: r.get("base_url"),
         model: r.get("model"),
+        context_window: r
+            .get::<Option<i64>, _>("context_window")
+            .and_then(|w| u32::try_from(w).ok()),
     })
 }
 
 impl Store {
     /// Every configured provider, by name.
     pub async fn list_providers(&self) -> Result<Vec<ProviderRecord>, StoreError> {
-        let rows =
-            sqlx::query("SELECT name, profile, base_url, model FROM providers ORDER BY name")
-                .fetch_all(self.reader())
-                .await?;
+        let rows = sqlx::query(
+            "SELECT name, profile, base_url, model, context_window FROM providers ORDER BY name",
+        )
+        .fetch_all(self.reader())
+        .await?;
         rows.iter().map(record).collect()
     }
 
@@ -46,11 +52,12 @@ impl Store {
         &self,
         name: &ProviderName,
     ) -> Result<Option<ProviderRecord>, StoreError> {
-        let row =
-            sqlx::query("SELECT name, profile, base_url, model FROM providers WHERE name = ?")
-                .bind(name.as_str())
-                .fetch_optional(self.reader())
-                .await?;
+        let row = sqlx::query(
+            "SELECT name, profile, base_url, model, context_window FROM providers WHERE name = ?",
+        )
+        .bind(name.as_str())
+        .fetch_optional(self.reader())
+        .await?;
         row.as_ref().map(record).transpose()
     }
 
@@ -58,13 +65,15 @@ impl Store {
     pub async fn insert_provider(&self, p: &ProviderRecord) -> Result<(), StoreError> {
         let now = now_ms();
         let res = sqlx::query(
-            "INSERT INTO providers (name, profile, base_url, model, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
+            "INSERT INTO providers (name, profile, base_url, model, context_window, created_at,
+                                    updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO NOTHING",
         )
         .bind(p.name.as_str())
         .bind(&p.profile)
         .bind(&p.base_url)
         .bind(&p.model)
+        .bind(p.context_window.map(i64::from))
         .bind(now)
         .bind(now)
         .execute(self.writer())
@@ -98,6 +107,7 @@ mod tests {
             profile: "ollama".into(),
             base_url: Some("http://127.0.0.1:11434/v1".into()),
             model: Some("llama3.2".into()),
+            context_window: Some(8192),
         };
         store.insert_provider(&p).await.unwrap();
         assert!(matches!(

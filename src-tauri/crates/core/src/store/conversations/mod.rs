@@ -24,6 +24,7 @@ mod branches;
 mod export;
 mod messages;
 mod search;
+mod summaries;
 mod tool_calls;
 
 #[cfg(test)]
@@ -38,6 +39,7 @@ use crate::llm::types::Usage;
 pub use export::{render_json, render_markdown, ConversationExport, EXPORT_FORMAT_VERSION};
 pub use messages::{ImportedMessage, MessageEnd, MessageStatus, Recovered, StoredMessage};
 pub use search::{fts_query, SearchHit, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN};
+pub use summaries::{NewSummary, Summary};
 pub use tool_calls::{
     ApprovalDecision, DecidedBy, NewToolCall, StoredApproval, StoredToolCall, ToolCallEnd,
     ToolCallStatus,
