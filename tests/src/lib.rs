@@ -5,6 +5,7 @@
 //! The scripted LLM server is [`fake_llm`], in-process or as the `fake-llm-server` binary.
 
 pub mod chat_cli;
+pub mod e2e;
 pub mod fake_llm;
 pub mod seed;
 pub mod webdriver;

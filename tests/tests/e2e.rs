@@ -5,33 +5,11 @@
 //! step are saved to `tests/results/e2e/` as artifacts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use switchboard_tests::webdriver::{tauri_driver, Driver};
+use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::webdriver::Driver;
 use switchboard_tests::*;
-
-/// Whether the window can be driven here; under `make test` (SWITCHBOARD_REQUIRE_E2E=1) a
-/// missing display or driver is a failure, not a skip.
-fn e2e_available() -> bool {
-    let ok = std::env::var_os("DISPLAY").is_some() && tauri_driver().is_some();
-    if !ok {
-        assert!(
-            std::env::var("SWITCHBOARD_REQUIRE_E2E").as_deref() != Ok("1"),
-            "SWITCHBOARD_REQUIRE_E2E=1 but there is no DISPLAY or no tauri-driver"
-        );
-        eprintln!("skipped: no DISPLAY or tauri-driver (run through `make test`)");
-    }
-    ok
-}
-
-/// One window at a time: parallel apps compete for the two cores (and their driver ports are
-/// picked free-then-bound, which two drivers could race for), so the tests take turns.
-static ONE_WINDOW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn artifacts() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/e2e")
-}
 
 /// Opens the trust dialog of `server`, checks the plan mentions `shows`, saves a screenshot,
 /// allows it, and waits for the badge to read `then`. Returns the plan's text.
@@ -676,102 +654,5 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     s.wait_text(".filters .count", "of 5015 tools", wait)
         .await
         .unwrap();
-    s.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn chat_sends_a_message_approves_a_tool_call_and_shows_the_answer() {
-    use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
-    if !e2e_available() {
-        return;
-    }
-    let _turn = ONE_WINDOW.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path();
-    let fake = fake_server();
-    let llm = switchboard_tests::fake_llm::FakeLlm::spawn(Scenario::new([
-        Reply::calls(vec![ScriptedCall::new(
-            "call_1",
-            "demo__echo",
-            &["{\"text\":", "\"from the chat\"}"],
-        )]),
-        Reply::text(&[
-            "The **tool** said: ",
-            "from the chat. <img src=x onerror=alert(1)>",
-        ]),
-    ]))
-    .await
-    .unwrap();
-    for args in [
-        vec!["server", "add", "demo", "--", fake.to_str().unwrap()],
-        vec!["server", "trust", "demo", "--yes"],
-    ] {
-        assert!(run_cli(data, &args, "", &[]).status.success());
-    }
-    let base = llm.openai_base();
-    let o = run_cli(
-        data,
-        &[
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-        ],
-        "",
-        &[],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
-    let wait = Duration::from_secs(30);
-    s.wait_text(r#"article[data-name="demo"] .badge"#, "running", wait)
-        .await
-        .unwrap();
-    s.click_on(r#".tab[data-page="chat"]"#, wait).await.unwrap();
-    s.wait_for(r#".chat-provider option[value="fake"]"#, wait)
-        .await
-        .unwrap();
-    let input = s.wait_for(".chat-input", wait).await.unwrap();
-    s.type_text(&input, "please echo").await.unwrap();
-    s.click_on(".chat-send", wait).await.unwrap();
-    // The model's tool call waits for the same approval dialog, with its arguments.
-    s.wait_text(".approval-dialog .approval-args", "from the chat", wait)
-        .await
-        .unwrap();
-    s.screenshot(&artifacts().join("17-chat-approval.png"))
-        .await
-        .unwrap();
-    s.click_on(".approval-dialog button.allow", wait)
-        .await
-        .unwrap();
-    let answer = s
-        .wait_text(".chat-log", "The tool said: from the chat.", wait)
-        .await
-        .unwrap();
-    assert!(answer.contains("<img src=x onerror=alert(1)>"), "{answer}");
-    let injected = s
-        .execute("return document.querySelectorAll('.chat-log img, .chat-log script').length;")
-        .await
-        .unwrap();
-    assert_eq!(injected, serde_json::json!(0));
-    s.wait_for(".chat-log .tool-card", wait).await.unwrap();
-    s.screenshot(&artifacts().join("18-chat-answer.png"))
-        .await
-        .unwrap();
-    // The tool's real result went back to the model.
-    let reqs = llm.requests();
-    assert_eq!(reqs.len(), 2);
-    assert!(reqs[1].body.to_string().contains("from the chat"));
     s.close().await.unwrap();
 }

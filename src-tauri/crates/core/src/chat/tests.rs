@@ -469,3 +469,37 @@ async fn edited_arguments_are_announced_and_the_model_is_told() {
     assert!(texts[0].contains("edited the arguments") && texts[0].contains("/edited"));
     assert_eq!(texts[1], r#"read {"path":"/edited"}"#);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_model_fails_the_turn_after_the_idle_timeout_keeping_the_partial() {
+    // "Hel" arrives, then nothing: the stream hangs.
+    let p = Scripted::new(vec![vec![text("Hel"), None]]);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut transcript = vec![Message::user_text("hi")];
+    let mut cfg = TurnConfig::new("m");
+    cfg.idle_timeout = Duration::from_secs(30);
+    let end = run_turn(
+        &p,
+        &runner(),
+        &mut Outputs::default(),
+        &cfg,
+        &mut transcript,
+        CancellationToken::new(),
+        tx,
+    )
+    .await;
+    match end {
+        TurnEnd::Failed(e) => assert!(e.contains("sent nothing for 30 s"), "{e}"),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, ChatEvent::Partial { message } if message.text() == "Hel")),
+        "{events:?}"
+    );
+}

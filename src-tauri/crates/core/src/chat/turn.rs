@@ -12,7 +12,7 @@
 //! of one answer run concurrently; results go back in the model's order. The loop ends when the
 //! model stops asking for tools, or after `max_steps` model calls.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -42,10 +42,16 @@ pub struct TurnConfig {
     pub max_tokens: Option<u32>,
     /// Sampling temperature.
     pub temperature: Option<f32>,
+    /// How long a model stream may stay silent (no event at all) before the turn fails. Local
+    /// models can take a while to load, so this is generous.
+    pub idle_timeout: Duration,
 }
 
+/// The default [`TurnConfig::idle_timeout`].
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
 impl TurnConfig {
-    /// Defaults for `model`: 25 steps, a 16k-character output cap.
+    /// Defaults for `model`: 25 steps, a 16k-character output cap, a 5-minute idle timeout.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
@@ -54,6 +60,7 @@ impl TurnConfig {
             output_cap: super::cap::DEFAULT_CAP,
             max_tokens: None,
             temperature: None,
+            idle_timeout: IDLE_TIMEOUT,
         }
     }
 }
@@ -110,7 +117,7 @@ pub async fn run_turn(
                     max_tokens: cfg.max_tokens,
                     temperature: cfg.temperature,
                 };
-                match ask(provider, req, &cancel, &emit).await {
+                match ask(provider, req, cfg.idle_timeout, &cancel, &emit).await {
                     Ok((message, call_usage, stop)) => {
                         usage.add(call_usage);
                         emit(ChatEvent::Usage { usage: call_usage });
@@ -175,6 +182,7 @@ enum AskError {
 async fn ask(
     provider: &dyn Provider,
     req: ChatRequest,
+    idle: Duration,
     cancel: &CancellationToken,
     emit: &impl Fn(ChatEvent),
 ) -> Result<(Message, Usage, StopReason), AskError> {
@@ -182,9 +190,16 @@ async fn ask(
         LlmError::Cancelled => AskError::Cancelled,
         other => AskError::Failed(other.to_string()),
     };
+    let silent = || {
+        AskError::Failed(format!(
+            "the model sent nothing for {} s; stopped waiting",
+            idle.as_secs()
+        ))
+    };
     let mut stream = tokio::select! {
         s = provider.stream(req, cancel.clone()) => s.map_err(failed)?,
         () = cancel.cancelled() => return Err(AskError::Cancelled),
+        () = tokio::time::sleep(idle) => return Err(silent()),
     };
     let mut answer = Assembler::new();
     let mut text = String::new();
@@ -206,6 +221,10 @@ async fn ask(
             () = cancel.cancelled() => {
                 partial(&text);
                 return Err(AskError::Cancelled);
+            }
+            () = tokio::time::sleep(idle) => {
+                partial(&text);
+                return Err(silent());
             }
         };
         match next {

@@ -1,0 +1,30 @@
+//! Shared by the end-to-end tests that drive the real app window (`tests/e2e*.rs`): whether a
+//! window can be driven here, where screenshots go, and the lock that keeps one window at a
+//! time within a test binary.
+
+use std::path::{Path, PathBuf};
+
+use crate::webdriver::tauri_driver;
+
+/// Whether the window can be driven here; under `make test` (SWITCHBOARD_REQUIRE_E2E=1) a
+/// missing display or driver is a failure, not a skip.
+pub fn e2e_available() -> bool {
+    let ok = std::env::var_os("DISPLAY").is_some() && tauri_driver().is_some();
+    if !ok {
+        assert!(
+            std::env::var("SWITCHBOARD_REQUIRE_E2E").as_deref() != Ok("1"),
+            "SWITCHBOARD_REQUIRE_E2E=1 but there is no DISPLAY or no tauri-driver"
+        );
+        eprintln!("skipped: no DISPLAY or tauri-driver (run through `make test`)");
+    }
+    ok
+}
+
+/// One window at a time: parallel apps compete for the two cores (and their driver ports are
+/// picked free-then-bound, which two drivers could race for), so the tests take turns.
+pub static ONE_WINDOW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Where screenshots are saved (`tests/results/e2e/`).
+pub fn artifacts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("results/e2e")
+}
