@@ -30,22 +30,23 @@ export interface Progress {
 export const TEXT_CAP = 200_000;
 /** Base64 payloads longer than this (about 15 MB decoded) are not turned into data: URLs. */
 export const MAX_BASE64 = 20 * 1024 * 1024;
-const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+/** The only image types ever shown or attached (RN-01, RN-03). */
+export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const AUDIO_TYPES = ["audio/mpeg", "audio/wav", "audio/ogg", "audio/webm"];
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const count = (n: number) => n.toLocaleString("en-US");
-const mimeOf = (m: string | null) => (m ?? "").split(";")[0].trim().toLowerCase();
+export const mimeOf = (m: string | null) => (m ?? "").split(";")[0].trim().toLowerCase();
 const placeholder = (why: string) => h("p", { class: "rv-placeholder" }, why);
 
-function formatBytes(n: number): string {
+export function formatBytes(n: number): string {
   if (n < 1024) return `${n} bytes`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Checks a base64 payload; returns it without whitespace and its decoded size, or why it is unusable. */
-function checkBase64(data: string): { ok: true; b64: string; bytes: number } | { ok: false; why: string } {
+export function checkBase64(data: string): { ok: true; b64: string; bytes: number } | { ok: false; why: string } {
   if (data.length > MAX_BASE64 * 2) return { ok: false, why: `it is too large (over ${formatBytes(MAX_BASE64)} of base64)` };
   const b64 = data.replace(/\s+/g, "");
   if (b64.length > MAX_BASE64) return { ok: false, why: `it is too large (${formatBytes(b64.length)} of base64, the limit is ${formatBytes(MAX_BASE64)})` };
@@ -99,7 +100,8 @@ function renderText(text: string, jsonHint = false): HTMLElement {
   return h("div", { class: "rv-text-block" }, h("div", { class: "rv-tools" }, toggle), body);
 }
 
-function renderImage(data: string, mime: string, what: string): HTMLElement {
+/** An allowed image as a data: URL in a <figure>, or a placeholder saying why it is not shown. */
+export function renderImage(data: string, mime: string, what: string): HTMLElement {
   const m = mimeOf(mime);
   if (!IMAGE_TYPES.includes(m)) {
     return placeholder(`${what} not shown: ${m || "no type"} is not a displayed image type (only PNG, JPEG, GIF and WebP are).`);

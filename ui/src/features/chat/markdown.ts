@@ -3,7 +3,9 @@
 // stays text, links are shown as "text (url)" and never become anchors, and no image is loaded
 // from a URL. Supported: paragraphs, headings, fenced code blocks (with a Copy button), inline
 // code, **bold**, *italic*, bullet and numbered lists. Anything else is shown as written.
+// Code blocks of common languages get light highlighting (highlight.ts), still as text nodes.
 import { h } from "../../app/dom";
+import { highlight } from "./highlight";
 
 /** How deep emphasis may nest before the rest is shown as text. */
 const MAX_DEPTH = 8;
@@ -40,7 +42,7 @@ function codeBlock(code: string, lang: string): HTMLElement {
       () => (copy.textContent = "Copy failed"),
     );
   });
-  const codeEl = h("code", {}, code);
+  const codeEl = h("code", {}, ...highlight(code, lang));
   if (lang) codeEl.dataset.lang = lang;
   return h("div", { class: "md-pre" }, lang ? h("span", { class: "md-lang" }, lang) : null, copy, h("pre", {}, codeEl));
 }

@@ -1,10 +1,18 @@
 // Renders a stored conversation, and the turn being streamed: user and assistant bubbles (the
-// assistant's Markdown rendered safely), tool-call cards matched to their results by call id.
+// assistant's Markdown rendered safely), tool-call cards matched to their results by call id,
+// images, the summaries that replaced older messages, and each message's actions. Every stored
+// message that shows anything is one `.msg-block` carrying its id in `data-id`.
 import { h } from "../../app/dom";
-import type { ChatEventDto, MessageDto } from "../../ipc/bindings";
+import type { ChatEventDto, MessageDto, PartDto, SummaryDto } from "../../ipc/bindings";
+import { messageActions } from "./actions";
+import type { ActionHandlers } from "./actions";
+import { assistantBubble, messageImages, userBubble } from "./bubbles";
+import { summaryBlock } from "./info";
 import { renderMarkdown } from "./markdown";
 import { toolCard } from "./tool-card";
 import type { ToolCard } from "./tool-card";
+
+export { userBubble } from "./bubbles";
 
 const NOTES: Record<string, string> = {
   cancelled: "Stopped.",
@@ -12,48 +20,79 @@ const NOTES: Record<string, string> = {
   incomplete: "Still arriving…",
 };
 
-export function userBubble(text: string): HTMLElement {
-  return h("div", { class: "msg msg-user" }, h("div", { class: "bubble" }, text));
+export interface RenderOptions {
+  /** Summaries to place after the message each one runs through. */
+  summaries?: SummaryDto[];
+  /** Without handlers, messages get no actions. */
+  actions?: ActionHandlers;
 }
 
-function assistantBubble(): { el: HTMLElement; body: HTMLElement } {
-  const body = h("div", { class: "bubble md" });
-  return { el: h("div", { class: "msg msg-assistant" }, body), body };
+const texts = (parts: PartDto[]) => parts.flatMap((p) => (p.type === "text" ? [p.text] : []));
+const images = (parts: PartDto[]) => parts.flatMap((p) => (p.type === "image" ? [p] : []));
+
+/** Message ids are integers as text; anything else sorts first. */
+const idNumber = (id: string) => (/^\d+$/.test(id) ? Number(id) : -1);
+
+/** Puts each summary right after the last shown message at or before the one it runs through. */
+function placeSummaries(nodes: HTMLElement[], summaries: SummaryDto[]): HTMLElement[] {
+  const out = [...nodes];
+  for (const s of [...summaries].reverse()) {
+    const through = idNumber(s.through);
+    let at = -1;
+    out.forEach((n, i) => {
+      if (n.dataset.id !== undefined && idNumber(n.dataset.id) <= through) at = i;
+    });
+    out.splice(at + 1, 0, summaryBlock(s.messages, s.text, s.model));
+  }
+  return out;
 }
 
 /** Renders stored messages into `log`. */
-export function renderMessages(log: HTMLElement, messages: MessageDto[]): void {
+export function renderMessages(log: HTMLElement, messages: MessageDto[], opts: RenderOptions = {}): void {
   const cards = new Map<string, ToolCard>();
   const nodes: HTMLElement[] = [];
+  const lastAnswer = [...messages].reverse().find((m) => m.role !== "user")?.id;
   for (const m of messages) {
+    const block = h("div", { class: "msg-block", "data-id": m.id, "data-role": m.role === "user" ? "user" : "assistant" });
+    const text = texts(m.parts);
+    const pics = images(m.parts);
     if (m.role === "user") {
-      const text = m.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
-      if (text !== "") nodes.push(userBubble(text));
+      for (const p of m.parts) if (p.type === "tool_result") cards.get(p.call_id)?.setResult(p.is_error, p.text, null);
+      // A message of tool results only is shown on the cards of its calls.
+      if (text.length === 0 && pics.length === 0) continue;
+      block.append(userBubble(text.join("\n"), pics));
+    } else {
+      let bubble: ReturnType<typeof assistantBubble> | null = null;
       for (const p of m.parts) {
-        if (p.type === "tool_result") cards.get(p.call_id)?.setResult(p.is_error, p.text, null);
-        if (p.type === "image") nodes.push(h("div", { class: "msg msg-user" }, h("p", { class: "hint" }, "[image]")));
+        if (p.type === "text" || p.type === "image") {
+          if (!bubble) block.append((bubble = assistantBubble()).el);
+          bubble.body.append(p.type === "text" ? renderMarkdown(p.text) : messageImages([p]));
+        } else if (p.type === "tool_call") {
+          const card = toolCard(p.name, p.arguments);
+          cards.set(p.id, card);
+          block.append(card.el);
+          bubble = null;
+        }
       }
-      continue;
+      const note = m.status === "failed" ? `Failed: ${m.error ?? "unknown error"}` : NOTES[m.status];
+      if (note) block.append(h("p", { class: `msg-note ${m.status === "failed" ? "error" : "hint"}` }, note));
     }
-    let bubble: ReturnType<typeof assistantBubble> | null = null;
-    for (const p of m.parts) {
-      if (p.type === "text") {
-        if (!bubble) nodes.push((bubble = assistantBubble()).el);
-        bubble.body.append(renderMarkdown(p.text));
-      } else if (p.type === "tool_call") {
-        const card = toolCard(p.name, p.arguments);
-        cards.set(p.id, card);
-        nodes.push(card.el);
-        bubble = null;
-      }
+    if (opts.actions) {
+      block.append(messageActions(block, {
+        id: m.id,
+        text: text.join(m.role === "user" ? "\n" : "\n\n"),
+        editable: m.role === "user" && text.length > 0,
+        regenerate: m.id === lastAnswer,
+        hasImages: pics.length > 0,
+        handlers: opts.actions,
+      }));
     }
-    const note = m.status === "failed" ? `Failed: ${m.error ?? "unknown error"}` : NOTES[m.status];
-    if (note) nodes.push(h("p", { class: `msg-note ${m.status === "failed" ? "error" : "hint"}` }, note));
+    nodes.push(block);
   }
-  log.replaceChildren(...nodes);
+  log.replaceChildren(...placeSummaries(nodes, opts.summaries ?? []));
 }
 
-/** The turn being streamed into `log`: text deltas, tool cards, the end. */
+/** The turn being streamed into `log`: text deltas, tool cards, summaries, the end. */
 export class LiveTurn {
   private text = "";
   private bubble: ReturnType<typeof assistantBubble> | null = null;
@@ -62,7 +101,8 @@ export class LiveTurn {
   /** The error the turn failed with, if it did (the store may hold no answer to show it on). */
   failedWith: string | null = null;
 
-  constructor(private readonly log: HTMLElement, private readonly delayMs = 50) {}
+  /** `before` is the person's new message, if any: a summary made for this turn goes above it. */
+  constructor(private readonly log: HTMLElement, private readonly delayMs = 50, private readonly before: Node | null = null) {}
 
   handle(ev: ChatEventDto): void {
     switch (ev.event) {
@@ -83,15 +123,25 @@ export class LiveTurn {
         this.log.append(card.el);
         break;
       }
-      case "tool_running":
-        this.cards.get(ev.call_id)?.setStatus("running");
+      case "tool_running": {
+        const card = this.cards.get(ev.call_id);
+        card?.setStatus("running");
+        if (typeof ev.edited_arguments === "string") card?.setEdited(ev.edited_arguments);
         break;
+      }
       case "tool_progress":
         this.cards.get(ev.call_id)?.setProgress({ progress: ev.progress.progress ?? 0, total: ev.progress.total ?? null, message: ev.progress.message ?? null });
         break;
       case "tool_result":
         this.cards.get(ev.call_id)?.setResult(ev.is_error, ev.text, ev.duration_ms ?? null);
         break;
+      case "compacted": {
+        const block = summaryBlock(ev.messages, ev.summary);
+        block.classList.add("live");
+        if (this.before && this.before.parentNode === this.log) this.log.insertBefore(block, this.before);
+        else this.log.append(block);
+        break;
+      }
       case "failed":
         this.failedWith = ev.error;
         this.render();

@@ -1,13 +1,21 @@
-// The Chat page: conversations on the left (newest first, full-text search, new, rename,
-// delete), the open conversation on the right with a provider/model picker and a composer.
-// A turn streams over a Channel into the log; when it ends the conversation is re-read from
-// the store. Tool calls the model asks for are answered in the approval dialog (origin "model").
+// The Chat page: conversations on the left (conversations.ts), the open conversation on the
+// right with a provider/model picker, its usage and cost, and a composer with image and resource
+// attachments and slash prompts. A turn (a new message, an edit of an earlier one, or a
+// regenerated answer) streams over a Channel into the log; when it ends the conversation is
+// re-read from the store. Tool calls the model asks for are answered in the approval dialog.
 import { Channel } from "@tauri-apps/api/core";
 import { commands } from "../../ipc/bindings";
-import type { ChatEventDto, ChatEventDto_Deserialize, ConversationDto, ProviderDto } from "../../ipc/bindings";
+import type { ChatEventDto, ChatEventDto_Deserialize, ConversationInfoDto, ProviderDto, TurnInputDto } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
+import { setActionsBusy } from "./actions";
+import type { ActionHandlers } from "./actions";
+import { imageAttachments } from "./attachments";
+import { conversationList } from "./conversations";
+import { showUsage } from "./info";
 import { LiveTurn, renderMessages, userBubble } from "./messages";
 import { providersDialog } from "./providers";
+import { resourcePicker } from "./resource-picker";
+import { slashPrompts } from "./slash";
 import "./chat.css";
 
 const newRunId = () => `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
@@ -18,25 +26,47 @@ export function mountChat(root: HTMLElement): () => void {
   let current: string | null = null;
   let running: string | null = null;
 
-  const search = h("input", { type: "search", class: "chat-search", placeholder: "Search conversations", "aria-label": "Search conversations" });
-  const convList = h("ul", { class: "conv-list", "aria-label": "Conversations" });
   const newChat = h("button", { type: "button", class: "primary new-chat" }, "New chat");
   const providerSel = h("select", { class: "chat-provider", "aria-label": "Provider" });
   const model = h("input", { class: "chat-model", list: "chat-models", placeholder: "model", "aria-label": "Model", autocomplete: "off" });
   const models = h("datalist", { id: "chat-models" });
   const manage = h("button", { type: "button", class: "chat-providers" }, "Providers…");
+  const usage = h("span", { class: "chat-usage hint", hidden: true, "aria-label": "Tokens and estimated cost of this conversation" });
   const log = h("div", { class: "chat-log", "aria-live": "polite" });
-  const input = h("textarea", { class: "chat-input", rows: "3", placeholder: "Message (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" });
+  const input = h("textarea", { class: "chat-input", rows: "3", placeholder: "Message (Enter sends, Shift+Enter for a new line, / for prompts)", "aria-label": "Message" });
   // Disabled until the providers are known: a send before that would have no model to go to.
   const sendBtn = h("button", { type: "submit", class: "primary chat-send", disabled: true }, "Send");
   const stopBtn = h("button", { type: "button", class: "danger chat-stop", hidden: true }, "Stop");
   const failure = h("p", { class: "error chat-error", role: "alert", hidden: true });
-  const composer = h("form", { class: "composer" }, input, h("div", { class: "composer-actions" }, sendBtn, stopBtn));
+  const notice = h("p", { class: "chat-notice hint", role: "status", hidden: true });
 
   const fail = (m: string | null) => {
     failure.hidden = m === null;
     failure.textContent = m ?? "";
   };
+  const note = (m: string | null) => {
+    notice.hidden = m === null;
+    notice.textContent = m ?? "";
+  };
+  const attach = imageAttachments(note);
+  const attachResource = resourcePicker({ text: () => input.value, setText: (t) => (input.value = t), addImage: (img, name) => attach.add(img, name) }, note);
+  const slash = slashPrompts(input);
+  const composer = h("form", { class: "composer" },
+    h("div", { class: "composer-main" }, slash.el, attach.chips, input,
+      h("div", { class: "composer-tools" }, attach.picker, attachResource)),
+    h("div", { class: "composer-actions" }, sendBtn, stopBtn));
+
+  const conversations = conversationList({
+    current: () => current,
+    open: (id) => void openConversation(id),
+    deleted: (id) => {
+      if (current !== id) return;
+      current = null;
+      showUsage(usage, null);
+      showEmpty();
+    },
+    fail,
+  });
   const openProviders = () => document.body.append(providersDialog(() => void loadProviders()));
   manage.addEventListener("click", openProviders);
 
@@ -45,6 +75,11 @@ export function mountChat(root: HTMLElement): () => void {
     sendBtn.hidden = busy;
     stopBtn.hidden = !busy;
     providerSel.disabled = busy;
+    attach.setDisabled(busy);
+    attachResource.disabled = busy;
+    if (busy) slash.close();
+    log.classList.toggle("chat-busy", busy);
+    setActionsBusy(log, busy);
   };
 
   const pickProvider = () => {
@@ -76,77 +111,52 @@ export function mountChat(root: HTMLElement): () => void {
     if (current === null && running === null) showEmpty();
   }
 
-  function convItem(id: string, title: string, sub: string | null): HTMLElement {
-    const open = h("button", { type: "button", class: "conv-open" }, h("span", { class: "conv-title" }, title || "Untitled"), sub ? h("span", { class: "conv-preview hint" }, sub) : null);
-    open.addEventListener("click", () => void openConversation(id));
-    const rename = h("button", { type: "button", class: "conv-rename", title: "Rename", "aria-label": `Rename ${title}` }, "✎");
-    const del = h("button", { type: "button", class: "conv-delete danger", title: "Delete", "aria-label": `Delete ${title}` }, "×");
-    const li = h("li", { class: `conv${id === current ? " current" : ""}`, "data-id": id }, open, rename, del);
-    rename.addEventListener("click", () => {
-      const field = h("input", { class: "conv-rename-input", "aria-label": "New title" });
-      field.value = title;
-      const done = async (save: boolean) => {
-        if (save && field.value.trim() !== "" && field.value !== title) {
-          const r = await commands.renameConversation(id, field.value.trim());
-          if (r.status === "error") fail(r.error.message);
-        }
-        void loadList();
-      };
-      field.addEventListener("keydown", (ev) => {
-        if (ev.key === "Enter") void done(true);
-        if (ev.key === "Escape") void done(false);
-      });
-      field.addEventListener("blur", () => void done(true), { once: true });
-      li.replaceChildren(field);
-      field.focus();
-    });
-    del.addEventListener("click", async () => {
-      if (del.dataset.confirm !== "1") {
-        del.dataset.confirm = "1";
-        del.textContent = "Delete?";
-        return;
-      }
-      const r = await commands.deleteConversation(id);
-      if (r.status === "error") fail(r.error.message);
-      if (current === id) {
-        current = null;
-        showEmpty();
-      }
-      void loadList();
-    });
-    return li;
+  /** Usage and summaries; a failure here only hides the usage line. */
+  async function conversationInfo(id: string): Promise<ConversationInfoDto | null> {
+    try {
+      const r = await commands.conversationInfo(id);
+      return r.status === "ok" ? r.data : null;
+    } catch {
+      return null;
+    }
   }
 
-  async function loadList() {
-    const q = search.value.trim();
-    if (q !== "") {
-      const r = await commands.searchConversations(q);
-      if (stopped) return;
-      if (r.status === "error") return fail(r.error.message);
-      convList.replaceChildren(...(r.data.length === 0 ? [h("li", { class: "hint" }, "No match.")] : r.data.map((s) => convItem(s.conversation, s.title, s.snippet))));
-      return;
-    }
-    const r = await commands.listConversations();
+  const actions: ActionHandlers = {
+    edit: (id, text, block) => {
+      while (block.nextSibling) block.nextSibling.remove();
+      void runTurn({ kind: "edit", message: id, text }, null);
+    },
+    regenerate: (block) => {
+      const users = log.querySelectorAll<HTMLElement>('.msg-block[data-role="user"]');
+      const from = users[users.length - 1] ?? null;
+      if (from) while (from.nextSibling) from.nextSibling.remove();
+      else block.remove();
+      void runTurn({ kind: "regenerate" }, null);
+    },
+    fork: (id) => void fork(id),
+  };
+
+  async function fork(at: string) {
+    if (running !== null || current === null) return;
+    fail(null);
+    const r = await commands.forkConversation(current, at, null);
     if (stopped) return;
     if (r.status === "error") return fail(r.error.message);
-    const items = [...r.data].sort((a: ConversationDto, b: ConversationDto) => (b.updated_ms ?? 0) - (a.updated_ms ?? 0));
-    convList.replaceChildren(...(items.length === 0 ? [h("li", { class: "hint" }, "No conversation yet.")] : items.map((c) => convItem(c.id, c.title, c.preview))));
+    current = r.data;
+    await conversations.reload();
+    await openConversation(r.data);
   }
-  let searchTimer: number | undefined;
-  search.addEventListener("input", () => {
-    window.clearTimeout(searchTimer);
-    searchTimer = window.setTimeout(() => void loadList(), 200);
-  });
 
   async function openConversation(id: string) {
     if (running !== null) return;
     current = id;
     fail(null);
-    convList.querySelectorAll(".conv").forEach((li) => li.classList.toggle("current", (li as HTMLElement).dataset.id === id));
-    const r = await commands.loadConversation(id);
+    conversations.mark(id);
+    const [r, info] = await Promise.all([commands.loadConversation(id), conversationInfo(id)]);
     if (stopped || current !== id) return;
     if (r.status === "error") return fail(r.error.message);
-    renderMessages(log, r.data);
+    renderMessages(log, r.data, { summaries: info?.summaries ?? [], actions });
+    showUsage(usage, info);
     log.scrollTop = log.scrollHeight;
   }
 
@@ -154,69 +164,101 @@ export function mountChat(root: HTMLElement): () => void {
     if (running !== null) return;
     current = null;
     fail(null);
-    convList.querySelectorAll(".conv").forEach((li) => li.classList.remove("current"));
+    conversations.mark(null);
+    showUsage(usage, null);
     showEmpty();
     input.focus();
   });
 
-  async function send() {
-    const text = input.value;
-    if (text.trim() === "" || running !== null) return;
-    if (providers.length === 0 || providerSel.value === "") return openProviders();
+  const canRun = () => {
+    if (running !== null) return false;
+    if (providers.length > 0 && providerSel.value !== "") return true;
+    openProviders();
+    return false;
+  };
+
+  /** Runs one turn; `before` is the person's new message, if any. Returns whether it went. */
+  async function runTurn(turnInput: TurnInputDto, before: HTMLElement | null): Promise<boolean> {
+    if (!canRun()) return false;
     fail(null);
+    note(null);
     const runId = newRunId();
     running = runId;
     setBusy(true);
-    if (current === null) log.replaceChildren();
-    log.append(userBubble(text));
-    input.value = "";
-    const turn = new LiveTurn(log);
+    const turn = new LiveTurn(log, 50, before);
     const channel = new Channel<ChatEventDto_Deserialize>();
     channel.onmessage = (ev: ChatEventDto) => {
       if (!stopped) turn.handle(ev);
       log.scrollTop = log.scrollHeight;
     };
-    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, text, channel);
+    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, channel);
     running = null;
-    if (stopped) return;
+    if (stopped) return false;
     turn.render();
     setBusy(false);
     if (r.status === "error") {
+      // Show what the store holds (an edit or a regenerate took messages off the view), then why.
+      if (current !== null) await openConversation(current);
       fail(r.error.message);
-      if (current === null) input.value = text;
-      return;
+      return false;
     }
     current = r.data;
-    await loadList();
+    await conversations.reload();
     await openConversation(r.data);
     if (turn.failedWith !== null && failure.hidden) fail(turn.failedWith);
     input.focus();
+    return true;
+  }
+
+  async function send() {
+    const text = input.value;
+    const images = attach.images();
+    if ((text.trim() === "" && images.length === 0) || !canRun()) return;
+    if (current === null) log.replaceChildren();
+    const bubble = h("div", { class: "msg-block", "data-role": "user" }, userBubble(text, images));
+    log.append(bubble);
+    input.value = "";
+    attach.clear();
+    const went = await runTurn({ kind: "message", text, images }, bubble);
+    // Refused (no key, bad input…): the text and images are kept for another try.
+    if (!went && !stopped && input.value === "") {
+      input.value = text;
+      attach.restore(images);
+    }
   }
   composer.addEventListener("submit", (ev) => {
     ev.preventDefault();
     void send();
   });
   input.addEventListener("keydown", (ev) => {
+    if (slash.onKey(ev)) return;
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
       void send();
     }
+  });
+  input.addEventListener("paste", (ev) => {
+    const files = Array.from(ev.clipboardData?.files ?? []).filter((f) => f.type.startsWith("image/"));
+    if (files.length === 0) return;
+    ev.preventDefault();
+    void attach.addFiles(files);
   });
   stopBtn.addEventListener("click", () => {
     if (running !== null) void commands.cancelChat(running);
   });
 
   root.replaceChildren(h("section", { class: "chat" },
-    h("aside", { class: "chat-side" }, newChat, search, convList),
+    h("aside", { class: "chat-side" }, newChat, conversations.search, conversations.list),
     h("div", { class: "chat-main" },
-      h("div", { class: "chat-top" }, providerSel, model, models, manage),
-      log, failure, composer),
+      h("div", { class: "chat-top" }, providerSel, model, models, usage, manage),
+      log, failure, notice, composer),
   ));
   void loadProviders();
-  void loadList();
+  void conversations.reload();
   return () => {
     stopped = true;
-    window.clearTimeout(searchTimer);
+    conversations.stop();
+    slash.close();
     if (running !== null) void commands.cancelChat(running);
   };
 }

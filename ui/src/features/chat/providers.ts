@@ -31,10 +31,19 @@ function providerRow(p: ProviderDto, onChange: () => void, fail: (m: string) => 
   const keyState = p.key_set ? "key set" : p.key_required ? "key not set" : "no key needed";
   return h("li", { class: "pv-row", "data-name": p.name },
     h("div", {}, h("strong", {}, p.name), " ", h("span", { class: "hint" }, `${p.kind_name}${p.model ? ` · ${p.model}` : ""}`),
+      p.context_window ? h("span", { class: "hint pv-context" }, ` · context ${p.context_window.toLocaleString("en-US")} tokens`) : null,
       " ", h("span", { class: `badge ${p.key_set ? "ok" : p.key_required ? "warn" : "idle"} pv-key-state` }, keyState)),
     p.base_url ? h("div", { class: "hint" }, p.base_url) : null,
     h("div", { class: "pv-actions" }, key, saveKey, remove),
   );
+}
+
+/** A context window as typed: empty is null (the model's default), else a positive integer. */
+export function parseContextWindow(text: string): { ok: true; value: number | null } | { ok: false } {
+  const t = text.trim().replace(/[,_\s]/g, "");
+  if (t === "") return { ok: true, value: null };
+  if (!/^\d{1,12}$/.test(t) || Number(t) <= 0) return { ok: false };
+  return { ok: true, value: Number(t) };
 }
 
 /** Opens the dialog; `onChange` runs after every change (so the picker re-reads the list). */
@@ -51,6 +60,7 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
   const model = h("input", { name: "model", list: "pv-models", autocomplete: "off" });
   const models = h("datalist", { id: "pv-models" });
   const key = h("input", { name: "key", type: "password", autocomplete: "off", placeholder: "stored in the OS keyring" });
+  const contextWindow = h("input", { name: "context_window", type: "number", min: "1", step: "1", inputmode: "numeric", autocomplete: "off", placeholder: "(the model's default)" });
   let kinds: ProviderKindDto[] = [];
   const pickKind = () => {
     const k = kinds.find((x) => x.id === kind.value);
@@ -80,16 +90,24 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
     h("label", {}, "Name", name),
     h("label", {}, "Base URL", baseUrl),
     h("label", {}, "Default model", model), models,
+    h("label", {}, "Context window (tokens, optional)", contextWindow),
     h("label", {}, "API key", key),
     h("div", { class: "actions" }, h("button", { class: "primary", type: "submit" }, "Add provider")),
   );
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     failure.hidden = true;
+    // A number field reports letters as an empty value; badInput tells them apart.
+    const ctx = contextWindow.validity?.badInput ? { ok: false as const } : parseContextWindow(contextWindow.value);
+    if (!ctx.ok) {
+      fail("The context window must be a whole number of tokens above 0, or empty for the model's default.");
+      contextWindow.focus();
+      return;
+    }
     const secret = key.value;
     key.value = "";
     const n = name.value.trim();
-    const r = await commands.addProvider(n, kind.value, baseUrl.value.trim() || null, model.value.trim() || null);
+    const r = await commands.addProvider(n, kind.value, baseUrl.value.trim() || null, model.value.trim() || null, ctx.value);
     if (r.status === "error") return fail(r.error.message);
     if (secret.trim() !== "") {
       const k = await commands.setProviderKey(n, secret);
@@ -98,6 +116,7 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
     name.value = "";
     baseUrl.value = "";
     model.value = "";
+    contextWindow.value = "";
     pickKind();
     changed();
   });

@@ -19,6 +19,8 @@ export interface ToolCard {
   setStatus(s: ToolStatus): void;
   setProgress(p: Progress): void;
   setResult(isError: boolean, text: string, durationMs: number | null): void;
+  /** The person changed the arguments before approving: show what actually ran. */
+  setEdited(args: string): void;
 }
 
 /** A card for the call `name` (the model's name for it; `server`/`tool` when it resolves). */
@@ -27,10 +29,12 @@ export function toolCard(name: string, args: string, server?: string | null, too
   const duration = h("span", { class: "tc-duration hint" });
   const progress = h("div", { class: "tc-progress" });
   const result = h("div", { class: "tc-result" });
+  const edited = h("div", { class: "tool-edited", hidden: true });
   const title = server && tool ? `${server} › ${tool}` : name;
   const el = h("div", { class: "tool-card" },
     h("div", { class: "tc-head" }, h("span", { class: "tc-icon", "aria-hidden": "true" }, "⚙"), h("strong", { class: "tc-name" }, title), status, duration),
     h("details", { class: "tc-args" }, h("summary", {}, "Arguments"), h("pre", {}, args)),
+    edited,
     progress,
     result,
   );
@@ -45,6 +49,11 @@ export function toolCard(name: string, args: string, server?: string | null, too
     el,
     setStatus,
     setProgress: (p) => progress.replaceChildren(renderProgress(p)),
+    setEdited: (a) => {
+      el.dataset.edited = "true";
+      edited.hidden = false;
+      edited.replaceChildren(h("p", { class: "tool-edited-note" }, "Run with your edited arguments"), h("pre", {}, a));
+    },
     setResult: (isError, text, durationMs) => {
       setStatus(isError ? "error" : "done");
       if (durationMs !== null) duration.textContent = durationMs < 1000 ? `${Math.round(durationMs)} ms` : `${(durationMs / 1000).toFixed(1)} s`;
