@@ -17,6 +17,9 @@ const COMMANDS: &[&str] = &[
     "server_logs",
     "catalog",
     "set_tool_enabled",
+    "pin_review",
+    "approve_pin_changes",
+    "tool_findings",
     "update_server",
     "server_form",
     "run_tool",
@@ -42,8 +45,17 @@ const COMMANDS: &[&str] = &[
     "search_conversations",
     "conversation_info",
     "fork_conversation",
+    "policy_rules",
+    "remove_policy_rule",
+    "reset_grants",
+    "export_policy",
+    "import_policy",
+    "server_tags",
+    "set_server_tags",
     "send_message",
     "cancel_chat",
+    "audit_entries",
+    "verify_audit",
 ];
 
 fn main() {

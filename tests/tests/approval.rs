@@ -201,6 +201,7 @@ async fn edited_arguments_are_checked_then_sent_instead() {
             nonce.as_str(),
             Answer::Allow {
                 arguments: Some(json!({"text": 7}).as_object().unwrap().clone()),
+                scope: Default::default(),
             },
         )
         .await;
@@ -215,6 +216,7 @@ async fn edited_arguments_are_checked_then_sent_instead() {
         nonce.as_str(),
         Answer::Allow {
             arguments: Some(args("from the person")),
+            scope: Default::default(),
         },
     )
     .await

@@ -62,6 +62,21 @@ async fn list_changed_refreshes_the_catalog() {
         .await,
         "late_tool never appeared"
     );
+    // A tool that appears later is held until the person approves it (TD-02).
+    let r = host
+        .call_tool(
+            &tref("live", "late_tool"),
+            Default::default(),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(
+        matches!(r, Err(switchboard_core::host::HostError::Held { .. })),
+        "{r:?}"
+    );
+    host.approve_pin_changes(&sid("live"), Some(vec!["late_tool".into()]))
+        .await
+        .unwrap();
     let r = host
         .call_tool(
             &tref("live", "late_tool"),

@@ -27,25 +27,34 @@ fn next(state: &mut u64) -> u64 {
 }
 
 async fn user_texts(store: &Store) -> (BTreeSet<String>, usize, usize) {
-    let page = store
-        .list_conversations(&ConversationQuery {
-            filter: ArchiveFilter::All,
-            limit: 500,
-            after: None,
-        })
-        .await
-        .unwrap();
     let (mut users, mut incomplete, mut interrupted) = (BTreeSet::new(), 0, 0);
-    for c in page.items {
-        for m in store.load_history(&c.conversation.id).await.unwrap() {
-            if m.message.role == Role::User {
-                users.insert(m.message.text());
+    // Every page: a long run makes more conversations than one page holds (found at kill 541
+    // of a 1,000-kill run, when the oldest conversation fell off a single 500-item page).
+    let mut after = None;
+    loop {
+        let page = store
+            .list_conversations(&ConversationQuery {
+                filter: ArchiveFilter::All,
+                limit: 500,
+                after,
+            })
+            .await
+            .unwrap();
+        for c in page.items {
+            for m in store.load_history(&c.conversation.id).await.unwrap() {
+                if m.message.role == Role::User {
+                    users.insert(m.message.text());
+                }
+                match m.status {
+                    MessageStatus::Incomplete => incomplete += 1,
+                    MessageStatus::Interrupted => interrupted += 1,
+                    _ => {}
+                }
             }
-            match m.status {
-                MessageStatus::Incomplete => incomplete += 1,
-                MessageStatus::Interrupted => interrupted += 1,
-                _ => {}
-            }
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
         }
     }
     (users, incomplete, interrupted)

@@ -15,9 +15,19 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "answer": "object",
     "nonce": "string"
   },
+  "approve_pin_changes": {
+    "names": "object?",
+    "server": "string",
+    "surface": "string"
+  },
   "approve_server": {
     "fingerprint": "string",
     "name": "string"
+  },
+  "audit_entries": {
+    "beforeId": "string?",
+    "limit": "number?",
+    "search": "string?"
   },
   "cancel_chat": {
     "runId": "string"
@@ -44,6 +54,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "export_config": {
     "format": "string"
   },
+  "export_policy": {},
   "fork_conversation": {
     "at": "string",
     "id": "string",
@@ -58,6 +69,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "format": "string?",
     "text": "string"
   },
+  "import_policy": {
+    "text": "string"
+  },
   "import_preview": {
     "format": "string?",
     "text": "string"
@@ -69,10 +83,17 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "id": "string"
   },
   "pending_approvals": {},
+  "pin_review": {
+    "server": "string"
+  },
+  "policy_rules": {},
   "provider_kinds": {},
   "read_resource": {
     "server": "string",
     "uri": "string"
+  },
+  "remove_policy_rule": {
+    "id": "string"
   },
   "remove_provider": {
     "name": "string"
@@ -84,6 +105,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "id": "string",
     "title": "string"
   },
+  "reset_grants": {},
   "run_tool": {
     "argsJson": "string",
     "onProgress": "channel",
@@ -109,6 +131,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "server_logs": {
     "name": "string"
   },
+  "server_tags": {
+    "server": "string"
+  },
   "set_provider_key": {
     "key": "string",
     "name": "string"
@@ -116,6 +141,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "set_server_enabled": {
     "enabled": "boolean",
     "name": "string"
+  },
+  "set_server_tags": {
+    "server": "string",
+    "tags": "object"
   },
   "set_tool_enabled": {
     "enabled": "boolean",
@@ -128,10 +157,15 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "stop_server": {
     "name": "string"
   },
+  "tool_findings": {
+    "server": "string",
+    "tool": "string"
+  },
   "trust_view": {
     "name": "string"
   },
   "update_server": {
     "request": "object"
-  }
+  },
+  "verify_audit": {}
 };

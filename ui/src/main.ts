@@ -8,6 +8,8 @@ import { mountPrompts } from "./features/context/prompts";
 import { mountResources } from "./features/context/resources";
 import { mountServers } from "./features/servers/page";
 import { mountApprovals } from "./features/approvals/dialog";
+import { mountAudit } from "./features/audit/page";
+import { mountPolicy } from "./features/policy/page";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
@@ -15,6 +17,8 @@ const pages = {
   tools: { label: "Tools", mount: mountCatalog },
   resources: { label: "Resources", mount: mountResources },
   prompts: { label: "Prompts", mount: mountPrompts },
+  audit: { label: "Audit", mount: mountAudit },
+  policy: { label: "Policy", mount: mountPolicy },
 } as const;
 type Page = keyof typeof pages;
 const order = Object.keys(pages) as Page[];

@@ -211,7 +211,7 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
         ),
         (
             "answer_approval",
-            json!({"nonce": long, "answer": {"kind": "allow", "arguments": null}}),
+            json!({"nonce": long, "answer": {"kind": "allow", "arguments": null, "scope": "once"}}),
         ),
         (
             "run_tool",
@@ -251,6 +251,12 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
             "set_tool_enabled",
             json!({"server": "local", "tool": long, "enabled": false}),
         ),
+        ("pin_review", json!({"server": bidi})),
+        (
+            "approve_pin_changes",
+            json!({"server": "local", "names": [long], "surface": "x"}),
+        ),
+        ("tool_findings", json!({"server": "local", "tool": long})),
     ];
     for (cmd, args) in cases {
         let shown = format!(

@@ -26,6 +26,12 @@ pub struct ToolDto {
     pub hints: Vec<String>,
     /// Whether the user allows it to be used.
     pub enabled: bool,
+    /// Hygiene flags on its texts (TD-04): hidden characters, injection phrases, sensitive
+    /// paths, other servers' tool names.
+    pub findings: Vec<super::pins::FindingDto>,
+    /// Why it is held for review (new or changed since approved, TD-02); it is then not
+    /// offered to models and cannot run until approved.
+    pub held: Option<String>,
     /// An icon the web view may show: only an inline `data:` PNG, JPEG, GIF or WebP of at most
     /// 64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would
     /// tell a third party when the catalog is opened).
@@ -73,12 +79,19 @@ fn pretty(v: &serde_json::Value) -> String {
 pub async fn catalog(host: State<'_, Host>) -> Result<Vec<ServerToolsDto>, IpcError> {
     let mut out = Vec::new();
     for c in host.catalogs().await? {
+        let flags: std::collections::HashMap<String, _> = host
+            .tool_findings(&c.server)
+            .await?
+            .into_iter()
+            .map(|f| (f.tool.clone(), f))
+            .collect();
         let tools = c
             .catalog
             .tools
             .iter()
             .map(|t| {
                 let hints = t.claimed_hints();
+                let flag = flags.get(&t.name);
                 ToolDto {
                     name: t.name.clone(),
                     title: t
@@ -90,6 +103,10 @@ pub async fn catalog(host: State<'_, Host>) -> Result<Vec<ServerToolsDto>, IpcEr
                     output_schema: t.output_schema.as_ref().map(pretty),
                     hints,
                     enabled: !c.disabled_tools.contains(&t.name),
+                    findings: flag
+                        .map(|f| f.findings.iter().map(Into::into).collect())
+                        .unwrap_or_default(),
+                    held: flag.and_then(|f| f.held).map(super::pins::held_label),
                     icon: inline_icon(&t.icons),
                 }
             })

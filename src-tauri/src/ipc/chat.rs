@@ -158,6 +158,7 @@ impl From<ChatEvent> for ChatEventDto {
             ChatEvent::ToolRunning {
                 call_id,
                 edited_arguments,
+                ..
             } => Self::ToolRunning {
                 call_id,
                 edited_arguments: edited_arguments

@@ -37,10 +37,12 @@ impl HostChanged {
                 kind: ChangeKind::Status,
                 server: Some(server.to_string()),
             }),
-            HostEvent::CatalogChanged { server } => Some(Self {
-                kind: ChangeKind::Catalog,
-                server: Some(server.to_string()),
-            }),
+            HostEvent::CatalogChanged { server } | HostEvent::PinReview { server, .. } => {
+                Some(Self {
+                    kind: ChangeKind::Catalog,
+                    server: Some(server.to_string()),
+                })
+            }
             HostEvent::ServersChanged => Some(Self {
                 kind: ChangeKind::Servers,
                 server: None,

@@ -10,6 +10,7 @@
 mod allowlist;
 #[cfg(test)]
 mod audit;
+pub mod audit_log;
 pub mod catalog;
 pub mod chat;
 pub mod content;
@@ -17,6 +18,8 @@ pub mod conversations;
 pub mod events;
 pub mod form;
 pub mod history;
+pub mod pins;
+pub mod policy;
 pub mod providers;
 pub mod resources;
 pub mod run;
@@ -72,7 +75,9 @@ impl From<HostError> for IpcError {
             HostError::Spec(_) | HostError::ServerExists(_) | HostError::Import(_) => {
                 ErrorCode::Invalid
             }
-            HostError::TrustRace(_) => ErrorCode::NeedsTrust,
+            HostError::TrustRace(_) | HostError::Held { .. } | HostError::PinRace(_) => {
+                ErrorCode::NeedsTrust
+            }
             HostError::Secret(_) => ErrorCode::Keyring,
             HostError::Mcp(switchboard_core::mcp::McpError::NotRunning { .. }) => {
                 ErrorCode::NotRunning
@@ -112,6 +117,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             servers::server_logs,
             catalog::catalog,
             catalog::set_tool_enabled,
+            pins::pin_review,
+            pins::approve_pin_changes,
+            pins::tool_findings,
             form::update_server,
             form::server_form,
             run::run_tool,
@@ -137,8 +145,17 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             conversations::search_conversations,
             history::conversation_info,
             history::fork_conversation,
+            policy::policy_rules,
+            policy::remove_policy_rule,
+            policy::reset_grants,
+            policy::export_policy,
+            policy::import_policy,
+            policy::server_tags,
+            policy::set_server_tags,
             chat::send_message,
             chat::cancel_chat,
+            audit_log::audit_entries,
+            audit_log::verify_audit,
         ])
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::approval::{Answer, ApprovalRequest, Origin};
+use switchboard_core::approval::{Answer, ApprovalRequest, Origin, Scope};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use tauri::ipc::Channel;
@@ -152,6 +152,10 @@ pub struct ApprovalDto {
     pub conversation: Option<String>,
     /// Hints the server claims (never trusted).
     pub hints: Vec<String>,
+    /// Why it is asked (the policy's reason).
+    pub reason: String,
+    /// A warning to show prominently (the lethal-trifecta guard).
+    pub warning: Option<String>,
     /// When it was asked, ms since the Unix epoch.
     pub requested_at_ms: f64,
 }
@@ -170,6 +174,8 @@ impl From<ApprovalRequest> for ApprovalDto {
             origin: origin.into(),
             conversation,
             hints: r.hints,
+            reason: r.reason,
+            warning: r.warning,
             requested_at_ms: r.requested_at_ms as f64,
         }
     }
@@ -185,6 +191,28 @@ pub fn pending_approvals(host: State<'_, Host>) -> Vec<ApprovalDto> {
         .collect()
 }
 
+/// How far an "allow" reaches (AP-02).
+#[derive(Clone, Copy, Debug, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ScopeDto {
+    /// This call only.
+    Once,
+    /// Calls of this tool in this conversation.
+    Conversation,
+    /// Calls of this tool anywhere, until revoked or the tool changes.
+    Always,
+}
+
+impl From<ScopeDto> for Scope {
+    fn from(s: ScopeDto) -> Self {
+        match s {
+            ScopeDto::Once => Self::Once,
+            ScopeDto::Conversation => Self::Conversation,
+            ScopeDto::Always => Self::Always,
+        }
+    }
+}
+
 /// How the person answered a pending call.
 #[derive(Clone, Debug, Deserialize, Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -193,6 +221,8 @@ pub enum ApprovalAnswerDto {
     Allow {
         /// The edited arguments (a JSON object as text).
         arguments: Option<String>,
+        /// Whether later calls of the tool are allowed too.
+        scope: ScopeDto,
     },
     /// Don't run it; `reason` goes to the model.
     Deny {
@@ -213,9 +243,16 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
             message,
         };
         Ok(match a {
-            ApprovalAnswerDto::Allow { arguments: None } => Answer::ALLOW,
+            ApprovalAnswerDto::Allow {
+                arguments: None,
+                scope,
+            } => Answer::Allow {
+                arguments: None,
+                scope: scope.into(),
+            },
             ApprovalAnswerDto::Allow {
                 arguments: Some(text),
+                scope,
             } => {
                 if text.len() > EDITED_MAX {
                     return Err(invalid("the edited arguments are larger than 1 MB".into()));
@@ -223,6 +260,7 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
                 match serde_json::from_str::<serde_json::Value>(&text) {
                     Ok(serde_json::Value::Object(map)) => Answer::Allow {
                         arguments: Some(map),
+                        scope: scope.into(),
                     },
                     Ok(_) => return Err(invalid("the arguments must be a JSON object".into())),
                     Err(e) => {

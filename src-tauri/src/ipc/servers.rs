@@ -95,6 +95,9 @@ pub struct ServerRow {
     pub status: StatusDto,
     /// Secrets it refers to that the keyring does not hold (names only; SE-05).
     pub missing_secrets: Vec<String>,
+    /// Tools, instructions, prompts or templates new or changed since approved, waiting for
+    /// review (TD-02; see `pin_review`).
+    pub review: u32,
 }
 
 /// Approval state of a launch plan.
@@ -167,6 +170,7 @@ pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcEr
             trust,
             status: (&v.status).into(),
             missing_secrets,
+            review: u32::try_from(host.held_tools(&v.spec.id).await?.len()).unwrap_or(u32::MAX),
         });
     }
     Ok(rows)

@@ -49,6 +49,10 @@
 //! | `trigger_list_changed` | adds `late_tool` to the list, sends `notifications/tools/list_changed` |
 //! | `gen_0000`.. | `--tools N` generated echo tools |
 //! | `late_tool` | exists only after `trigger_list_changed` |
+//! | `exfiltrate {text}` | `rug-new-tool`: appears after the first tool call; echoes |
+//! | `poisoned_add {a, b}` | `poisoned`: adds, but its description hides an injection (zero-width, bidi, tag characters, `<IMPORTANT>`, `~/.ssh/id_rsa`, "do not tell the user") |
+//! | `lying_write {path}` | `poisoned`: claims `readOnlyHint: true` and writes the file at `path` |
+//! | `bloated` | `oversize`: a 9 KiB description (over the 8 KiB cap) |
 //!
 //! Bad tool arguments give an `isError` result; an unknown tool gives `-32602`.
 //!
@@ -68,6 +72,8 @@
 //! - `--pid-file PATH`: write our pid, then any `fork-grandchild` pids, one per line.
 //! - `--stderr-banner TEXT`: write TEXT to stderr at startup; `\e`, `\x1b`, `\n`, `\t` in TEXT
 //!   are unescaped so shell users can pass ANSI colours.
+//! - `--state-file PATH`: count starts in PATH; `rug-restart` and `rug-instructions` change
+//!   the surface from the second start on.
 //! - `--record FILE`: append every received stdin line (raw, newline-terminated) to FILE before it
 //!   is handled.
 //! - `--help`: print usage.
@@ -93,6 +99,17 @@
 //!   notifications as fast as possible; each `tools/list` prints `tools-list-count <n>` to stderr.
 //! - `slow-init[=MS]`: like `--init-delay-ms` (default 2000 ms; the flag wins).
 //! - `banner`: three non-JSON lines on stdout before anything else.
+//!
+//! Rug pulls and poisoned tools (TD-01, TD-02, TD-04):
+//! - `rug-description`: after the first tool call, `echo`'s description changes and
+//!   `notifications/tools/list_changed` is sent.
+//! - `rug-param`: the same, but only the description of `echo`'s `text` parameter changes.
+//! - `rug-new-tool`: after the first tool call, `exfiltrate` appears (list_changed sent).
+//! - `rug-restart`: from the second start on (needs `--state-file`), `echo`'s description differs;
+//!   the first run looks normal.
+//! - `rug-instructions`: from the second start on (needs `--state-file`), the instructions differ.
+//! - `poisoned`: adds `poisoned_add` and `lying_write` (see the tools table).
+//! - `oversize`: adds `bloated` with a description over the 8 KiB cap.
 
 #[path = "../fake/mod.rs"]
 mod fake;

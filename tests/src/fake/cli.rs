@@ -11,7 +11,8 @@ usage: fake-mcp-server [FLAGS]
   --mode NAME[,NAME...]   misbehaviour modes (repeatable): crash-on-init, exit-after-init,
                           never-answer, never-init, garbage-stdout, huge-line, stderr-flood,
                           fork-grandchild, ignore-sigterm, list-changed-storm,
-                          slow-init[=MS], banner
+                          slow-init[=MS], banner, rug-description, rug-param,
+                          rug-new-tool, rug-restart, rug-instructions, poisoned, oversize
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
@@ -23,6 +24,7 @@ usage: fake-mcp-server [FLAGS]
   --pid-file PATH         write own pid (and fork-grandchild pids) there, one per line
   --stderr-banner TEXT    write TEXT to stderr at startup (\\e, \\x1b and \\n are unescaped)
   --record FILE           append every received stdin line to FILE
+  --state-file PATH       count starts in PATH (rug-restart, rug-instructions change from the 2nd)
   --help                  print this help";
 
 /// Default delay of `--mode slow-init` without `=MS` or `--init-delay-ms`.
@@ -42,6 +44,20 @@ pub struct Modes {
     pub ignore_sigterm: bool,
     pub list_changed_storm: bool,
     pub banner: bool,
+    /// After the first tool call, `echo`'s description changes (+ list_changed).
+    pub rug_description: bool,
+    /// After the first tool call, only the description of `echo`'s `text` parameter changes.
+    pub rug_param: bool,
+    /// After the first tool call, a new tool `exfiltrate` appears (+ list_changed).
+    pub rug_new_tool: bool,
+    /// From the second start on (`--state-file`), `echo`'s description differs.
+    pub rug_restart: bool,
+    /// From the second start on (`--state-file`), the instructions differ.
+    pub rug_instructions: bool,
+    /// Adds `poisoned_add` (a poisoned description) and `lying_write` (claims read-only, writes).
+    pub poisoned: bool,
+    /// Adds `bloated`, whose description is over the 8 KiB cap.
+    pub oversize: bool,
 }
 
 /// Parsed command line.
@@ -61,6 +77,7 @@ pub struct Config {
     pub pid_file: Option<PathBuf>,
     pub stderr_banner: Option<String>,
     pub record: Option<PathBuf>,
+    pub state_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -79,6 +96,7 @@ impl Default for Config {
             pid_file: None,
             stderr_banner: None,
             record: None,
+            state_file: None,
         }
     }
 }
@@ -110,6 +128,13 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "ignore-sigterm" => m.ignore_sigterm = true,
         "list-changed-storm" => m.list_changed_storm = true,
         "banner" => m.banner = true,
+        "rug-description" => m.rug_description = true,
+        "rug-param" => m.rug_param = true,
+        "rug-new-tool" => m.rug_new_tool = true,
+        "rug-restart" => m.rug_restart = true,
+        "rug-instructions" => m.rug_instructions = true,
+        "poisoned" => m.poisoned = true,
+        "oversize" => m.oversize = true,
         "slow-init" => *slow_init = Some(DEFAULT_SLOW_INIT_MS),
         other => match other.strip_prefix("slow-init=") {
             Some(ms) => *slow_init = Some(number("--mode slow-init", ms)?),
@@ -172,6 +197,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> 
             "--pid-file" => cfg.pid_file = Some(PathBuf::from(value()?)),
             "--stderr-banner" => cfg.stderr_banner = Some(unescape(&value()?)),
             "--record" => cfg.record = Some(PathBuf::from(value()?)),
+            "--state-file" => cfg.state_file = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument: {other:?} (see --help)")),
         }
     }

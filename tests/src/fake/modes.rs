@@ -128,6 +128,20 @@ pub fn write_pid_file(path: &Path, descendants: &Descendants) {
     }
 }
 
+/// `--state-file`: counts this start in the file and returns which start it is (1-based);
+/// 1 without a file. Rug pulls that show only after a restart key off it.
+pub fn count_start(path: Option<&Path>) -> u64 {
+    let Some(path) = path else { return 1 };
+    let before: u64 = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if let Err(e) = std::fs::write(path, format!("{}\n", before + 1)) {
+        elog!("cannot write state file {}: {e}", path.display());
+    }
+    before + 1
+}
+
 /// `--mode ignore-sigterm`: SIGTERM no longer terminates the process.
 #[allow(unsafe_code)]
 pub fn ignore_sigterm() {

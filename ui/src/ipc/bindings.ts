@@ -34,6 +34,15 @@ export const commands = {
 	catalog: () => typedError<ServerToolsDto_Serialize[], IpcError>(__TAURI_INVOKE("catalog")),
 	/**  Switches one tool on or off. */
 	setToolEnabled: (server: string, tool: string, enabled: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_tool_enabled", { server, tool, enabled })),
+	/**  What changed on a server since its tools were approved. */
+	pinReview: (server: string) => typedError<PinReviewDto_Serialize, IpcError>(__TAURI_INVOKE("pin_review", { server })),
+	/**
+	 *  Approves the reviewed changes: all of them (`names` absent) or those tools, prompts and
+	 *  templates. Returns how many items were approved.
+	 */
+	approvePinChanges: (server: string, names: string[] | null, surface: string) => typedError<number, IpcError>(__TAURI_INVOKE("approve_pin_changes", { server, names, surface })),
+	/**  The hygiene findings of one tool (for the approval prompt). */
+	toolFindings: (server: string, tool: string) => typedError<FindingDto[], IpcError>(__TAURI_INVOKE("tool_findings", { server, tool })),
 	/**
 	 *  Saves an edited server. The name cannot change. A changed launch voids its approval, so a
 	 *  local server waits for the trust dialog again.
@@ -97,6 +106,20 @@ export const commands = {
 	conversationInfo: (id: string) => typedError<ConversationInfoDto_Serialize, IpcError>(__TAURI_INVOKE("conversation_info", { id })),
 	/**  Copies `id` up to message `at` into a new conversation; returns the new id. */
 	forkConversation: (id: string, at: string, title: string | null) => typedError<string, IpcError>(__TAURI_INVOKE("fork_conversation", { id, at, title })),
+	/**  Every rule and grant, in order. */
+	policyRules: () => typedError<RuleDto_Serialize[], IpcError>(__TAURI_INVOKE("policy_rules")),
+	/**  Removes a rule or revokes a grant. */
+	removePolicyRule: (id: string) => typedError<null, IpcError>(__TAURI_INVOKE("remove_policy_rule", { id })),
+	/**  Revokes every grant; returns how many there were. */
+	resetGrants: () => typedError<number | null, IpcError>(__TAURI_INVOKE("reset_grants")),
+	/**  The policy as TOML, for the editor. */
+	exportPolicy: () => typedError<string, IpcError>(__TAURI_INVOKE("export_policy")),
+	/**  Replaces the user rules with those of `text` (TOML); grants stay. Returns how many rules. */
+	importPolicy: (text: string) => typedError<number | null, IpcError>(__TAURI_INVOKE("import_policy", { text })),
+	/**  A server's tags. */
+	serverTags: (server: string) => typedError<string[], IpcError>(__TAURI_INVOKE("server_tags", { server })),
+	/**  Replaces a server's tags (`trusted`, `private-data`, `untrusted-content`, `external`). */
+	setServerTags: (server: string, tags: string[]) => typedError<null, IpcError>(__TAURI_INVOKE("set_server_tags", { server, tags })),
 	/**
 	 *  Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
 	 *  message, an edit of an earlier one, or a regenerated answer. Its events arrive on
@@ -105,6 +128,13 @@ export const commands = {
 	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, onEvent })),
 	/**  Stops a turn started by `send_message`. Returns whether such a turn was going. */
 	cancelChat: (runId: string) => __TAURI_INVOKE<boolean>("cancel_chat", { runId }),
+	/**
+	 *  A page of audit entries, newest first: those matching `search` (kind, server, tool, actor,
+	 *  details), older than `before_id`, at most `limit` (default 100, at most 500).
+	 */
+	auditEntries: (search: string | null, beforeId: string | null, limit: number | null) => typedError<AuditPageDto_Serialize, IpcError>(__TAURI_INVOKE("audit_entries", { search, beforeId, limit })),
+	/**  Recomputes the audit log's hash chain and reports the first edited or deleted entry. */
+	verifyAudit: () => typedError<AuditVerifyDto_Serialize, IpcError>(__TAURI_INVOKE("verify_audit")),
 };
 
 /** Events */
@@ -144,7 +174,9 @@ export type ApprovalAnswerDto_Deserialize =
 /**  Run it; `arguments` is the edited arguments as JSON text, when the person changed them. */
 { kind: "allow"; 
 /**  The edited arguments (a JSON object as text). */
-arguments?: string | null } | 
+arguments?: string | null; 
+/**  Whether later calls of the tool are allowed too. */
+scope: ScopeDto } | 
 /**  Don't run it; `reason` goes to the model. */
 { kind: "deny"; 
 /**  Why, in the person's words. */
@@ -155,7 +187,9 @@ export type ApprovalAnswerDto_Serialize =
 /**  Run it; `arguments` is the edited arguments as JSON text, when the person changed them. */
 { kind: "allow"; 
 /**  The edited arguments (a JSON object as text). */
-arguments: string | null } | 
+arguments: string | null; 
+/**  Whether later calls of the tool are allowed too. */
+scope: ScopeDto } | 
 /**  Don't run it; `reason` goes to the model. */
 { kind: "deny"; 
 /**  Why, in the person's words. */
@@ -180,6 +214,10 @@ export type ApprovalDto_Deserialize = {
 	conversation?: string | null,
 	/**  Hints the server claims (never trusted). */
 	hints: string[],
+	/**  Why it is asked (the policy's reason). */
+	reason: string,
+	/**  A warning to show prominently (the lethal-trifecta guard). */
+	warning?: string | null,
 	/**  When it was asked, ms since the Unix epoch. */
 	requested_at_ms: number | null,
 };
@@ -200,8 +238,158 @@ export type ApprovalDto_Serialize = {
 	conversation: string | null,
 	/**  Hints the server claims (never trusted). */
 	hints: string[],
+	/**  Why it is asked (the policy's reason). */
+	reason: string,
+	/**  A warning to show prominently (the lethal-trifecta guard). */
+	warning: string | null,
 	/**  When it was asked, ms since the Unix epoch. */
 	requested_at_ms: number | null,
+};
+
+/**  One audit entry. Every text field is shown as text. */
+export type AuditEntryDto = AuditEntryDto_Serialize | AuditEntryDto_Deserialize;
+
+/**  One audit entry. Every text field is shown as text. */
+export type AuditEntryDto_Deserialize = {
+	/**  Its id (an integer, as text). */
+	id: string,
+	/**  When, ms since the Unix epoch. */
+	at_ms: number | null,
+	/**
+	 *  `proposed`, `decided`, `edited`, `started`, `finished`, `elicitation`, `sampling`,
+	 *  `grant`, `policy` or `pin`.
+	 */
+	kind: string,
+	/**  The server, when about one. */
+	server?: string | null,
+	/**  The tool, when about one. */
+	tool?: string | null,
+	/**  The conversation, when a model asked. */
+	conversation?: string | null,
+	/**  Links the entries of one call. */
+	call_ref?: string | null,
+	/**  Who or which rule: `user`, `model`, `system`, `policy:<rule>`, `grant:<id>`. */
+	actor: string,
+	/**  One line about it. */
+	summary: string,
+	/**  The full details, pretty-printed JSON (secrets already redacted). */
+	detail: string,
+	/**  The entry's hash in the chain. */
+	hash: string,
+};
+
+/**  One audit entry. Every text field is shown as text. */
+export type AuditEntryDto_Serialize = {
+	/**  Its id (an integer, as text). */
+	id: string,
+	/**  When, ms since the Unix epoch. */
+	at_ms: number | null,
+	/**
+	 *  `proposed`, `decided`, `edited`, `started`, `finished`, `elicitation`, `sampling`,
+	 *  `grant`, `policy` or `pin`.
+	 */
+	kind: string,
+	/**  The server, when about one. */
+	server: string | null,
+	/**  The tool, when about one. */
+	tool: string | null,
+	/**  The conversation, when a model asked. */
+	conversation: string | null,
+	/**  Links the entries of one call. */
+	call_ref: string | null,
+	/**  Who or which rule: `user`, `model`, `system`, `policy:<rule>`, `grant:<id>`. */
+	actor: string,
+	/**  One line about it. */
+	summary: string,
+	/**  The full details, pretty-printed JSON (secrets already redacted). */
+	detail: string,
+	/**  The entry's hash in the chain. */
+	hash: string,
+};
+
+/**  A page of entries. */
+export type AuditPageDto = AuditPageDto_Serialize | AuditPageDto_Deserialize;
+
+/**  A page of entries. */
+export type AuditPageDto_Deserialize = {
+	/**  Newest first. */
+	entries: AuditEntryDto_Deserialize[],
+	/**  Pass as `before_id` for the next page; `None` on the last page. */
+	next_before?: string | null,
+};
+
+/**  A page of entries. */
+export type AuditPageDto_Serialize = {
+	/**  Newest first. */
+	entries: AuditEntryDto_Serialize[],
+	/**  Pass as `before_id` for the next page; `None` on the last page. */
+	next_before: string | null,
+};
+
+/**  The result of checking the chain. */
+export type AuditVerifyDto = AuditVerifyDto_Serialize | AuditVerifyDto_Deserialize;
+
+/**  The result of checking the chain. */
+export type AuditVerifyDto_Deserialize = {
+	/**  Whether the chain is intact. */
+	ok: boolean,
+	/**  Entries checked. */
+	rows: number | null,
+	/**  The first entry that breaks the chain (its id, as text). */
+	first_bad?: string | null,
+	/**  What is wrong with it, in a sentence. */
+	problem?: string | null,
+	/**  The last entry's hash, when intact. */
+	head?: string | null,
+};
+
+/**  The result of checking the chain. */
+export type AuditVerifyDto_Serialize = {
+	/**  Whether the chain is intact. */
+	ok: boolean,
+	/**  Entries checked. */
+	rows: number | null,
+	/**  The first entry that breaks the chain (its id, as text). */
+	first_bad: string | null,
+	/**  What is wrong with it, in a sentence. */
+	problem: string | null,
+	/**  The last entry's hash, when intact. */
+	head: string | null,
+};
+
+/**  One item to review. */
+export type ChangeDto = ChangeDto_Serialize | ChangeDto_Deserialize;
+
+/**  One item to review. */
+export type ChangeDto_Deserialize = {
+	/**  Its kind. */
+	kind: ItemKindDto,
+	/**  Its name (empty for instructions), hidden characters made visible. */
+	name: string,
+	/**  The name to approve it by (exactly as the server sent it). */
+	key: string,
+	/**  Added, changed or removed. */
+	status: ChangeStatus,
+	/**  What differs. */
+	fields: FieldChangeDto_Deserialize[],
+	/**  Flags on its new text. */
+	findings: FindingDto[],
+};
+
+/**  One item to review. */
+export type ChangeDto_Serialize = {
+	/**  Its kind. */
+	kind: ItemKindDto,
+	/**  Its name (empty for instructions), hidden characters made visible. */
+	name: string,
+	/**  The name to approve it by (exactly as the server sent it). */
+	key: string,
+	/**  Added, changed or removed. */
+	status: ChangeStatus,
+	/**  What differs. */
+	fields: FieldChangeDto_Serialize[],
+	/**  Flags on its new text. */
+	findings: FindingDto[],
 };
 
 /**  What changed. */
@@ -214,6 +402,15 @@ export type ChangeKind =
 "servers" | 
 /**  Tool calls waiting for approval. */
 "approvals";
+
+/**  How an item differs from what was approved. */
+export type ChangeStatus = 
+/**  Not approved before. */
+"added" | 
+/**  Its definition differs. */
+"changed" | 
+/**  Gone from the server. */
+"removed";
 
 /**  One step of a turn, as the chat view shows it. All text is untrusted. */
 export type ChatEventDto = ChatEventDto_Serialize | ChatEventDto_Deserialize;
@@ -565,6 +762,54 @@ export type ExportDto = {
 	notes: string[],
 };
 
+/**  One field, before and after, hidden characters made visible. */
+export type FieldChangeDto = FieldChangeDto_Serialize | FieldChangeDto_Deserialize;
+
+/**  One field, before and after, hidden characters made visible. */
+export type FieldChangeDto_Deserialize = {
+	/**  Which field, for a person ("description of parameter path"). */
+	label: string,
+	/**  As approved. */
+	before?: string | null,
+	/**  As now. */
+	after?: string | null,
+};
+
+/**  One field, before and after, hidden characters made visible. */
+export type FieldChangeDto_Serialize = {
+	/**  Which field, for a person ("description of parameter path"). */
+	label: string,
+	/**  As approved. */
+	before: string | null,
+	/**  As now. */
+	after: string | null,
+};
+
+/**  One flag on a tool's (or the instructions') text. */
+export type FindingDto = {
+	/**  Where (`description`, `inputSchema/properties/x/description`, ...). */
+	field: string,
+	/**  What kind. */
+	kind: FindingKindDto,
+	/**  One sentence for a person. */
+	message: string,
+	/**  The text around it, hidden characters made visible. */
+	excerpt: string,
+};
+
+/**  What kind of finding. */
+export type FindingKindDto = 
+/**  Hidden characters (ANSI, controls, bidi, zero-width, tags). */
+"hidden" | 
+/**  An instruction-like phrase. */
+"injection" | 
+/**  A path to secrets. */
+"sensitive_path" | 
+/**  Another server's tool named. */
+"shadowing" | 
+/**  Over a size cap. */
+"oversize";
+
 /**  One environment variable or header as the edit form shows it. */
 export type FormEntryDto = {
 	/**  Its name. */
@@ -666,6 +911,17 @@ export type IpcError = {
 	/**  What happened, for a person. */
 	message: string,
 };
+
+/**  What kind of item. */
+export type ItemKindDto = 
+/**  A tool. */
+"tool" | 
+/**  A prompt. */
+"prompt" | 
+/**  A resource template. */
+"resource_template" | 
+/**  The server's instructions. */
+"instructions";
 
 /**  A server's stderr tail and protocol trace: live when it runs here, else its last run's. */
 export type LogsDto = LogsDto_Serialize | LogsDto_Deserialize;
@@ -809,6 +1065,41 @@ call_id: string;
 is_error: boolean; 
 /**  Its text parts, joined. */
 text: string };
+
+/**  What a person reviews for one server. */
+export type PinReviewDto = PinReviewDto_Serialize | PinReviewDto_Deserialize;
+
+/**  What a person reviews for one server. */
+export type PinReviewDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Send this back when approving: an approval of a surface that changed since is refused. */
+	surface: string,
+	/**  Whether this is the running server's catalog (else the record of the last one seen). */
+	live: boolean,
+	/**  Whether the server's instructions changed (they are not sent to models until approved). */
+	instructions_changed: boolean,
+	/**  How many tools a server's first pin takes without review. */
+	first_pin_cap: number,
+	/**  Everything that differs. */
+	changes: ChangeDto_Deserialize[],
+};
+
+/**  What a person reviews for one server. */
+export type PinReviewDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Send this back when approving: an approval of a surface that changed since is refused. */
+	surface: string,
+	/**  Whether this is the running server's catalog (else the record of the last one seen). */
+	live: boolean,
+	/**  Whether the server's instructions changed (they are not sent to models until approved). */
+	instructions_changed: boolean,
+	/**  How many tools a server's first pin takes without review. */
+	first_pin_cap: number,
+	/**  Everything that differs. */
+	changes: ChangeDto_Serialize[],
+};
 
 /**  One server an import would add. */
 export type PreviewServerDto = {
@@ -1029,6 +1320,62 @@ export type ResourceDto_Serialize = {
 	size: number | null,
 };
 
+/**  One rule or grant, for display. */
+export type RuleDto = RuleDto_Serialize | RuleDto_Deserialize;
+
+/**  One rule or grant, for display. */
+export type RuleDto_Deserialize = {
+	/**  Its id. */
+	id: string,
+	/**  `allow`, `ask` or `deny`. */
+	effect: string,
+	/**  The server pattern. */
+	server: string,
+	/**  The tool pattern. */
+	tool: string,
+	/**  Its conditions and limit, in words (JSON of each condition). */
+	conditions: string[],
+	/**  "at most N per PERIOD", when limited. */
+	limit?: string | null,
+	/**  Why it exists. */
+	note?: string | null,
+	/**  Whether it is a grant made at an approval prompt. */
+	grant: boolean,
+	/**  For a conversation grant, the conversation. */
+	conversation?: string | null,
+};
+
+/**  One rule or grant, for display. */
+export type RuleDto_Serialize = {
+	/**  Its id. */
+	id: string,
+	/**  `allow`, `ask` or `deny`. */
+	effect: string,
+	/**  The server pattern. */
+	server: string,
+	/**  The tool pattern. */
+	tool: string,
+	/**  Its conditions and limit, in words (JSON of each condition). */
+	conditions: string[],
+	/**  "at most N per PERIOD", when limited. */
+	limit: string | null,
+	/**  Why it exists. */
+	note: string | null,
+	/**  Whether it is a grant made at an approval prompt. */
+	grant: boolean,
+	/**  For a conversation grant, the conversation. */
+	conversation: string | null,
+};
+
+/**  How far an "allow" reaches (AP-02). */
+export type ScopeDto = 
+/**  This call only. */
+"once" | 
+/**  Calls of this tool in this conversation. */
+"conversation" | 
+/**  Calls of this tool anywhere, until revoked or the tool changes. */
+"always";
+
 /**  One search hit. */
 export type SearchHitDto = {
 	/**  The conversation. */
@@ -1112,6 +1459,11 @@ export type ServerRow_Deserialize = {
 	status: StatusDto_Deserialize,
 	/**  Secrets it refers to that the keyring does not hold (names only; SE-05). */
 	missing_secrets: string[],
+	/**
+	 *  Tools, instructions, prompts or templates new or changed since approved, waiting for
+	 *  review (TD-02; see `pin_review`).
+	 */
+	review: number,
 };
 
 /**  One row of the servers page. */
@@ -1130,6 +1482,11 @@ export type ServerRow_Serialize = {
 	status: StatusDto_Serialize,
 	/**  Secrets it refers to that the keyring does not hold (names only; SE-05). */
 	missing_secrets: string[],
+	/**
+	 *  Tools, instructions, prompts or templates new or changed since approved, waiting for
+	 *  review (TD-02; see `pin_review`).
+	 */
+	review: number,
 };
 
 /**  The tools of one running server. */
@@ -1279,6 +1636,16 @@ export type ToolDto_Deserialize = {
 	/**  Whether the user allows it to be used. */
 	enabled: boolean,
 	/**
+	 *  Hygiene flags on its texts (TD-04): hidden characters, injection phrases, sensitive
+	 *  paths, other servers' tool names.
+	 */
+	findings: FindingDto[],
+	/**
+	 *  Why it is held for review (new or changed since approved, TD-02); it is then not
+	 *  offered to models and cannot run until approved.
+	 */
+	held?: string | null,
+	/**
 	 *  An icon the web view may show: only an inline `data:` PNG, JPEG, GIF or WebP of at most
 	 *  64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would
 	 *  tell a third party when the catalog is opened).
@@ -1302,6 +1669,16 @@ export type ToolDto_Serialize = {
 	hints: string[],
 	/**  Whether the user allows it to be used. */
 	enabled: boolean,
+	/**
+	 *  Hygiene flags on its texts (TD-04): hidden characters, injection phrases, sensitive
+	 *  paths, other servers' tool names.
+	 */
+	findings: FindingDto[],
+	/**
+	 *  Why it is held for review (new or changed since approved, TD-02); it is then not
+	 *  offered to models and cannot run until approved.
+	 */
+	held: string | null,
 	/**
 	 *  An icon the web view may show: only an inline `data:` PNG, JPEG, GIF or WebP of at most
 	 *  64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would

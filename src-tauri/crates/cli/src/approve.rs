@@ -1,9 +1,10 @@
 //! Answering the model's tool calls on the terminal during `switchboard chat`.
 //!
-//! Each request is shown on stderr with its full arguments (AP-01) and answered by one line
-//! from stdin: `y` runs it; `e` opens the arguments in `$VISUAL`/`$EDITOR` and asks again with
-//! the edited ones; `n REASON` refuses and tells the model why; anything else, or the end of
-//! input, refuses. Stdin is read one line at a time, only when an answer is wanted, so an
+//! Each request is shown on stderr with its full arguments and why it is asked (AP-01), and
+//! answered by one line from stdin: `y` runs it; `c` runs it and allows the tool for the rest
+//! of the conversation, `a` always (grants, AP-02); `e` opens the arguments in
+//! `$VISUAL`/`$EDITOR` and asks again with the edited ones; `n REASON` refuses and tells the
+//! model why; anything else, or the end of input, refuses. Stdin is read one line at a time, only when an answer is wanted, so an
 //! editor started in between has the terminal to itself.
 
 use std::collections::HashSet;
@@ -11,7 +12,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use switchboard_core::approval::{Answer, ApprovalRequest};
+use switchboard_core::approval::{Answer, ApprovalRequest, Scope};
 use switchboard_core::events::HostEvent;
 use switchboard_core::host::Host;
 use tokio::sync::mpsc;
@@ -22,7 +23,7 @@ use crate::output;
 /// One line typed in answer to a request.
 #[derive(Debug, PartialEq, Eq)]
 enum Reply {
-    Yes,
+    Yes(Scope),
     Edit,
     No(Option<String>),
 }
@@ -34,7 +35,9 @@ fn parse_reply(line: Option<&str>) -> Reply {
     };
     let lower = line.to_ascii_lowercase();
     match lower.as_str() {
-        "y" | "yes" => return Reply::Yes,
+        "y" | "yes" => return Reply::Yes(Scope::Once),
+        "c" | "conversation" => return Reply::Yes(Scope::Conversation),
+        "a" | "always" => return Reply::Yes(Scope::Always),
         "e" | "edit" => return Reply::Edit,
         _ => {}
     }
@@ -110,9 +113,13 @@ fn show(err: &mut impl Write, req: &ApprovalRequest, arguments: &Value, edited: 
     if !req.hints.is_empty() {
         let _ = writeln!(err, "(the server says: {})", req.hints.join(", "));
     }
+    let _ = writeln!(err, "(asked because {})", output::inert(&req.reason));
+    if let Some(w) = &req.warning {
+        let _ = writeln!(err, "WARNING: {}", output::inert(w));
+    }
     let _ = write!(
         err,
-        "Run it? [y/N/e(dit)] (or \"n REASON\" to tell the model why) "
+        "Run it? [y/N/e(dit)/c(onversation)/a(lways)] (or \"n REASON\" to tell the model why) "
     );
     let _ = err.flush();
 }
@@ -162,8 +169,9 @@ async fn answer_one(host: &Host, lines: &mut Lines, req: &ApprovalRequest) {
         show(&mut err, req, &arguments, edited.is_some());
         let line = lines.next().await;
         let answer = match parse_reply(line.as_deref()) {
-            Reply::Yes => Answer::Allow {
+            Reply::Yes(scope) => Answer::Allow {
                 arguments: edited.clone(),
+                scope,
             },
             Reply::No(reason) => Answer::Deny { reason },
             Reply::Edit => {
@@ -232,8 +240,10 @@ mod tests {
 
     #[test]
     fn replies() {
-        assert_eq!(parse_reply(Some("y\n")), Reply::Yes);
-        assert_eq!(parse_reply(Some(" YES ")), Reply::Yes);
+        assert_eq!(parse_reply(Some("y\n")), Reply::Yes(Scope::Once));
+        assert_eq!(parse_reply(Some(" YES ")), Reply::Yes(Scope::Once));
+        assert_eq!(parse_reply(Some("c")), Reply::Yes(Scope::Conversation));
+        assert_eq!(parse_reply(Some("always")), Reply::Yes(Scope::Always));
         assert_eq!(parse_reply(Some("e")), Reply::Edit);
         assert_eq!(parse_reply(Some("")), Reply::No(None));
         assert_eq!(parse_reply(None), Reply::No(None));

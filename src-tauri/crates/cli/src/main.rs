@@ -6,9 +6,12 @@
 //! whole process tree before exiting. Errors print one sentence with its cause and exit non-zero.
 
 mod approve;
+mod audit_cmds;
 mod catalog_cmds;
 mod chat_cmds;
 mod output;
+mod pin_cmds;
+mod policy_cmds;
 mod server_cmds;
 mod transfer_cmds;
 
@@ -68,6 +71,12 @@ enum Command {
     /// Past conversations: list, show, search, export.
     #[command(subcommand)]
     History(chat_cmds::HistoryCmd),
+    /// The audit log of tool calls and decisions: list, verify, export.
+    #[command(subcommand)]
+    Audit(audit_cmds::AuditCmd),
+    /// Approval rules and grants, and server tags.
+    #[command(subcommand)]
+    Policy(policy_cmds::PolicyCmd),
 }
 
 /// What every command gets.
@@ -134,6 +143,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Provider(c) => chat_cmds::provider(&ctx, c).await,
         Command::Chat(a) => chat_cmds::chat(&ctx, a).await,
         Command::History(c) => chat_cmds::history(&ctx, c).await,
+        Command::Audit(c) => audit_cmds::run(&ctx, c).await,
+        Command::Policy(c) => policy_cmds::run(&ctx, c).await,
     };
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;

@@ -38,6 +38,8 @@ pub enum ServerCmd {
     Trust(TrustArgs),
     /// Withdraw a server's approval.
     Untrust(NameArg),
+    /// Show what changed in a server's tools since they were approved, and approve it.
+    Review(crate::pin_cmds::ReviewArgs),
     /// Show the stderr tail and protocol trace of a server's last run.
     Logs(LogsArgs),
 }
@@ -158,6 +160,7 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Logs(l) => logs(ctx, l),
+        ServerCmd::Review(r) => crate::pin_cmds::review(ctx, r).await,
     }
 }
 

@@ -52,4 +52,12 @@ pub enum HostEvent {
     ServersChanged,
     /// A tool call started or stopped waiting for the user's approval.
     ApprovalsChanged,
+    /// What of a server's surface waits for review changed (TD-02): new or changed tools and
+    /// instructions held back, or an approval of them.
+    PinReview {
+        /// The server.
+        server: ServerId,
+        /// How many items wait now.
+        pending: usize,
+    },
 }

@@ -21,6 +21,8 @@ const req = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   origin: "manual",
   conversation: null,
   hints: ["destructive"],
+  reason: "no rule matches fs › write_file",
+  warning: null,
   requested_at_ms: 0,
   ...over,
 });
@@ -53,7 +55,7 @@ describe("approvalDialog", () => {
     expect(document.activeElement?.classList.contains("deny")).toBe(true);
     click(d, ".allow");
     click(d, ".deny");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "once" }]]);
     expect(d.isConnected).toBe(false);
   });
 
@@ -108,7 +110,7 @@ describe("approvalDialog", () => {
     expect(document.activeElement).toBe(t);
     t.value = '{ "path": "/tmp/y" }';
     click(d, ".allow");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{ "path": "/tmp/y" }' }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{ "path": "/tmp/y" }', scope: "once" }]]);
     expect(d.isConnected).toBe(false);
   });
 
@@ -117,7 +119,7 @@ describe("approvalDialog", () => {
     const d = approvalDialog(small(), answer);
     edit(d, '{"path":"/tmp/x"}');
     click(d, ".allow");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "once" }]]);
   });
 
   it("blocks arguments that are not a JSON object, locally", () => {
@@ -159,7 +161,7 @@ describe("approvalDialog", () => {
     (d.querySelector(".approval-args-edit") as HTMLTextAreaElement).value = '{"path": "5"}';
     click(d, ".allow");
     await flush();
-    expect(answer.mock.calls[1]).toEqual([{ kind: "allow", arguments: '{"path": "5"}' }]);
+    expect(answer.mock.calls[1]).toEqual([{ kind: "allow", arguments: '{"path": "5"}', scope: "once" }]);
     expect(d.isConnected).toBe(false);
   });
 });
@@ -192,7 +194,7 @@ describe("mountApprovals", () => {
     edit(d, '{"path": 1}');
     click(d, ".allow");
     await flush();
-    expect(m.answerApproval).toHaveBeenLastCalledWith("n1", { kind: "allow", arguments: '{"path": 1}' });
+    expect(m.answerApproval).toHaveBeenLastCalledWith("n1", { kind: "allow", arguments: '{"path": 1}', scope: "once" });
     expect(root.querySelector(".approval-dialog")).toBe(d);
     expect(d.querySelector(".approval-error")?.textContent).toBe("does not match the schema");
     (d.querySelector(".approval-reason") as HTMLInputElement).value = "fine, no";

@@ -1,39 +1,38 @@
 // The approval dialog (AP-01): every tool call, whether a person started it from the catalog or
 // a model asked for it, waits in Rust until this dialog answers its nonce. It shows the server,
-// the tool and the full arguments (scrollable, never truncated). The person may edit the
-// arguments before running, or say why not. "Don't run" has the focus; Escape or closing the
-// dialog means no, without a reason. One dialog at a time, oldest request first.
+// the tool, why the policy asks, the guard's warning and the full arguments (scrollable, never
+// truncated). The person may edit the arguments before running, or say why not. "Don't run" has
+// the focus; Escape or closing the dialog means no, without a reason. One dialog at a time,
+// oldest request first; when more wait, "Review all N" opens the batch review (AP-06).
 //
 // An answer can be refused by Rust (edited arguments that do not match the tool's schema): the
 // request then stays pending, so the dialog stays open with the reason shown and can be answered
 // again. It closes only once an answer was accepted.
 import { commands, events } from "../../ipc/bindings";
-import type { ApprovalAnswerDto_Deserialize, ApprovalDto } from "../../ipc/bindings";
+import type { ApprovalAnswerDto_Deserialize, ApprovalDto, ScopeDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { attachFindings } from "./findings";
+import { hintsLine, message, parseArguments, reasonLine, sameArguments, warningBox, whoAsks } from "./args";
+import { batchDialog, type BatchHandle } from "./batch";
+
+export { parseArguments } from "./args";
 
 /** Sends one answer; resolves to why it was refused, or null (or nothing) when accepted. */
 export type AnswerFn = (answer: ApprovalAnswerDto_Deserialize) => Promise<string | null | void> | string | null | void;
 
-/** Parses edited arguments: they must be one JSON object, as the tool's input is. */
-export function parseArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; why: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    return { ok: false, why: `the arguments are not valid JSON (${e instanceof Error ? e.message : String(e)})` };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, why: "the arguments must be a JSON object ({ … })" };
-  return { ok: true, value: value as Record<string, unknown> };
-}
-
-/** The same JSON value, whatever the whitespace; unparsable text compares as text. */
-function sameArguments(edited: Record<string, unknown>, original: string): boolean {
-  const o = parseArguments(original);
-  return o.ok && JSON.stringify(o.value) === JSON.stringify(edited);
+/** Shows "N more waiting" and "Review all N" when `total` (this request included) is above 1. */
+export function showQueue(dialog: HTMLElement, total: number): void {
+  const q = dialog.querySelector<HTMLElement>(".approval-queue");
+  if (!q) return;
+  q.hidden = total <= 1;
+  const more = q.querySelector(".approval-waiting");
+  const all = q.querySelector(".approval-review-all");
+  if (more) more.textContent = `${total - 1} more waiting`;
+  if (all) all.textContent = `Review all ${total}`;
 }
 
 /** Builds the dialog for one request; it closes once `answer` accepts an answer. */
-export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogElement {
+export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?: () => void): HTMLDialogElement {
   let answered = false;
   let inFlight = false;
   let editor: HTMLTextAreaElement | null = null;
@@ -46,14 +45,26 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogEl
     placeholder: "Reason (optional, sent to the model)", "aria-label": "Reason for not running it (optional, sent to the model)",
   });
   const deny = h("button", { type: "button", class: "deny", autofocus: true }, "Don't run");
-  const allow = h("button", { type: "button", class: "primary allow" }, "Run");
+  const allow = h("button", { type: "button", class: "primary allow", title: "Run this call only; ask again next time" }, "Run once");
+  const conversation = req.origin === "model"
+    ? h("button", { type: "button", class: "allow-conversation", title: "Run this call, and later calls of this tool in this conversation, without asking" }, "Allow in this conversation")
+    : null;
+  const always = h("button", {
+    type: "button", class: "allow-always",
+    title: "Run this call and later calls of this tool without asking. The grant is bound to the tool's current definition " +
+      "(it lapses if the server changes the tool) and can be revoked on the Policy page.",
+  }, "Always allow this tool");
+  const queue = h("div", { class: "approval-queue", hidden: true },
+    h("span", { class: "approval-waiting" }),
+    h("button", { type: "button", class: "approval-review-all", onclick: () => onReviewAll?.() }),
+  );
 
   const showError = (m: string | null) => {
     error.hidden = m === null;
     error.textContent = m ?? "";
   };
   const setBusy = (busy: boolean) => {
-    for (const b of [deny, allow, edit]) b.disabled = busy;
+    for (const b of [deny, allow, conversation, always, edit]) if (b) b.disabled = busy;
     dialog.setAttribute("aria-busy", String(busy));
   };
   const finish = () => {
@@ -84,10 +95,10 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogEl
     try {
       r = answer(a);
     } catch (e) {
-      return refused(e instanceof Error ? e.message : String(e));
+      return refused(message(e));
     }
     if (!(r instanceof Promise)) return settle(r);
-    r.then(settle, (e: unknown) => refused(e instanceof Error ? e.message : String(e)));
+    r.then(settle, (e: unknown) => refused(message(e)));
   };
 
   edit.addEventListener("click", () => {
@@ -103,7 +114,7 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogEl
     edit.hidden = true;
     editor.focus();
   });
-  allow.addEventListener("click", () => {
+  const allowWith = (scope: ScopeDto) => {
     let edited: string | null = null;
     if (editor) {
       const p = parseArguments(editor.value);
@@ -114,8 +125,11 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogEl
       }
       if (!sameArguments(p.value, req.arguments)) edited = editor.value;
     }
-    reply({ kind: "allow", arguments: edited });
-  });
+    reply({ kind: "allow", arguments: edited, scope });
+  };
+  allow.addEventListener("click", () => allowWith("once"));
+  conversation?.addEventListener("click", () => allowWith("conversation"));
+  always.addEventListener("click", () => allowWith("always"));
   const sayNo = () => reply({ kind: "deny", reason: reason.value.trim() || null });
   deny.addEventListener("click", sayNo);
   reason.addEventListener("keydown", (ev) => {
@@ -125,26 +139,26 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogEl
     }
   });
 
-  const who = req.origin === "model"
-    ? `The model asks to run this${req.conversation ? ` in conversation ${req.conversation}` : ""}.`
-    : "You asked to run this tool. Check the arguments before it runs.";
   const parts: (HTMLElement | null)[] = [
     h("h2", { id: "approval-title" }, `Run ${req.tool} on ${req.server}?`),
-    h("p", {}, who),
-    req.hints.length > 0
-      ? h("p", { class: "hint" }, `The server describes it as: ${req.hints.join(", ")}. That is its claim, not a guarantee.`)
-      : null,
+    queue,
+    h("p", {}, whoAsks(req)),
+    reasonLine(req),
+    hintsLine(req),
+    warningBox(req),
     h("div", { class: "approval-args-head" }, h("h3", {}, "Arguments"), edit),
     args,
     error,
-    h("div", { class: "actions approval-actions" }, reason, deny, allow),
+    h("div", { class: "actions approval-actions" }, reason, deny),
+    h("div", { class: "actions approval-allow-actions" }, always, conversation, allow),
   ];
   dialog.append(...parts.filter((p): p is HTMLElement => p !== null));
   dialog.addEventListener("cancel", (ev) => {
     ev.preventDefault();
     reply({ kind: "deny", reason: null });
   });
-  dialog.addEventListener("close", () => reply({ kind: "deny", reason: null }));
+  // Removed because it was answered elsewhere or withdrawn: not a "no".
+  dialog.addEventListener("close", () => dialog.isConnected && reply({ kind: "deny", reason: null }));
   queueMicrotask(() => {
     try {
       if (dialog.isConnected && !dialog.open) dialog.showModal();
@@ -156,11 +170,31 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn): HTMLDialogEl
   return dialog;
 }
 
+/** Answers by nonce; resolves to Rust's refusal, or null when accepted. */
+async function send(nonce: string, a: ApprovalAnswerDto_Deserialize): Promise<string | null> {
+  const r = await commands.answerApproval(nonce, a);
+  return r.status === "error" ? r.error.message : null;
+}
+
 /** Keeps the oldest pending request on screen until none are left. */
 export function mountApprovals(root: HTMLElement): () => void {
   let shown: { nonce: string; dialog: HTMLDialogElement } | null = null;
+  let batch: BatchHandle | null = null;
+  let pending: ApprovalDto[] = [];
   let busy = false;
   let again = false;
+  const openBatch = () => {
+    if (batch) return;
+    batch = batchDialog(pending, async (nonce, a) => {
+      const r = await send(nonce, a);
+      void sync();
+      return r;
+    }, () => {
+      batch = null;
+      void sync();
+    });
+    root.append(batch.dialog);
+  };
   const sync = async (): Promise<void> => {
     if (busy) {
       again = true;
@@ -168,28 +202,29 @@ export function mountApprovals(root: HTMLElement): () => void {
     }
     busy = true;
     try {
-      const pending = await commands.pendingApprovals();
+      pending = await commands.pendingApprovals();
       if (shown && !pending.some((p) => p.nonce === shown?.nonce)) {
         // Answered elsewhere or withdrawn (the run was cancelled).
         shown.dialog.remove();
         shown = null;
       }
+      batch?.update(pending);
       const next = pending[0];
-      if (!shown && next) {
+      // While the batch review is open it is the one place to answer; the next single
+      // dialog waits until it closes.
+      if (!shown && next && !batch) {
         const dialog = approvalDialog(next, async (answer) => {
-          const r = await commands.answerApproval(next.nonce, answer);
+          const r = await send(next.nonce, answer);
           // Refused: still pending (a sync keeps the dialog); or gone (a sync removes it).
-          if (r.status === "error") {
-            void sync();
-            return r.error.message;
-          }
-          if (shown?.nonce === next.nonce) shown = null;
+          if (r === null && shown?.nonce === next.nonce) shown = null;
           void sync();
-          return null;
-        });
+          return r;
+        }, openBatch);
         shown = { nonce: next.nonce, dialog };
         root.append(dialog);
+        void attachFindings(dialog, next.server, next.tool); // TD-04 flags
       }
+      if (shown) showQueue(shown.dialog, pending.length);
     } finally {
       busy = false;
     }

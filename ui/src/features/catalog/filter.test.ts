@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { filterTools } from "./filter";
 
 const tool = (name: string, description = "", enabled = true, hints: string[] = []) => ({
-  name, title: null, description, input_schema: "{}", output_schema: null, hints, enabled, icon: null,
+  name, title: null, description, input_schema: "{}", output_schema: null, hints, enabled, icon: null, findings: [], held: null,
 });
 const servers = [
   { server: "a", tools: [tool("echo", "Echo the text", true, ["read-only"]), tool("add", "Add numbers", false, ["read-only", "idempotent"])], excluded: [] },

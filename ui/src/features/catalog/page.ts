@@ -10,6 +10,7 @@ import { onHostChange, setServerOptions } from "../../app/live";
 import { entryKey, filterTools } from "./filter";
 import type { Entry } from "./filter";
 import { runPanel } from "./run-panel";
+import { flagBadges, toolWarnings } from "./findings";
 
 const HINTS = ["read-only", "destructive", "idempotent", "open world"];
 
@@ -22,7 +23,8 @@ function row(e: Entry): HTMLElement {
         h("b", {}, t.title ?? t.name),
         h("span", { class: "tool-server-name" }, e.server),
         ...t.hints.map((x) => h("span", { class: "hint-badge" }, x)),
-        t.enabled ? null : h("span", { class: "hint-badge" }, "off"),
+        t.enabled || t.held ? null : h("span", { class: "hint-badge" }, "off"),
+        ...flagBadges(t),
       ),
       h("div", { class: "tool-row-desc" }, (t.description ?? "").split("\n")[0] ?? ""),
     ),
@@ -40,6 +42,7 @@ function detail(server: string, t: ToolDto, toggle: (enabled: boolean) => void):
     t.hints.length > 0
       ? h("p", { class: "hints" }, ...t.hints.map((x) => h("span", { class: "hint-badge", title: "claimed by the server; never relaxes approval" }, x)))
       : null,
+    toolWarnings(t),
     t.description ? h("p", { class: "description" }, t.description) : null,
     h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, t.input_schema)),
     t.output_schema ? h("details", {}, h("summary", {}, "Output schema"), h("pre", {}, t.output_schema)) : null,
@@ -58,7 +61,7 @@ export function mountCatalog(root: HTMLElement): () => void {
   const empty = h("div", { class: "empty", hidden: true });
   const pane = h("section", { class: "tool-pane", "aria-live": "polite" },
     h("p", { class: "hint" }, "Select a tool to see its schema and run it."));
-  let shown: { key: string; schema: string; enabled: boolean } | null = null;
+  let shown: { key: string; schema: string; enabled: boolean; flags: string } | null = null;
 
   const showDetail = (e: Entry | null) => {
     if (!e) {
@@ -68,8 +71,9 @@ export function mountCatalog(root: HTMLElement): () => void {
     }
     // Rebuilding would wipe typed arguments: only when the tool itself changed.
     const k = entryKey(e);
-    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled) return;
-    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled };
+    const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description]);
+    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags) return;
+    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags };
     pane.replaceChildren(detail(e.server, e.tool, (on) => void toggle(e.server, e.tool.name, on)));
   };
 

@@ -11,6 +11,8 @@ const tool = (over: Record<string, unknown> = {}) => ({
   hints: [],
   enabled: true,
   icon: null,
+  findings: [],
+  held: null,
   ...over,
 });
 

@@ -41,6 +41,7 @@ describe("sortRows", () => {
     trust: "trusted",
     status: status(kind),
     missing_secrets: [],
+    review: 0,
   });
   it("keeps name order whatever the status, so cards do not jump", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
@@ -52,7 +53,7 @@ describe("sortRows", () => {
 
 describe("rowBadge", () => {
   it("says an unapproved, never-started server needs approval", () => {
-    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [] };
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0 };
     expect(rowBadge(row, 0).label).toBe("needs approval");
     expect(rowBadge({ ...row, trust: "trusted" }, 0).label).toBe("stopped");
   });

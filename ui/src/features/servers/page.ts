@@ -15,6 +15,7 @@ import { rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
 import { exportDialog, importDialog } from "./transfer";
+import { pinReviewDialog, reviewLabel } from "./pin-review";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
@@ -63,6 +64,18 @@ export function mountServers(root: HTMLElement): () => void {
     root.append(trustDialog(r.data, (fp) => act(commands.approveServer(name, fp))));
   };
 
+  // TD-02: what changed in its tools since approved; approving sends back the surface shown.
+  const reviewPins = async (name: string) => {
+    const r = await commands.pinReview(name);
+    if (r.status === "error") return showError(r.error.message);
+    const surface = r.data.surface;
+    root.append(pinReviewDialog(r.data, async (names) => {
+      const a = await commands.approvePinChanges(name, names, surface);
+      void refresh();
+      return a.status === "error" ? a.error.message : null;
+    }));
+  };
+
   const diagnose = async (name: string) => {
     const r = await commands.doctor(name);
     if (r.status === "error") return showError(r.error.message);
@@ -99,6 +112,9 @@ export function mountServers(root: HTMLElement): () => void {
         h("h2", {}, s.name),
         h("span", { class: `badge ${badge.tone}` }, badge.label),
         h("span", { class: "kind" }, s.transport),
+        s.review > 0
+          ? h("button", { class: "review-badge", onclick: () => reviewPins(s.name), title: "Changed or new tools are held until you review them" }, reviewLabel(s.review))
+          : null,
       ),
       h("code", { class: "summary" }, s.summary),
       s.status.kind === "failed" || s.status.kind === "backoff"

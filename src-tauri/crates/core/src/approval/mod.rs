@@ -4,14 +4,22 @@
 //! Two halves, kept apart on purpose:
 //! - [`policy`]: a pure function deciding allow / ask / deny for a call. Pure so it can be
 //!   table-tested and reasoned about; no I/O, no clock.
+//! - [`rules`]: the rules it evaluates, as data (TOML files, the GUI, the CLI), grants included.
 //! - [`pending`]: the plumbing for "ask": a request gets a random nonce, shells show it, and only
 //!   an answer naming that nonce releases the call. A shell (the web view included) cannot run a
 //!   tool by any other route.
+//! - [`pins`]: each server's surface pinned on first use and diffed on every change (TD-02);
+//!   changed or new tools wait for review.
+//! - [`audit`]: what happened to calls, as typed events for the hash-chained audit log (OB-01).
 
+pub mod audit;
 pub mod pending;
+pub mod pins;
 pub mod policy;
+pub mod rules;
 
 pub use pending::{
-    Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Ticket, REASON_MAX,
+    Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Scope, Ticket, REASON_MAX,
 };
-pub use policy::{decide, Call, Decision, Origin, Policy};
+pub use policy::{decide, Call, Context, Decision, Flow, Origin, Policy};
+pub use rules::{Condition, Effect, Limit, Per, PolicyFile, Rule, RuleError, Source};

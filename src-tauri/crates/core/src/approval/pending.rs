@@ -57,8 +57,25 @@ pub struct ApprovalRequest {
     pub origin: Origin,
     /// Hints the server claims for the tool (shown, never trusted).
     pub hints: Vec<String>,
+    /// Why it is asked (the policy's reason).
+    pub reason: String,
+    /// A warning to show prominently (the lethal-trifecta guard, AP-04).
+    pub warning: Option<String>,
     /// When it was asked, milliseconds since the Unix epoch.
     pub requested_at_ms: u64,
+}
+
+/// How far an "allow" reaches (AP-02).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// This call only.
+    #[default]
+    Once,
+    /// Calls of this tool in this conversation (a grant).
+    Conversation,
+    /// Calls of this tool anywhere, until revoked or the tool changes (a grant).
+    Always,
 }
 
 /// A person's answer to one request.
@@ -68,6 +85,8 @@ pub enum Answer {
     Allow {
         /// The edited arguments, replacing the requested ones.
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
+        /// Whether later calls of the tool are allowed too.
+        scope: Scope,
     },
     /// Don't run it; `reason` is passed on to whoever asked (the model, in a chat).
     Deny {
@@ -78,7 +97,10 @@ pub enum Answer {
 
 impl Answer {
     /// A plain yes.
-    pub const ALLOW: Self = Self::Allow { arguments: None };
+    pub const ALLOW: Self = Self::Allow {
+        arguments: None,
+        scope: Scope::Once,
+    };
     /// A plain no.
     pub const DENY: Self = Self::Deny { reason: None };
 
@@ -173,6 +195,10 @@ pub struct Ask {
     pub origin: Origin,
     /// Claimed hints.
     pub hints: Vec<String>,
+    /// Why it is asked.
+    pub reason: String,
+    /// A warning to show prominently.
+    pub warning: Option<String>,
 }
 
 impl PendingApprovals {
@@ -201,6 +227,8 @@ impl PendingApprovals {
             arguments: ask.arguments,
             origin: ask.origin,
             hints: ask.hints,
+            reason: ask.reason,
+            warning: ask.warning,
             requested_at_ms,
         };
         self.shared.waiting().insert(
@@ -275,6 +303,8 @@ mod tests {
             arguments: serde_json::json!({"a": 1}),
             origin: Origin::Manual,
             hints: vec![],
+            reason: "asked".into(),
+            warning: None,
         }
     }
 

@@ -1,12 +1,30 @@
-//! The approval policy as a pure function.
+//! The approval policy as a pure function: [`decide`] takes the rules, the call and what the
+//! host knows about its context, and returns allow, ask or deny with the rule or reason. No
+//! I/O, no clock: the host gathers the counts and flags first, so every branch is
+//! table-tested.
 //!
-//! Precedence (ARCHITECTURE "security decisions are pure functions"): hard deny > user deny >
-//! ask > allow > default. Until per-tool grants exist (the approval issue), the policy has one
-//! rule: ask for every call. Hints a server claims (`readOnlyHint` and friends) never relax it:
-//! they are the server's word, not the user's.
+//! Precedence, highest first:
+//! 1. hard deny — decided before the policy runs: disabled tools, tools held after a change
+//!    (TD-02), arguments that fail the schema (TD-07);
+//! 2. user deny — a deny rule that matches, or whose conditions cannot be evaluated on this call
+//!    (fail closed); an allow rule past its limit;
+//! 3. ask — an ask rule that matches (or cannot be evaluated);
+//! 4. allow — an allow rule or grant that matches on every condition;
+//! 5. default — ask (AP-01).
+//!
+//! Claimed annotations never relax anything on their own (TD-01): `read_only_hint` conditions
+//! hold only for servers the person marked trusted. Server texts never reach this function.
+//! The lethal-trifecta guard (AP-04) turns any allow into an ask, with a warning saying why,
+//! when the conversation has read private data, taken in untrusted content, and the tool can
+//! send data out.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
+use super::rules::{glob, whole_match, Condition, Effect, Rule, Source};
 use crate::ids::ToolRef;
 
 /// Who wants the call made.
@@ -22,6 +40,22 @@ pub enum Origin {
     },
 }
 
+impl Origin {
+    fn word(&self) -> &'static str {
+        match self {
+            Self::Manual => "manual",
+            Self::Model { .. } => "model",
+        }
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        match self {
+            Self::Manual => None,
+            Self::Model { conversation } => Some(conversation),
+        }
+    }
+}
+
 /// A call to decide on.
 #[derive(Clone, Debug)]
 pub struct Call<'a> {
@@ -29,70 +63,436 @@ pub struct Call<'a> {
     pub tool: &'a ToolRef,
     /// Who wants it.
     pub origin: &'a Origin,
-    /// Whether the server claims the tool only reads. Recorded, never trusted.
+    /// The arguments, validated against the schema.
+    pub arguments: &'a Map<String, Value>,
+    /// Whether the server claims the tool only reads (counted only for trusted servers).
     pub claims_read_only: bool,
 }
 
-/// What the user configured. Only the default exists today.
+/// What a conversation has done so far, for the lethal-trifecta guard (AP-04).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    /// A tool of a server tagged as holding private data returned something.
+    pub private_read: bool,
+    /// A tool of a server tagged as bringing untrusted content (or claiming an open world)
+    /// returned something.
+    pub untrusted_ingested: bool,
+}
+
+/// What the host knows around the call.
+#[derive(Clone, Debug, Default)]
+pub struct Context<'a> {
+    /// The person marked the server trusted (its claims may relax friction).
+    pub trusted_server: bool,
+    /// The digest of the tool's current definition (grants are bound to it).
+    pub tool_digest: Option<&'a str>,
+    /// Calls each limited rule already allowed in its window.
+    pub counts: HashMap<String, u32>,
+    /// The conversation's data flow so far.
+    pub flow: Flow,
+    /// The tool can send data out (server tagged external, or claims an open world).
+    pub can_exfiltrate: bool,
+    /// The home directory, for `~` in paths.
+    pub home: Option<&'a Path>,
+}
+
+/// The rules in force, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Policy {
-    /// Every call is shown to the user first (AP-01's default).
-    #[default]
-    AskEveryCall,
+pub struct Policy {
+    /// User rules and grants.
+    pub rules: Vec<Rule>,
 }
 
 /// The verdict for one call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Decision {
-    /// Run it.
-    Allow,
-    /// Ask the user.
-    Ask,
-    /// Refuse, with the reason.
-    Deny(String),
+    /// Run it, because of this rule or grant.
+    Allow {
+        /// The rule's id.
+        rule: String,
+    },
+    /// Ask the person.
+    Ask {
+        /// Why it asks (shown in the prompt).
+        reason: String,
+        /// A warning to show prominently (the trifecta guard).
+        warning: Option<String>,
+        /// The rule that asked, if one did.
+        rule: Option<String>,
+    },
+    /// Refuse.
+    Deny {
+        /// Why (told to the model).
+        reason: String,
+        /// The rule that denied.
+        rule: Option<String>,
+    },
 }
 
-/// Decides what happens to `call` under `policy`.
-pub fn decide(policy: &Policy, call: &Call<'_>) -> Decision {
-    match policy {
-        Policy::AskEveryCall => {
-            let _ = (call.tool, call.origin, call.claims_read_only);
-            Decision::Ask
+/// Whether a rule applies to a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Applies {
+    Yes,
+    No,
+    /// A condition could not be evaluated (missing argument, relative path, SQL that does not
+    /// parse): counts as a match for deny and ask rules, not for allow rules.
+    Unknown,
+}
+
+const TRIFECTA: &str = "This conversation has read private data and taken in untrusted \
+content, and this tool can send data out: a prompt injection could use it to leak what was \
+read. It is asked about even though a rule or grant allows it.";
+
+/// Decides what happens to `call` under `policy` in `ctx`.
+pub fn decide(policy: &Policy, call: &Call<'_>, ctx: &Context<'_>) -> Decision {
+    let matched: Vec<(&Rule, Applies)> = policy
+        .rules
+        .iter()
+        .map(|r| (r, applies(r, call, ctx)))
+        .filter(|(_, a)| *a != Applies::No)
+        .collect();
+    let trifecta = ctx.flow.private_read && ctx.flow.untrusted_ingested && ctx.can_exfiltrate;
+    if let Some((r, a)) = matched.iter().find(|(r, _)| r.effect == Effect::Deny) {
+        let how = if *a == Applies::Unknown {
+            " (its conditions could not be checked on these arguments, so it denies)"
+        } else {
+            ""
+        };
+        return Decision::Deny {
+            reason: format!("the policy rule {:?} denies this call{how}", r.id),
+            rule: Some(r.id.clone()),
+        };
+    }
+    let allows: Vec<&Rule> = matched
+        .iter()
+        .filter(|(r, a)| r.effect == Effect::Allow && *a == Applies::Yes)
+        .map(|(r, _)| *r)
+        .collect();
+    let within = |r: &&&Rule| {
+        r.limit
+            .is_none_or(|l| ctx.counts.get(&r.id).copied().unwrap_or(0) < l.max)
+    };
+    let usable = allows.iter().find(within);
+    if let (None, Some(r)) = (usable, allows.first()) {
+        let limit = r
+            .limit
+            .map(|l| format!(" allows at most {} such calls per {}", l.max, l.per.word()))
+            .unwrap_or_default();
+        return Decision::Deny {
+            reason: format!(
+                "the policy rule {:?}{limit}, and that many were already made",
+                r.id
+            ),
+            rule: Some(r.id.clone()),
+        };
+    }
+    let warning = trifecta.then(|| TRIFECTA.to_owned());
+    if let Some((r, _)) = matched.iter().find(|(r, _)| r.effect == Effect::Ask) {
+        return Decision::Ask {
+            reason: match &r.note {
+                Some(n) => format!("the policy rule {:?} asks: {n}", r.id),
+                None => format!("the policy rule {:?} asks about this call", r.id),
+            },
+            warning,
+            rule: Some(r.id.clone()),
+        };
+    }
+    match usable {
+        Some(r) if trifecta => Decision::Ask {
+            reason: format!("{:?} would allow it, but the trifecta guard asks", r.id),
+            warning,
+            rule: Some(r.id.clone()),
+        },
+        Some(r) => Decision::Allow { rule: r.id.clone() },
+        None => Decision::Ask {
+            reason: "no rule or grant allows this call, so it is asked about".into(),
+            warning,
+            rule: None,
+        },
+    }
+}
+
+fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
+    if !glob(&rule.server, call.tool.server.as_str()) || !glob(&rule.tool, &call.tool.tool) {
+        return Applies::No;
+    }
+    if rule
+        .origin
+        .as_deref()
+        .is_some_and(|o| o != call.origin.word())
+    {
+        return Applies::No;
+    }
+    if let Source::Grant {
+        conversation,
+        tool_digest,
+    } = &rule.source
+    {
+        if conversation
+            .as_deref()
+            .is_some_and(|c| Some(c) != call.origin.conversation())
+        {
+            return Applies::No;
+        }
+        // Bound to the definition it was granted for: a changed tool voids it (AP-02).
+        if ctx.tool_digest != Some(tool_digest.as_str()) {
+            return Applies::No;
         }
     }
+    let mut out = Applies::Yes;
+    for c in &rule.when {
+        match condition(c, call, ctx) {
+            Applies::No => return Applies::No,
+            Applies::Unknown => out = Applies::Unknown,
+            Applies::Yes => {}
+        }
+    }
+    out
+}
+
+fn condition(c: &Condition, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
+    let trusted_read_only = ctx.trusted_server && call.claims_read_only;
+    match c {
+        Condition::ReadOnlyHint => yes(trusted_read_only),
+        Condition::Writes => yes(!trusted_read_only),
+        Condition::PathUnder { arg, prefixes } => {
+            let values = match values(call.arguments, arg.as_deref(), looks_like_path) {
+                Values::Absent => return Applies::No,
+                Values::Unreadable => return Applies::Unknown,
+                Values::Found(v) => v,
+            };
+            let prefixes: Vec<Option<PathBuf>> =
+                prefixes.iter().map(|p| normalize(p, ctx.home)).collect();
+            all(values.iter().map(|v| match normalize(v, ctx.home) {
+                Some(p) => yes(prefixes.iter().flatten().any(|pre| p.starts_with(pre))),
+                None => Applies::Unknown,
+            }))
+        }
+        Condition::DomainIn { arg, domains } => {
+            let values = match values(call.arguments, arg.as_deref(), looks_like_url) {
+                Values::Absent => return Applies::No,
+                Values::Unreadable => return Applies::Unknown,
+                Values::Found(v) => v,
+            };
+            all(values.iter().map(|v| match host_of(v) {
+                Some(host) => yes(domains.iter().any(|d| {
+                    let d = d.trim_start_matches('.').to_ascii_lowercase();
+                    host == d || host.ends_with(&format!(".{d}"))
+                })),
+                None => Applies::Unknown,
+            }))
+        }
+        Condition::SqlOnly { arg, operations } => match call.arguments.get(arg) {
+            Some(Value::String(sql)) => match sql_kinds(sql) {
+                Some(kinds) => yes(kinds.iter().all(|k| operations.iter().any(|o| o == k))),
+                None => Applies::Unknown,
+            },
+            None => Applies::No,
+            Some(_) => Applies::Unknown,
+        },
+        Condition::Matches { arg, pattern } => {
+            let text = match call.arguments.get(arg) {
+                Some(Value::String(s)) => s.clone(),
+                Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_string(),
+                None => return Applies::No,
+                Some(_) => return Applies::Unknown,
+            };
+            match whole_match(pattern) {
+                Ok(re) => yes(re.is_match(&text)),
+                Err(_) => Applies::Unknown,
+            }
+        }
+    }
+}
+
+fn yes(b: bool) -> Applies {
+    if b {
+        Applies::Yes
+    } else {
+        Applies::No
+    }
+}
+
+/// No if any is no; else unknown if any is unknown; else yes (vacuously for none).
+fn all(items: impl Iterator<Item = Applies>) -> Applies {
+    let mut out = Applies::Yes;
+    for a in items {
+        match a {
+            Applies::No => return Applies::No,
+            Applies::Unknown => out = Applies::Unknown,
+            Applies::Yes => {}
+        }
+    }
+    out
+}
+
+/// The string values a condition checks.
+enum Values {
+    /// The named argument is not there: the condition does not hold (for any effect).
+    Absent,
+    /// The named argument is there but not a string or list of strings: unknowable.
+    Unreadable,
+    /// The values (possibly none, for "every path-like argument").
+    Found(Vec<String>),
+}
+
+/// The named argument's string values, or every string in the arguments that `looks` right.
+fn values(args: &Map<String, Value>, arg: Option<&str>, looks: fn(&str, &str) -> bool) -> Values {
+    match arg {
+        Some(name) => match args.get(name) {
+            None => Values::Absent,
+            Some(Value::String(s)) => Values::Found(vec![s.clone()]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map_or(Values::Unreadable, Values::Found),
+            Some(_) => Values::Unreadable,
+        },
+        None => {
+            let mut out = Vec::new();
+            collect(args, "", looks, &mut out, 0);
+            Values::Found(out)
+        }
+    }
+}
+
+fn collect(
+    map: &Map<String, Value>,
+    _parent: &str,
+    looks: fn(&str, &str) -> bool,
+    out: &mut Vec<String>,
+    depth: usize,
+) {
+    if depth > 16 {
+        return;
+    }
+    for (k, v) in map {
+        match v {
+            Value::String(s) if looks(k, s) => out.push(s.clone()),
+            Value::Array(items) => {
+                for i in items {
+                    match i {
+                        Value::String(s) if looks(k, s) => out.push(s.clone()),
+                        Value::Object(m) => collect(m, k, looks, out, depth + 1),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Object(m) => collect(m, k, looks, out, depth + 1),
+            _ => {}
+        }
+    }
+}
+
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "paths",
+    "file",
+    "files",
+    "filename",
+    "filepath",
+    "file_path",
+    "dir",
+    "directory",
+    "folder",
+    "source",
+    "destination",
+    "target",
+    "cwd",
+    "root",
+];
+
+fn looks_like_path(key: &str, value: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    value.starts_with('/')
+        || value.starts_with("~/")
+        || value == "~"
+        || value.starts_with("file://")
+        || PATH_KEYS.contains(&key.as_str())
+        || key.ends_with("_path")
+        || key.ends_with("path")
+}
+
+fn looks_like_url(key: &str, value: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let v = value.trim_start().to_ascii_lowercase();
+    v.starts_with("http://")
+        || v.starts_with("https://")
+        || matches!(key.as_str(), "url" | "uri" | "href" | "endpoint" | "link")
+}
+
+/// An absolute, lexically normalised path (`~` expanded, `file://` removed, `.` and `..`
+/// resolved); `None` for a relative path (its base is unknowable here).
+fn normalize(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
+    let raw = raw.strip_prefix("file://").unwrap_or(raw);
+    let expanded = if raw == "~" {
+        home?.to_path_buf()
+    } else if let Some(rest) = raw.strip_prefix("~/") {
+        home?.join(rest)
+    } else {
+        PathBuf::from(raw)
+    };
+    if !expanded.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for c in expanded.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => out.push(c),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    Some(out)
+}
+
+/// The lowercase host of an http(s) URL.
+fn host_of(raw: &str) -> Option<String> {
+    let u = url::Url::parse(raw.trim()).ok()?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return None;
+    }
+    u.host_str()
+        .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+}
+
+/// The kinds of the statements in `sql` (`select`, `insert`, ...); `None` when it does not
+/// parse.
+fn sql_kinds(sql: &str) -> Option<Vec<String>> {
+    use sqlparser::ast::Statement;
+    let statements =
+        sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::GenericDialect {}, sql).ok()?;
+    if statements.is_empty() {
+        return None;
+    }
+    Some(
+        statements
+            .iter()
+            .map(|s| match s {
+                Statement::Query(_) => "select".to_owned(),
+                other => {
+                    let text = other.to_string();
+                    let word = text
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_ascii_lowercase();
+                    if super::rules::SQL_KINDS.contains(&word.as_str()) {
+                        word
+                    } else {
+                        "other".to_owned()
+                    }
+                }
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ids::ServerId;
-
-    #[test]
-    fn the_default_asks_for_every_call_whatever_the_server_claims() {
-        let tool = ToolRef {
-            server: ServerId::new("s").unwrap(),
-            tool: "t".into(),
-        };
-        let model = Origin::Model {
-            conversation: "c".into(),
-        };
-        for (origin, read_only) in [
-            (&Origin::Manual, false),
-            (&Origin::Manual, true),
-            (&model, false),
-            (&model, true),
-        ] {
-            let call = Call {
-                tool: &tool,
-                origin,
-                claims_read_only: read_only,
-            };
-            assert_eq!(
-                decide(&Policy::default(), &call),
-                Decision::Ask,
-                "{origin:?} {read_only}"
-            );
-        }
-    }
-}
+#[path = "policy_tests.rs"]
+mod tests;

@@ -37,6 +37,9 @@ pub enum ChatEvent {
         /// The arguments the person edited before approving, when they did; the call runs
         /// with these, and the model is told so with the result.
         edited_arguments: Option<Value>,
+        /// The policy rule or grant that allowed it without asking; `None` when a person
+        /// approved it.
+        allowed_by: Option<String>,
     },
     /// The running call reported progress.
     ToolProgress {

@@ -145,6 +145,7 @@ impl ToolRunner for Runner {
             "edit" => {
                 let _ = started.send(crate::host::Started {
                     edited: Some(arguments.clone()),
+                    ..Default::default()
                 });
             }
             _ => {
@@ -447,7 +448,7 @@ async fn edited_arguments_are_announced_and_the_model_is_told() {
     assert_eq!(end, TurnEnd::Done(StopReason::EndTurn));
     assert!(
         events.iter().any(|e| matches!(e,
-            ChatEvent::ToolRunning { call_id, edited_arguments: Some(a) }
+            ChatEvent::ToolRunning { call_id, edited_arguments: Some(a), .. }
                 if call_id == "c1" && *a == json!({"path": "/edited"}))),
         "{events:?}"
     );

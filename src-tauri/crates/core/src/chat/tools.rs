@@ -87,7 +87,12 @@ impl HostTools {
 /// A host error as the model should read it.
 fn for_model(e: HostError) -> String {
     match e {
-        HostError::Denied { reason, .. } => format!("The user did not allow this call ({reason})."),
+        HostError::Denied { reason, .. } if reason.starts_with("the user said no") => {
+            format!("The user did not allow this call ({reason}).")
+        }
+        HostError::Denied { reason, .. } => {
+            format!("The approval policy did not allow this call: {reason}.")
+        }
         HostError::Mcp(McpError::InvalidArguments { errors, .. }) => format!(
             "The arguments do not match the tool's input schema: {}",
             errors.join("; ")

@@ -334,6 +334,7 @@ async fn run_calls(
                                 let _ = forward_events.send(ChatEvent::ToolRunning {
                                     call_id: forward_id.clone(),
                                     edited_arguments: edited.clone(),
+                                    allowed_by: started.allowed_by,
                                 });
                                 edited
                             }

@@ -311,6 +311,10 @@ impl Host {
         let mut system = SYSTEM.to_owned();
         for c in self.catalogs().await? {
             if let Some(i) = &c.catalog.instructions {
+                // TD-02: instructions that changed since approved wait for review.
+                if !self.instructions_approved(&c.server, &c.catalog).await? {
+                    continue;
+                }
                 let i: String = i.chars().take(INSTRUCTIONS_MAX).collect();
                 system.push_str(&format!(
                     "\n\n# Instructions from the MCP server \"{}\"\n{i}",
@@ -465,6 +469,7 @@ impl Writer<'_> {
                 ChatEvent::ToolRunning {
                     call_id,
                     edited_arguments,
+                    allowed_by,
                 } => {
                     if let Some((rec, ran)) = calls.get_mut(call_id) {
                         // The proposed arguments stay on the call; what really ran is kept
@@ -472,13 +477,19 @@ impl Writer<'_> {
                         let edited = edited_arguments
                             .as_ref()
                             .map(|a| format!("approved with edited arguments: {a}"));
+                        let by = match allowed_by {
+                            Some(id) if id.starts_with("grant-") => DecidedBy::Grant {
+                                grant_id: id.clone(),
+                            },
+                            Some(_) => DecidedBy::Policy,
+                            None => DecidedBy::User,
+                        };
+                        let reason = match (allowed_by, edited) {
+                            (Some(id), _) => Some(format!("allowed by the policy rule {id}")),
+                            (None, edited) => edited,
+                        };
                         store
-                            .record_approval(
-                                *rec,
-                                ApprovalDecision::Allow,
-                                &DecidedBy::User,
-                                edited.as_deref(),
-                            )
+                            .record_approval(*rec, ApprovalDecision::Allow, &by, reason.as_deref())
                             .await?;
                         store.start_tool_call(*rec).await?;
                         *ran = true;
@@ -500,14 +511,18 @@ impl Writer<'_> {
                                 crate::llm::ResultPart::Text { text } => Some(text.as_str()),
                                 _ => None,
                             });
-                            if why.is_some_and(|w| w.starts_with("The user did not allow")) {
+                            let by = match why {
+                                Some(w) if w.starts_with("The user did not allow") => {
+                                    Some(DecidedBy::User)
+                                }
+                                Some(w) if w.starts_with("The approval policy did not allow") => {
+                                    Some(DecidedBy::Policy)
+                                }
+                                _ => None,
+                            };
+                            if let Some(by) = by {
                                 store
-                                    .record_approval(
-                                        rec,
-                                        ApprovalDecision::Deny,
-                                        &DecidedBy::User,
-                                        why,
-                                    )
+                                    .record_approval(rec, ApprovalDecision::Deny, &by, why)
                                     .await?;
                             }
                             ToolCallEnd::Denied

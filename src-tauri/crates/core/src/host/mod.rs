@@ -9,9 +9,12 @@
 //! The guard is held only to insert, remove or clone a handle, never across an `.await`; all
 //! lifecycle state lives in the supervisor tasks themselves.
 
+mod audit;
 mod chat;
 mod doctor;
 mod ops;
+mod pins;
+mod policy;
 mod providers;
 mod servers;
 mod transfer;
@@ -27,12 +30,14 @@ use tokio::sync::{broadcast, OnceCell};
 pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use ops::{CallOptions, ServerCatalog, Started};
+pub use pins::{Held, PinReview, ToolFindings};
+pub use policy::tool_digest;
 pub use providers::ProviderView;
 pub use servers::{ServerView, TrustState, TrustView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 pub use usage::{CostReport, ModelCost};
 
-use crate::approval::{ApprovalError, PendingApprovals, Policy};
+use crate::approval::{ApprovalError, PendingApprovals};
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
@@ -77,6 +82,20 @@ pub enum HostError {
     /// What the user approved is no longer what would run.
     #[error("the launch spec of {0} changed while it was being approved; review it again")]
     TrustRace(ServerId),
+    /// A tool is new or changed since the person approved the server's tools (TD-02); it is
+    /// not offered or run until they review it.
+    #[error("the tool {tool} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", held_what(*.reason))]
+    Held {
+        /// The server.
+        server: ServerId,
+        /// The tool.
+        tool: String,
+        /// New or changed.
+        reason: crate::approval::pins::HoldReason,
+    },
+    /// The surface a person approved is no longer what the server offers.
+    #[error("the tools of {0} changed while they were being reviewed; review them again")]
+    PinRace(ServerId),
     /// An import file could not be read.
     #[error(transparent)]
     Import(#[from] crate::config::import::ImportError),
@@ -113,6 +132,13 @@ pub enum HostError {
         /// The cause.
         source: std::io::Error,
     },
+}
+
+fn held_what(r: crate::approval::pins::HoldReason) -> &'static str {
+    match r {
+        crate::approval::pins::HoldReason::New => "is new and not approved yet",
+        crate::approval::pins::HoldReason::Changed => "changed since you approved it",
+    }
 }
 
 /// Builds a [`Host`].
@@ -191,8 +217,10 @@ impl HostBuilder {
                 host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
                 next_call: AtomicU64::new(1),
                 disabled: Mutex::default(),
+                pins: pins::PinGate::default(),
                 approvals: PendingApprovals::new(events.clone()),
-                policy: Policy::default(),
+                policy_lock: tokio::sync::Mutex::new(()),
+                flows: Mutex::default(),
                 http: reqwest::Client::new(),
                 events,
             }),
@@ -221,8 +249,13 @@ pub(crate) struct Inner {
     host_env: Vec<(String, String)>,
     next_call: AtomicU64,
     disabled: Mutex<HashMap<ServerId, Arc<HashSet<String>>>>,
+    /// Each server's catalog assessed against its pin (TD-02), by catalog snapshot.
+    pins: pins::PinGate,
     approvals: PendingApprovals,
-    policy: Policy,
+    /// Held while a call is decided and, when a rule allows it, counted.
+    policy_lock: tokio::sync::Mutex<()>,
+    /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
+    flows: Mutex<HashMap<String, crate::approval::Flow>>,
     /// One HTTP client for every model provider (connection reuse).
     http: reqwest::Client,
 }
@@ -248,6 +281,10 @@ impl Inner {
 
     fn disabled(&self) -> MutexGuard<'_, HashMap<ServerId, Arc<HashSet<String>>>> {
         self.disabled.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn flows(&self) -> MutexGuard<'_, HashMap<String, crate::approval::Flow>> {
+        self.flows.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn search_path(&self) -> &SearchPath {

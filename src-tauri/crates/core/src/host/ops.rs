@@ -10,7 +10,10 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::{Host, HostError};
-use crate::approval::{decide, Answer, ApprovalRequest, Ask, Call, Decision, Origin};
+use crate::approval::audit::{
+    arguments_digest, Actor, AuditContext, AuditEvent, CallRef, GrantChange, Verdict,
+};
+use crate::approval::{Answer, ApprovalRequest, Ask, Call, Decision, Origin, Scope};
 use crate::events::HostEvent;
 use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::{
@@ -38,6 +41,10 @@ pub struct Started {
     /// The arguments the person edited before approving; the call runs with these instead of
     /// the requested ones.
     pub edited: Option<Arguments>,
+    /// The rule or grant that allowed it without asking; `None` when a person approved it.
+    pub allowed_by: Option<String>,
+    /// The grant the person made while approving ("this conversation" / "always").
+    pub granted: Option<String>,
 }
 
 /// One server's catalog with its tool switches.
@@ -69,22 +76,11 @@ impl Host {
         })
     }
 
-    /// The tools of a server the user switched off, cached in memory: a tool call must not pay
-    /// for a database read. The cache is dropped whenever a switch changes.
+    /// The tools of a server that are not offered: those the user switched off, and those held
+    /// for review because they are new or changed since approved (TD-02, see `host::pins`).
     async fn disabled_tools(&self, id: &ServerId) -> Result<Arc<HashSet<String>>, HostError> {
-        if let Some(d) = self.inner.disabled().get(id) {
-            return Ok(d.clone());
-        }
-        let set: Arc<HashSet<String>> = Arc::new(
-            self.inner
-                .store
-                .disabled_tools(id)
-                .await?
-                .into_iter()
-                .collect(),
-        );
-        self.inner.disabled().insert(id.clone(), set.clone());
-        Ok(set)
+        let off = self.switched_off(id).await?;
+        self.with_held(id, off).await
     }
 
     /// The catalogs of every started server.
@@ -150,11 +146,15 @@ impl Host {
             }
             .into());
         };
-        if self
-            .disabled_tools(&tool.server)
-            .await?
-            .contains(&*tool.tool)
-        {
+        // TD-02: assessed against this very catalog, so a tool changed a moment ago is held.
+        if let Some(reason) = self.held_tool(&tool.server, &catalog, &tool.tool).await? {
+            return Err(HostError::Held {
+                server: tool.server.clone(),
+                tool: tool.tool.to_string(),
+                reason,
+            });
+        }
+        if self.switched_off(&tool.server).await?.contains(&*tool.tool) {
             return Err(McpError::ToolDisabled {
                 server: tool.server.clone(),
                 tool: tool.tool.to_string(),
@@ -202,44 +202,140 @@ impl Host {
         let call = Call {
             tool,
             origin: &origin,
+            arguments: &arguments,
             claims_read_only: hints.iter().any(|h| h == "read-only"),
         };
-        match decide(&self.inner.policy, &call) {
-            Decision::Allow => {}
-            Decision::Deny(reason) => {
+        let mut started = Started::default();
+        // Every step of the call goes to the audit log (OB-01); the log never fails the call.
+        let audit = AuditContext::for_call(tool, &origin, CallRef::random());
+        let mut entries = vec![(AuditEvent::proposed(&arguments, &origin), audit.clone())];
+        // Deciding and counting are one step, so parallel calls cannot all slip under a limit.
+        let decision = {
+            let _one_at_a_time = self.inner.policy_lock.lock().await;
+            let d = self.decide_call(&call, info).await?;
+            if let Decision::Allow { rule } = &d {
+                self.rule_hit(rule, &origin).await;
+            }
+            d
+        };
+        let decided = |decision, by, reason| {
+            (
+                AuditEvent::Decided {
+                    decision,
+                    by,
+                    reason,
+                },
+                audit.clone(),
+            )
+        };
+        match decision {
+            Decision::Allow { rule } => {
+                let by = if rule.starts_with("grant-") {
+                    Actor::Grant {
+                        grant_id: rule.clone(),
+                    }
+                } else {
+                    Actor::Policy {
+                        rule: Some(rule.clone()),
+                    }
+                };
+                entries.push(decided(Verdict::Allow, by, None));
+                started.allowed_by = Some(rule);
+            }
+            Decision::Deny { reason, rule } => {
+                entries.push(decided(
+                    Verdict::Deny,
+                    Actor::Policy { rule },
+                    Some(reason.clone()),
+                ));
+                self.audit_all(entries).await;
                 return Err(HostError::Denied {
                     server: tool.server.clone(),
                     tool: tool.tool.to_string(),
                     reason,
-                })
+                });
             }
-            Decision::Ask => {
+            Decision::Ask {
+                reason,
+                warning,
+                rule,
+            } => {
+                entries.push(decided(
+                    Verdict::Ask,
+                    Actor::Policy { rule },
+                    Some(match &warning {
+                        Some(w) => format!("{reason}; {w}"),
+                        None => reason.clone(),
+                    }),
+                ));
+                self.audit_all(std::mem::take(&mut entries)).await;
                 let ticket = self.inner.approvals.ask(Ask {
                     server: tool.server.clone(),
                     tool: tool.tool.to_string(),
                     arguments: serde_json::Value::Object(arguments.clone()),
                     origin: origin.clone(),
                     hints,
+                    reason,
+                    warning,
                 });
                 let cancel = opts.cancel.clone().unwrap_or_default();
                 let answer = tokio::select! {
                     answer = ticket.answer() => answer,
-                    () = cancel.cancelled() => return Err(McpError::Cancelled.into()),
+                    () = cancel.cancelled() => {
+                        self.audit(
+                            AuditEvent::Decided {
+                                decision: Verdict::Deny,
+                                by: Actor::System,
+                                reason: Some("withdrawn: the run was cancelled".into()),
+                            },
+                            audit.clone(),
+                        )
+                        .await;
+                        return Err(McpError::Cancelled.into());
+                    }
                 };
                 match answer {
-                    Answer::Allow { arguments: None } => {}
                     Answer::Allow {
-                        arguments: Some(edited),
+                        arguments: edited,
+                        scope,
                     } => {
-                        // Checked again by `call_tool`; the answer was checked when given.
-                        arguments = edited.clone();
-                        if let Some(started) = opts.started.take() {
-                            let _ = started.send(Started {
-                                edited: Some(edited),
-                            });
+                        entries.push(decided(Verdict::Allow, Actor::User, None));
+                        if let Some(edited) = edited {
+                            entries.push((
+                                AuditEvent::Edited {
+                                    before_digest: arguments_digest(&serde_json::Value::Object(
+                                        arguments.clone(),
+                                    )),
+                                    after: serde_json::Value::Object(edited.clone()),
+                                },
+                                audit.clone(),
+                            ));
+                            // Checked again by `call_tool`; the answer was checked when given.
+                            arguments = edited.clone();
+                            started.edited = Some(edited);
+                        }
+                        started.granted = self.grant(tool, info, scope, &origin).await?;
+                        if let Some(id) = &started.granted {
+                            entries.push((
+                                AuditEvent::Grant {
+                                    change: GrantChange::Created,
+                                    grant_id: Some(id.clone()),
+                                    scope: Some(
+                                        match scope {
+                                            Scope::Conversation => "conversation",
+                                            _ => "always",
+                                        }
+                                        .into(),
+                                    ),
+                                    by: Actor::User,
+                                },
+                                audit.clone(),
+                            ));
                         }
                     }
                     Answer::Deny { reason } => {
+                        entries.push(decided(Verdict::Deny, Actor::User, reason.clone()));
+                        self.audit_all(entries).await;
                         return Err(HostError::Denied {
                             server: tool.server.clone(),
                             tool: tool.tool.to_string(),
@@ -247,15 +343,29 @@ impl Host {
                                 Some(r) => format!("the user said no: {r}"),
                                 None => "the user said no".into(),
                             },
-                        })
+                        });
                     }
                 }
             }
         }
-        if let Some(started) = opts.started.take() {
-            let _ = started.send(Started::default());
+        entries.push((AuditEvent::Started, audit.clone()));
+        self.audit_all(entries).await;
+        if let Some(tx) = opts.started.take() {
+            let _ = tx.send(started);
         }
-        self.call_tool(tool, arguments, opts).await
+        let began = std::time::Instant::now();
+        let result = self.call_tool(tool, arguments, opts).await;
+        let finished = match &result {
+            Ok(r) => AuditEvent::finished(r, r.is_error, began.elapsed()),
+            Err(e) => AuditEvent::failed(e, began.elapsed()),
+        };
+        self.audit(finished, audit).await;
+        if let (Ok(r), Origin::Model { conversation }) = (&result, &origin) {
+            if !r.is_error {
+                self.note_flow(conversation, &tool.server).await;
+            }
+        }
+        result
     }
 
     /// Tool calls waiting for the user, oldest first.
@@ -269,6 +379,7 @@ impl Host {
     pub async fn answer_approval(&self, nonce: &str, answer: Answer) -> Result<(), HostError> {
         if let Answer::Allow {
             arguments: Some(edited),
+            ..
         } = &answer
         {
             let request = self

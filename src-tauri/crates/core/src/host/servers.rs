@@ -215,6 +215,8 @@ impl Host {
             self.inner.events.clone(),
             None,
         );
+        // TD-02: pin its surface on first sight and hold what changes later.
+        self.watch_pins(&handle);
         let mut map = self.inner.servers();
         // Another caller may have started it meanwhile; keep theirs and drop ours (its task
         // exits when its last handle is gone).

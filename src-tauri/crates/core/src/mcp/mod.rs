@@ -6,11 +6,14 @@
 //! - [`supervisor`] runs one task per server that owns its connection, restarts it with
 //!   backoff, breaks crash loops and keeps the catalog fresh.
 //! - [`naming`] maps (server, tool) to names a model can use, and back.
+//! - [`hygiene`] flags hidden characters, injection phrases, sensitive paths and shadowing in
+//!   tool texts, and finds oversize definitions, which the supervisor leaves out (TD-04).
 //! - [`logs`] holds each server's stderr tail and protocol trace; [`framing`] caps stdio lines.
 
 pub mod catalog;
 pub mod connection;
 pub mod framing;
+pub mod hygiene;
 pub mod logs;
 pub mod naming;
 pub mod process;

@@ -507,6 +507,16 @@ impl Supervisor {
             next.excluded_tools.clear();
             next.validators.0.clear();
             for t in listed {
+                // TD-04: an oversize definition is left out, with the reason shown like a
+                // schema that does not compile.
+                if let Some(f) = super::hygiene::oversize(&t).first() {
+                    let why = f.describe();
+                    tracing::warn!(tool = %t.name, error = %why, "tool excluded");
+                    self.logs
+                        .note(&format!("tool {:?} excluded: {why}", t.name));
+                    next.excluded_tools.push((t.name, why));
+                    continue;
+                }
                 match ArgValidator::compile(&t.input_schema) {
                     Ok(v) => {
                         next.validators.0.insert(t.name.clone(), v);

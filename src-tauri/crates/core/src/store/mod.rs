@@ -10,7 +10,10 @@
 //! Queries are runtime-checked (`sqlx::query_as`), so a fresh machine builds without a
 //! `DATABASE_URL`.
 
+mod audit;
 mod conversations;
+mod pins;
+mod policy;
 mod providers;
 mod servers;
 
@@ -21,6 +24,10 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
+pub use audit::{
+    chain_hash, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry, Tamper,
+    VerifyReport, AUDIT_PAGE_MAX, DETAIL_MAX, GENESIS_HASH,
+};
 pub use conversations::{
     fts_query, render_json, render_markdown, ApprovalDecision, ArchiveFilter, Conversation,
     ConversationExport, ConversationPage, ConversationQuery, ConversationSummary, DecidedBy,
@@ -29,10 +36,20 @@ pub use conversations::{
     ToolCallStatus, UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN,
     PREVIEW_CHARS,
 };
+pub use pins::PendingItem;
+pub use policy::{ServerTag, StoredRule};
 pub use providers::ProviderRecord;
 pub use servers::TrustRecord;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Run on every reader connection: the full-text index's vocabulary, which search reads to
+/// expand a typed prefix into the index's terms (`conversations/search.rs`). A `temp` virtual
+/// table rather than a migration: it stores nothing, needs no schema version, and a read-only
+/// connection may still create temp objects. `fts5vocab` resolves `messages_fts` only when
+/// read, so this works before migrations have run.
+const READER_SETUP: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_fts_vocab \
+     USING fts5vocab(main, messages_fts, 'instance')";
 
 /// Why a storage operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +126,12 @@ impl Store {
         let store = Self {
             reader: SqlitePoolOptions::new()
                 .max_connections(4)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        sqlx::query(READER_SETUP).execute(conn).await?;
+                        Ok(())
+                    })
+                })
                 .connect_lazy_with(opts.read_only(true)),
             writer,
         };

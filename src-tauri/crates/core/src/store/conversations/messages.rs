@@ -2,8 +2,12 @@
 //! startup sweep. Branching (edit-and-resend, regenerate, fork) and bulk import are in
 //! `branches.rs`.
 
+use std::borrow::Cow;
+
+use futures::TryStreamExt;
 use serde::{Deserialize, Serialize};
-use sqlx::SqliteConnection;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, SqliteConnection};
 
 use super::{corrupt, not_found, to_i64, to_json, to_u64};
 use crate::ids::{ConversationId, MessageId};
@@ -127,12 +131,22 @@ pub struct ImportedMessage {
     pub created_at_ms: i64,
 }
 
-/// Columns of [`MessageRow`], for `concat!`.
+/// What a message query selects, for `concat!` and [`decode`]: the id and `parts_json` as
+/// columns of their own, everything else packed by SQLite into one JSON array ([`Meta`]).
+///
+/// Why packed: sqlx-sqlite copies every column of every row on its worker thread
+/// (`sqlite3_value_dup`, one allocation or two) and the caller frees it, both under SQLite's
+/// global allocator mutex, so the two threads contend on it per column. At 16 columns that
+/// contention, not SQLite or JSON, was most of the time spent opening a long conversation
+/// (10,000 messages: median 70 ms with 16 columns, 36 ms with these 3 on the benchmark machine;
+/// `docs/benchmarks.md`, "Chat"). `json_array` is cheap next to it and quotes text columns
+/// itself. The id stays a column so that a row whose JSON does not decode is still reported by
+/// id.
 macro_rules! message_cols {
     () => {
-        "id, seq, role, parts_json, status, provider, model, usage_input, usage_output, \
-         usage_cached_input, stop_reason_json, error, created_at, updated_at, superseded_by, \
-         copied_from"
+        "id, parts_json, json_array(seq, role, status, provider, model, usage_input, \
+         usage_output, usage_cached_input, stop_reason_json, error, created_at, updated_at, \
+         superseded_by, copied_from)"
     };
 }
 
@@ -141,73 +155,110 @@ pub(super) const LOAD_VISIBLE: &str = concat!(
     message_cols!(),
     " FROM messages WHERE conversation_id = ? AND superseded_by IS NULL ORDER BY seq"
 );
+const LOAD_HISTORY: &str = concat!(
+    "SELECT ",
+    message_cols!(),
+    " FROM messages WHERE conversation_id = ? ORDER BY seq"
+);
 // Both match their partial index's WHERE exactly, so only unfinished rows are visited.
 pub(super) const SWEEP_MESSAGES: &str =
     "UPDATE messages SET status = 'interrupted', updated_at = ? WHERE status = 'incomplete'";
 pub(super) const SWEEP_TOOL_CALLS: &str = "UPDATE tool_calls SET status = 'interrupted', \
      finished_at = ? WHERE status IN ('pending', 'running')";
 
-#[derive(sqlx::FromRow)]
-struct MessageRow {
-    id: i64,
-    seq: i64,
-    role: String,
-    parts_json: String,
-    status: String,
-    provider: Option<String>,
-    model: Option<String>,
-    usage_input: Option<i64>,
-    usage_output: Option<i64>,
-    usage_cached_input: Option<i64>,
-    stop_reason_json: Option<String>,
-    error: Option<String>,
-    created_at: i64,
-    updated_at: i64,
-    superseded_by: Option<i64>,
-    copied_from: Option<i64>,
+/// The packed columns of `message_cols!`, in order. Text borrows from the row where it can;
+/// `stop_reason_json` is JSON inside a JSON string, so it usually needs unescaping (`Cow`).
+#[derive(Deserialize)]
+struct Meta<'a>(
+    i64,
+    &'a str,
+    &'a str,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    #[serde(borrow)] Option<Cow<'a, str>>,
+    Option<String>,
+    i64,
+    i64,
+    Option<i64>,
+    Option<i64>,
+);
+
+/// One row of a `message_cols!` query as a [`StoredMessage`]. Columns are read by position
+/// and text is borrowed from the row: `parts_json` (most of the bytes) is parsed in place.
+fn decode(row: &SqliteRow) -> Result<StoredMessage, StoreError> {
+    let id: i64 = row.try_get(0)?;
+    let what = || format!("message {id}");
+    let parts_json: &str = row.try_get(1).map_err(|e| corrupt(what(), e))?;
+    let meta: &str = row.try_get(2).map_err(|e| corrupt(what(), e))?;
+    let Meta(
+        seq,
+        role,
+        status,
+        provider,
+        model,
+        usage_input,
+        usage_output,
+        usage_cached_input,
+        stop_reason_json,
+        error,
+        created_at,
+        updated_at,
+        superseded_by,
+        copied_from,
+    ) = serde_json::from_str(meta).map_err(|e| corrupt(what(), e))?;
+    let role = match role {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        other => return Err(corrupt(what(), format!("unknown role {other:?}"))),
+    };
+    let parts: Vec<Part> = serde_json::from_str(parts_json).map_err(|e| corrupt(what(), e))?;
+    let status = MessageStatus::parse(status)
+        .ok_or_else(|| corrupt(what(), format!("unknown status {status:?}")))?;
+    let stop = stop_reason_json
+        .as_deref()
+        .map(serde_json::from_str::<StopReason>)
+        .transpose()
+        .map_err(|e| corrupt(what(), e))?;
+    let usage = usage_input.map(|input| Usage {
+        input_tokens: to_u64(input),
+        output_tokens: to_u64(usage_output.unwrap_or(0)),
+        cached_input_tokens: to_u64(usage_cached_input.unwrap_or(0)),
+    });
+    Ok(StoredMessage {
+        id: MessageId::new(id),
+        seq,
+        message: Message { role, parts },
+        status,
+        provider,
+        model,
+        usage,
+        stop,
+        error,
+        created_at_ms: created_at,
+        updated_at_ms: updated_at,
+        superseded_by: superseded_by.map(MessageId::new),
+        copied_from: copied_from.map(MessageId::new),
+    })
 }
 
-impl TryFrom<MessageRow> for StoredMessage {
-    type Error = StoreError;
-
-    fn try_from(r: MessageRow) -> Result<Self, StoreError> {
-        let what = || format!("message {}", r.id);
-        let role = match r.role.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            other => return Err(corrupt(what(), format!("unknown role {other:?}"))),
-        };
-        let parts: Vec<Part> =
-            serde_json::from_str(&r.parts_json).map_err(|e| corrupt(what(), e))?;
-        let status = MessageStatus::parse(&r.status)
-            .ok_or_else(|| corrupt(what(), format!("unknown status {:?}", r.status)))?;
-        let stop = r
-            .stop_reason_json
-            .as_deref()
-            .map(serde_json::from_str::<StopReason>)
-            .transpose()
-            .map_err(|e| corrupt(what(), e))?;
-        let usage = r.usage_input.map(|input| Usage {
-            input_tokens: to_u64(input),
-            output_tokens: to_u64(r.usage_output.unwrap_or(0)),
-            cached_input_tokens: to_u64(r.usage_cached_input.unwrap_or(0)),
-        });
-        Ok(Self {
-            id: MessageId::new(r.id),
-            seq: r.seq,
-            message: Message { role, parts },
-            status,
-            provider: r.provider,
-            model: r.model,
-            usage,
-            stop,
-            error: r.error,
-            created_at_ms: r.created_at,
-            updated_at_ms: r.updated_at,
-            superseded_by: r.superseded_by.map(MessageId::new),
-            copied_from: r.copied_from.map(MessageId::new),
-        })
+/// Runs a `message_cols!` query for one conversation and decodes each row as it arrives, so
+/// decoding overlaps SQLite stepping on sqlx's worker thread and each row is freed at once.
+async fn load(
+    store: &Store,
+    sql: &'static str,
+    conversation: &ConversationId,
+) -> Result<Vec<StoredMessage>, StoreError> {
+    let mut rows = sqlx::query(sql)
+        .bind(conversation.as_str())
+        .fetch(store.reader());
+    let mut out = Vec::new();
+    while let Some(row) = rows.try_next().await? {
+        out.push(decode(&row)?);
     }
+    Ok(out)
 }
 
 pub(super) fn role_str(role: Role) -> &'static str {
@@ -452,11 +503,7 @@ impl Store {
         &self,
         conversation: &ConversationId,
     ) -> Result<Vec<StoredMessage>, StoreError> {
-        let rows: Vec<MessageRow> = sqlx::query_as(LOAD_VISIBLE)
-            .bind(conversation.as_str())
-            .fetch_all(self.reader())
-            .await?;
-        rows.into_iter().map(StoredMessage::try_from).collect()
+        load(self, LOAD_VISIBLE, conversation).await
     }
 
     /// Every message, superseded ones included, in order.
@@ -464,15 +511,7 @@ impl Store {
         &self,
         conversation: &ConversationId,
     ) -> Result<Vec<StoredMessage>, StoreError> {
-        let rows: Vec<MessageRow> = sqlx::query_as(concat!(
-            "SELECT ",
-            message_cols!(),
-            " FROM messages WHERE conversation_id = ? ORDER BY seq"
-        ))
-        .bind(conversation.as_str())
-        .fetch_all(self.reader())
-        .await?;
-        rows.into_iter().map(StoredMessage::try_from).collect()
+        load(self, LOAD_HISTORY, conversation).await
     }
 }
 
@@ -484,5 +523,121 @@ pub(super) fn answer<'a>(provider: &'a str, model: &'a str) -> NewMessage<'a> {
         status: MessageStatus::Incomplete,
         provider: Some(provider),
         model: Some(model),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn open() -> (Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("sb.sqlite")).await.unwrap();
+        (store, dir)
+    }
+
+    #[tokio::test]
+    async fn every_field_survives_the_packed_row() {
+        let (store, _dir) = open().await;
+        let c = store.create_conversation("fields").await.unwrap();
+        let q = store
+            .append_message(&c.id, &Message::user_text("say \"hi\" \\ \u{1F600}"))
+            .await
+            .unwrap();
+        let a = store
+            .begin_assistant_message(&c.id, "open\"ai", "gpt \\ x")
+            .await
+            .unwrap();
+        let stop = StopReason::Other("vendor said \"no\" \\ ok".into());
+        let usage = Usage {
+            input_tokens: 7,
+            output_tokens: 8,
+            cached_input_tokens: 9,
+        };
+        let parts = vec![Part::Text {
+            text: "line\nbreak".into(),
+        }];
+        store
+            .finish_assistant_message(
+                a,
+                &parts,
+                MessageEnd::Complete { stop: stop.clone() },
+                Some(usage),
+            )
+            .await
+            .unwrap();
+        let f = store
+            .begin_assistant_message(&c.id, "p", "m")
+            .await
+            .unwrap();
+        store
+            .finish_assistant_message(
+                f,
+                &[],
+                MessageEnd::Failed {
+                    error: "boom \"quoted\"".into(),
+                },
+                None,
+            )
+            .await
+            .unwrap();
+
+        let m = store.load_messages(&c.id).await.unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!((m[0].id, m[0].seq), (q, 1));
+        assert_eq!(m[0].message, Message::user_text("say \"hi\" \\ \u{1F600}"));
+        assert_eq!(m[0].status, MessageStatus::Complete);
+        assert_eq!((m[0].provider.as_deref(), m[0].usage), (None, None));
+        assert_eq!((m[1].id, m[1].seq), (a, 2));
+        assert_eq!(m[1].message.role, Role::Assistant);
+        assert_eq!(m[1].message.parts, parts);
+        assert_eq!(m[1].provider.as_deref(), Some("open\"ai"));
+        assert_eq!(m[1].model.as_deref(), Some("gpt \\ x"));
+        assert_eq!(m[1].stop, Some(stop));
+        assert_eq!(m[1].usage, Some(usage));
+        assert!(m[1].updated_at_ms >= m[1].created_at_ms);
+        assert_eq!(m[2].status, MessageStatus::Failed);
+        assert_eq!(m[2].error.as_deref(), Some("boom \"quoted\""));
+        assert_eq!((m[2].stop.as_ref(), m[2].copied_from), (None, None));
+        assert_eq!(store.load_history(&c.id).await.unwrap(), m);
+    }
+
+    #[tokio::test]
+    async fn a_row_that_does_not_decode_is_reported_by_id() {
+        let (store, _dir) = open().await;
+        let c = store.create_conversation("corrupt").await.unwrap();
+        let ok = store
+            .append_message(&c.id, &Message::user_text("fine"))
+            .await
+            .unwrap();
+        let bad = store
+            .append_message(&c.id, &Message::user_text("soon broken"))
+            .await
+            .unwrap();
+        let set = |column: &str, value: Option<&str>| {
+            let store = store.clone();
+            let sql = format!("UPDATE messages SET {column} = ? WHERE id = ?");
+            let value = value.map(str::to_owned);
+            async move {
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(value)
+                    .bind(bad.get())
+                    .execute(store.writer())
+                    .await
+                    .unwrap();
+            }
+        };
+        for (column, broken, fixed) in [
+            ("parts_json", "[{\"type\":\"hologram\"}]", Some("[]")),
+            ("stop_reason_json", "not json", None),
+        ] {
+            set(column, Some(broken)).await;
+            match store.load_messages(&c.id).await {
+                Err(StoreError::Corrupt { what, .. }) => assert_eq!(what, format!("message {bad}")),
+                other => panic!("{column}: {other:?}"),
+            }
+            set(column, fixed).await;
+        }
+        assert_eq!(store.load_messages(&c.id).await.unwrap()[0].id, ok);
     }
 }

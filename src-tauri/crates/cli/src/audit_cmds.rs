@@ -1,0 +1,151 @@
+//! `switchboard audit`: list, verify and export the hash-chained audit log (OB-01).
+//!
+//! `verify` is meant for scripts: exit 0 when the chain is intact, 1 when it is not, with the
+//! first bad row named on stderr.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Subcommand;
+use switchboard_core::approval::audit::summarize;
+use switchboard_core::store::AuditQuery;
+
+use crate::{output, Ctx};
+
+#[derive(Subcommand, Debug)]
+pub enum AuditCmd {
+    /// Entries, newest first.
+    List {
+        /// Only entries mentioning this text (kind, server, tool, actor or details).
+        #[arg(long)]
+        search: Option<String>,
+        /// How many entries.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Only entries older than this id (for paging).
+        #[arg(long)]
+        before: Option<i64>,
+    },
+    /// Check the hash chain: exit 0 when intact, 1 naming the first edited or deleted row.
+    Verify,
+    /// Write every entry as JSON lines, oldest first.
+    Export {
+        /// The file to write (stdout when omitted).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+pub async fn run(ctx: &Ctx, cmd: AuditCmd) -> anyhow::Result<ExitCode> {
+    match cmd {
+        AuditCmd::List {
+            search,
+            limit,
+            before,
+        } => {
+            let page = ctx
+                .host
+                .audit_page(&AuditQuery {
+                    search,
+                    before,
+                    limit,
+                })
+                .await?;
+            if ctx.json {
+                output::json(&page)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            for e in &page.entries {
+                let target = match (&e.server, &e.tool) {
+                    (Some(s), Some(t)) => format!("{s} > {t}"),
+                    (Some(s), None) => s.clone(),
+                    _ => "-".into(),
+                };
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}",
+                    e.id,
+                    iso_utc(e.at),
+                    e.kind,
+                    output::inert(&target),
+                    output::inert(&e.actor),
+                    output::inert(&summarize(e.kind, &e.detail_json)),
+                );
+            }
+            if let Some(next) = page.next_before {
+                eprintln!("(more: --before {next})");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AuditCmd::Verify => {
+            let report = ctx.host.verify_audit().await?;
+            if ctx.json {
+                output::json(&report)?;
+            } else if let Some(bad) = &report.first_bad {
+                eprintln!("audit log tampered: row {}: {}", bad.id, bad.why);
+            } else {
+                println!(
+                    "audit log intact: {} entries, head {}",
+                    report.rows,
+                    report.head.as_deref().unwrap_or("(empty)")
+                );
+            }
+            Ok(if report.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        AuditCmd::Export { out } => {
+            let n = match &out {
+                Some(path) => {
+                    let file = std::fs::File::create(path)
+                        .with_context(|| format!("could not create {}", path.display()))?;
+                    let mut w = std::io::BufWriter::new(file);
+                    let n = ctx.host.export_audit(&mut w).await?;
+                    w.flush()
+                        .with_context(|| format!("could not write {}", path.display()))?;
+                    n
+                }
+                None => ctx.host.export_audit(&mut std::io::stdout()).await?,
+            };
+            if let Some(path) = out {
+                eprintln!("wrote {n} entries to {}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for ms since the epoch (UTC; Howard Hinnant's civil_from_days).
+fn iso_utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_utc(1_709_210_096_789), "2024-02-29T12:34:56Z");
+    }
+}

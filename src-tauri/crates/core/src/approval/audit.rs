@@ -1,0 +1,745 @@
+//! The audit log's vocabulary (OB-01): what happened to a tool call (proposed, decided, edited,
+//! started, finished), the answers a person gave to elicitation and sampling requests, and
+//! changes to grants, the policy and tool pins, each as a typed [`AuditEvent`].
+//!
+//! An event becomes a stored row through [`AuditEvent::into_entry`], which is where the log's
+//! two promises about content are kept:
+//! - **Secrets are redacted.** Every string goes through the process redactor (each secret this
+//!   process read from the keyring, see [`crate::redact::redact_for_logs`]); the value of any
+//!   object key that names a credential (`password`, `token`, `api_key`, `authorization`, ...)
+//!   is masked whole; a string that on its own looks like a credential (a well-known token
+//!   prefix, a long random token) is masked too. UUIDs are kept: they are identifiers.
+//! - **Rows are bounded.** Arguments are kept up to [`ARGUMENTS_MAX`] bytes of JSON, free text
+//!   up to [`TEXT_MAX`]; larger values keep a truncated preview. Tool results are never stored,
+//!   only their SHA-256 digest and size: the conversation store holds results, the audit log
+//!   proves what they were.
+//!
+//! Arguments are always recorded by digest as well: SHA-256 over their canonical JSON (object
+//! keys sorted, whatever `serde_json` features the build has), computed before redaction, so the
+//! digest identifies exactly what was sent even when the stored copy is masked or cut. The
+//! digest of a low-entropy secret inside otherwise-known arguments could be guessed by brute
+//! force; OB-01 asks for the digest, and the log is local to the user's machine.
+//!
+//! The hash chain over rows is a storage property and lives in `store::audit`. This module has
+//! no I/O.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::Origin;
+use crate::ids::{ConversationId, ServerId, ToolRef};
+use crate::store::NewAuditEntry;
+
+mod content;
+
+use content::text;
+pub use content::{
+    arguments_digest, canonical_json, capped, digest_and_size, redact_value, summarize,
+};
+
+/// Arguments (and edited arguments, elicitation content) are stored up to this many bytes of
+/// JSON; 16 KiB shows any realistic call whole while keeping one row small.
+pub const ARGUMENTS_MAX: usize = 16 * 1024;
+/// Free text (reasons, errors, messages, URLs, sampling responses) is kept up to this many
+/// bytes.
+pub const TEXT_MAX: usize = 4 * 1024;
+/// Identifiers inside the actor (rule and grant ids, model names) are cut to this many
+/// characters.
+const ACTOR_DETAIL_MAX: usize = 200;
+/// What replaces a masked value.
+pub const REDACTED: &str = "[redacted]";
+
+/// What kind of entry a row is; stored as its snake-case name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditKind {
+    /// A model or a person asked for a call.
+    Proposed,
+    /// The policy, a grant or a person allowed, denied or sent it to a prompt.
+    Decided,
+    /// A person changed the arguments before allowing it.
+    Edited,
+    /// It was sent to the server.
+    Started,
+    /// The server answered, or the call failed.
+    Finished,
+    /// A person answered a server's elicitation request.
+    Elicitation,
+    /// A person answered a server's sampling request.
+    Sampling,
+    /// A grant was made or revoked.
+    Grant,
+    /// The policy's rules changed.
+    Policy,
+    /// A tool's pinned definition was recorded, changed or re-approved.
+    Pin,
+}
+
+impl AuditKind {
+    /// Every kind.
+    pub const ALL: [Self; 10] = [
+        Self::Proposed,
+        Self::Decided,
+        Self::Edited,
+        Self::Started,
+        Self::Finished,
+        Self::Elicitation,
+        Self::Sampling,
+        Self::Grant,
+        Self::Policy,
+        Self::Pin,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Proposed => "proposed",
+            Self::Decided => "decided",
+            Self::Edited => "edited",
+            Self::Started => "started",
+            Self::Finished => "finished",
+            Self::Elicitation => "elicitation",
+            Self::Sampling => "sampling",
+            Self::Grant => "grant",
+            Self::Policy => "policy",
+            Self::Pin => "pin",
+        }
+    }
+
+    /// Reads a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for AuditKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who did it, or which rule decided. Stored as text: `user`, `model`, `system`, `policy`,
+/// `policy:<rule id>`, `grant:<grant id>`, `model:<name>`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Actor {
+    /// A person, at a prompt, in the GUI or on the command line.
+    User,
+    /// A model in a conversation (an agent, later), by name when known.
+    Model {
+        /// The model or agent name.
+        name: Option<String>,
+    },
+    /// The policy, by the rule that decided when one did (none: its default).
+    Policy {
+        /// The rule's id.
+        rule: Option<String>,
+    },
+    /// A standing grant ("this conversation", "always").
+    Grant {
+        /// The grant's id.
+        grant_id: String,
+    },
+    /// Switchboard itself (sending a call, recording its result, noticing a changed tool).
+    System,
+}
+
+impl Actor {
+    /// Who proposes a call with this origin: the model for a conversation, else a person.
+    pub fn from_origin(origin: &Origin) -> Self {
+        match origin {
+            Origin::Manual => Self::User,
+            Origin::Model { .. } => Self::Model { name: None },
+        }
+    }
+
+    /// The stored text.
+    pub fn to_stored(&self) -> String {
+        let with = |word: &str, detail: &str| {
+            let clean: String = detail
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(ACTOR_DETAIL_MAX)
+                .collect();
+            if clean.is_empty() {
+                word.to_owned()
+            } else {
+                format!("{word}:{clean}")
+            }
+        };
+        match self {
+            Self::User => "user".into(),
+            Self::System => "system".into(),
+            Self::Model { name } => with("model", name.as_deref().unwrap_or("")),
+            Self::Policy { rule } => with("policy", rule.as_deref().unwrap_or("")),
+            // A grant always has an id; an empty one still records that a grant decided.
+            Self::Grant { grant_id } if grant_id.is_empty() => "grant:?".into(),
+            Self::Grant { grant_id } => with("grant", grant_id),
+        }
+    }
+
+    /// Reads stored text.
+    pub fn parse(s: &str) -> Option<Self> {
+        let (word, detail) = match s.split_once(':') {
+            Some((w, d)) => (w, Some(d.to_owned())),
+            None => (s, None),
+        };
+        Some(match (word, detail) {
+            ("user", None) => Self::User,
+            ("system", None) => Self::System,
+            ("model", name) => Self::Model { name },
+            ("policy", rule) => Self::Policy { rule },
+            ("grant", Some(grant_id)) => Self::Grant { grant_id },
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_stored())
+    }
+}
+
+/// Links the entries of one tool call. Random, so it is unique across restarts and data
+/// directories; a caller that has a durable id (a stored tool call) may use that instead.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CallRef(Arc<str>);
+
+impl CallRef {
+    /// A fresh random reference (128 bits, hex).
+    pub fn random() -> Self {
+        Self(Arc::from(hex::encode(rand::random::<[u8; 16]>())))
+    }
+
+    /// The reference of a call recorded in the conversation store (`tc-<row id>`).
+    pub fn tool_call(id: crate::ids::ToolCallRecordId) -> Self {
+        Self(Arc::from(format!("tc-{id}")))
+    }
+
+    /// The reference as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for CallRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for CallRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+/// Which server, tool, conversation and call an entry is about. Every field is optional: a
+/// policy change has no tool, a manual run has no conversation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditContext {
+    /// The server.
+    pub server: Option<ServerId>,
+    /// The tool, as the server names it.
+    pub tool: Option<Arc<str>>,
+    /// The conversation, for calls a model asked for.
+    pub conversation: Option<ConversationId>,
+    /// The call the entry belongs to.
+    pub call_ref: Option<CallRef>,
+}
+
+impl AuditContext {
+    /// The context of one call of `tool` with this origin.
+    pub fn for_call(tool: &ToolRef, origin: &Origin, call_ref: CallRef) -> Self {
+        Self {
+            server: Some(tool.server.clone()),
+            tool: Some(tool.tool.clone()),
+            conversation: match origin {
+                Origin::Model { conversation } => ConversationId::parse(conversation).ok(),
+                Origin::Manual => None,
+            },
+            call_ref: Some(call_ref),
+        }
+    }
+
+    /// The context of something about a tool but no call (a grant, a pin).
+    pub fn for_tool(tool: &ToolRef) -> Self {
+        Self {
+            server: Some(tool.server.clone()),
+            tool: Some(tool.tool.clone()),
+            ..Self::default()
+        }
+    }
+}
+
+/// What was decided about a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// It may run.
+    Allow,
+    /// It may not.
+    Deny,
+    /// A person is asked (the policy's answer before the person's).
+    Ask,
+}
+
+/// How an elicitation request was presented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationMode {
+    /// A form the person filled in.
+    Form,
+    /// A URL the person was asked to open.
+    Url,
+}
+
+/// A person's answer to an elicitation or sampling request (the protocol's three actions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// Accepted (for sampling: the response was sent back).
+    Accept,
+    /// Declined.
+    Decline,
+    /// Dismissed without an answer.
+    Cancel,
+}
+
+/// What happened to a grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantChange {
+    /// Made from an approval prompt.
+    Created,
+    /// Revoked one by one.
+    Revoked,
+    /// Every grant revoked ("reset all").
+    ResetAll,
+    /// Voided because the tool it was bound to changed.
+    Voided,
+}
+
+/// What happened to a tool's pinned definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinChange {
+    /// First seen and pinned.
+    Pinned,
+    /// The server now describes it differently; calls are blocked until re-approved.
+    Changed,
+    /// A person approved the new definition.
+    Approved,
+}
+
+/// One thing worth recording. `#[non_exhaustive]`: more kinds may come with agents.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AuditEvent {
+    /// A call was asked for, with these arguments.
+    Proposed {
+        /// The arguments as asked.
+        arguments: Value,
+        /// Who asked: the model or a person.
+        by: Actor,
+    },
+    /// The policy, a grant or a person decided.
+    Decided {
+        /// Allow, deny or ask.
+        decision: Verdict,
+        /// Who or which rule.
+        by: Actor,
+        /// Why, when given.
+        reason: Option<String>,
+    },
+    /// A person edited the arguments before allowing the call.
+    Edited {
+        /// The digest of the arguments before ([`arguments_digest`]).
+        before_digest: String,
+        /// The arguments the call runs with.
+        after: Value,
+    },
+    /// The call was sent to the server.
+    Started,
+    /// The call ended. Results are recorded by digest and size only.
+    Finished {
+        /// SHA-256 of the result's canonical JSON; `None` when there was no result.
+        result_digest: Option<String>,
+        /// The result's size in bytes of JSON.
+        result_bytes: u64,
+        /// From sending to the answer.
+        duration_ms: u64,
+        /// Whether the tool reported failure, or the call failed.
+        is_error: bool,
+        /// The failure, when the call failed without a result.
+        error: Option<String>,
+    },
+    /// A person answered a server's elicitation request (AP-07).
+    Elicitation {
+        /// Form or URL.
+        mode: ElicitationMode,
+        /// The server's message.
+        message: String,
+        /// The URL shown, in URL mode.
+        url: Option<String>,
+        /// What the person did.
+        reply: Reply,
+        /// What the form sent back, when accepted.
+        content: Option<Value>,
+    },
+    /// A person answered a server's sampling request (AP-08).
+    Sampling {
+        /// What the person did.
+        reply: Reply,
+        /// The model that answered.
+        model: Option<String>,
+        /// SHA-256 of the request as the server sent it.
+        request_digest: String,
+        /// Whether the person edited the prompt first.
+        edited: bool,
+        /// The response returned to the server, when accepted.
+        response: Option<String>,
+    },
+    /// A grant was made or revoked.
+    Grant {
+        /// What happened.
+        change: GrantChange,
+        /// The grant, when one.
+        grant_id: Option<String>,
+        /// `conversation` or `always`, for a new grant.
+        scope: Option<String>,
+        /// Who: a person, or the system voiding it.
+        by: Actor,
+    },
+    /// The policy's rules changed.
+    Policy {
+        /// What changed, in a few words (`rule added`, `rules imported`).
+        change: String,
+        /// The rule, when one.
+        rule_id: Option<String>,
+        /// The rule as JSON, when one.
+        rule: Option<Value>,
+    },
+    /// A tool's pinned definition.
+    Pin {
+        /// What happened.
+        change: PinChange,
+        /// The definition's digest now.
+        digest: String,
+        /// The digest it had, for a change.
+        previous: Option<String>,
+    },
+}
+
+impl AuditEvent {
+    /// A call asked for with `arguments` from `origin`.
+    pub fn proposed(arguments: &Map<String, Value>, origin: &Origin) -> Self {
+        Self::Proposed {
+            arguments: Value::Object(arguments.clone()),
+            by: Actor::from_origin(origin),
+        }
+    }
+
+    /// A call that ended with `result` (anything serializable: the tool result).
+    pub fn finished(result: &impl Serialize, is_error: bool, duration: Duration) -> Self {
+        let (digest, bytes) = digest_and_size(result);
+        Self::Finished {
+            result_digest: Some(digest),
+            result_bytes: bytes,
+            duration_ms: millis(duration),
+            is_error,
+            error: None,
+        }
+    }
+
+    /// A call that failed without a result.
+    pub fn failed(error: &dyn fmt::Display, duration: Duration) -> Self {
+        Self::Finished {
+            result_digest: None,
+            result_bytes: 0,
+            duration_ms: millis(duration),
+            is_error: true,
+            error: Some(error.to_string()),
+        }
+    }
+
+    /// The kind of row it becomes.
+    pub fn kind(&self) -> AuditKind {
+        match self {
+            Self::Proposed { .. } => AuditKind::Proposed,
+            Self::Decided { .. } => AuditKind::Decided,
+            Self::Edited { .. } => AuditKind::Edited,
+            Self::Started => AuditKind::Started,
+            Self::Finished { .. } => AuditKind::Finished,
+            Self::Elicitation { .. } => AuditKind::Elicitation,
+            Self::Sampling { .. } => AuditKind::Sampling,
+            Self::Grant { .. } => AuditKind::Grant,
+            Self::Policy { .. } => AuditKind::Policy,
+            Self::Pin { .. } => AuditKind::Pin,
+        }
+    }
+
+    /// Who the entry is attributed to.
+    pub fn actor(&self) -> Actor {
+        match self {
+            Self::Proposed { by, .. } | Self::Decided { by, .. } | Self::Grant { by, .. } => {
+                by.clone()
+            }
+            Self::Edited { .. }
+            | Self::Elicitation { .. }
+            | Self::Sampling { .. }
+            | Self::Policy { .. } => Actor::User,
+            Self::Started | Self::Finished { .. } | Self::Pin { .. } => Actor::System,
+        }
+    }
+
+    /// The event's details as stored: redacted and bounded (see the module docs).
+    pub fn detail(&self) -> Value {
+        match self {
+            Self::Proposed { arguments, .. } => {
+                let (digest, bytes) = digest_and_size(arguments);
+                json!({
+                    "arguments_sha256": digest,
+                    "arguments_bytes": bytes,
+                    "arguments": capped(redact_value(arguments), ARGUMENTS_MAX),
+                })
+            }
+            Self::Decided {
+                decision, reason, ..
+            } => json!({ "decision": decision, "reason": reason.as_deref().map(text) }),
+            Self::Edited {
+                before_digest,
+                after,
+            } => {
+                let (digest, bytes) = digest_and_size(after);
+                json!({
+                    "before_sha256": before_digest,
+                    "after_sha256": digest,
+                    "after_bytes": bytes,
+                    "after": capped(redact_value(after), ARGUMENTS_MAX),
+                })
+            }
+            Self::Started => json!({}),
+            Self::Finished {
+                result_digest,
+                result_bytes,
+                duration_ms,
+                is_error,
+                error,
+            } => json!({
+                "result_sha256": result_digest,
+                "result_bytes": result_bytes,
+                "duration_ms": duration_ms,
+                "is_error": is_error,
+                "error": error.as_deref().map(text),
+            }),
+            Self::Elicitation {
+                mode,
+                message,
+                url,
+                reply,
+                content,
+            } => json!({
+                "mode": mode,
+                "message": text(message),
+                "url": url.as_deref().map(text),
+                "reply": reply,
+                "content": content.as_ref().map(|c| capped(redact_value(c), ARGUMENTS_MAX)),
+            }),
+            Self::Sampling {
+                reply,
+                model,
+                request_digest,
+                edited,
+                response,
+            } => json!({
+                "reply": reply,
+                "model": model.as_deref().map(text),
+                "request_sha256": request_digest,
+                "edited": edited,
+                "response": response.as_deref().map(text),
+            }),
+            Self::Grant {
+                change,
+                grant_id,
+                scope,
+                ..
+            } => json!({ "change": change, "grant_id": grant_id, "scope": scope }),
+            Self::Policy {
+                change,
+                rule_id,
+                rule,
+            } => json!({
+                "change": text(change),
+                "rule_id": rule_id,
+                "rule": rule.as_ref().map(|r| capped(redact_value(r), ARGUMENTS_MAX)),
+            }),
+            Self::Pin {
+                change,
+                digest,
+                previous,
+            } => json!({ "change": change, "sha256": digest, "previous_sha256": previous }),
+        }
+    }
+
+    /// The row to append for this event in `ctx` at `at_ms`.
+    pub fn into_entry(self, ctx: AuditContext, at_ms: i64) -> NewAuditEntry {
+        NewAuditEntry {
+            at_ms,
+            kind: self.kind(),
+            actor: self.actor(),
+            detail: self.detail(),
+            context: ctx,
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::{register_for_logs, Secret};
+
+    #[test]
+    fn kinds_and_actors_round_trip() {
+        for k in AuditKind::ALL {
+            assert_eq!(AuditKind::parse(k.as_str()), Some(k));
+        }
+        for a in [
+            Actor::User,
+            Actor::System,
+            Actor::Model { name: None },
+            Actor::Model {
+                name: Some("gpt".into()),
+            },
+            Actor::Policy { rule: None },
+            Actor::Policy {
+                rule: Some("r1".into()),
+            },
+            Actor::Grant {
+                grant_id: "grant-fs-read-abc".into(),
+            },
+        ] {
+            assert_eq!(Actor::parse(&a.to_stored()), Some(a.clone()), "{a}");
+        }
+        assert_eq!(Actor::parse("grant"), None);
+        assert_eq!(Actor::parse("root"), None);
+    }
+
+    #[test]
+    fn arguments_are_redacted_and_digested_before() {
+        register_for_logs(&Secret::new("kr-canary-5150-audit"));
+        let args = json!({
+            "path": "/tmp/x",
+            "api_key": "plain-looking",
+            "nested": {"Authorization": "Basic abc", "note": "uses kr-canary-5150-audit here"},
+            "list": ["sk-abcdefghijklmnopqrstu", "550e8400-e29b-41d4-a716-446655440000"],
+            "password": null,
+        });
+        let e = AuditEvent::Proposed {
+            arguments: args.clone(),
+            by: Actor::User,
+        };
+        let d = e.detail();
+        let text = d.to_string();
+        for leak in [
+            "plain-looking",
+            "Basic abc",
+            "kr-canary-5150",
+            "sk-abcdefgh",
+        ] {
+            assert!(!text.contains(leak), "{leak} leaked: {text}");
+        }
+        assert_eq!(d["arguments"]["path"], "/tmp/x");
+        assert_eq!(
+            d["arguments"]["list"][1],
+            "550e8400-e29b-41d4-a716-446655440000"
+        );
+        assert_eq!(d["arguments"]["password"], Value::Null);
+        assert_eq!(d["arguments"]["nested"]["note"], "uses [redacted] here");
+        assert_eq!(d["arguments_sha256"], arguments_digest(&args));
+    }
+
+    #[test]
+    fn big_values_are_capped() {
+        let big = json!({ "data": "x".repeat(100_000) });
+        let d = AuditEvent::Proposed {
+            arguments: big,
+            by: Actor::User,
+        }
+        .detail();
+        assert_eq!(d["arguments"]["truncated"], true);
+        assert!(d.to_string().len() < ARGUMENTS_MAX + 1_000);
+        assert_eq!(d["arguments_bytes"], 100_011);
+        let f = AuditEvent::failed(&"é".repeat(10_000), Duration::from_millis(5)).detail();
+        assert!(f["error"].as_str().unwrap().len() <= TEXT_MAX + '…'.len_utf8());
+    }
+
+    #[test]
+    fn results_are_kept_by_digest_only() {
+        let result = json!({"content": [{"type": "text", "text": "the secret plan"}]});
+        let e = AuditEvent::finished(&result, false, Duration::from_millis(42));
+        let d = e.detail();
+        assert!(!d.to_string().contains("secret plan"));
+        assert_eq!(d["result_sha256"], arguments_digest(&result));
+        assert_eq!(d["duration_ms"], 42);
+        assert_eq!(e.actor(), Actor::System);
+        assert_eq!(
+            summarize(AuditKind::Finished, &d.to_string()),
+            format!(
+                "ok in 42 ms, result sha256 {} ({} bytes)",
+                &arguments_digest(&result)[..12],
+                canonical_json(&result).len()
+            )
+        );
+    }
+
+    #[test]
+    fn context_from_origin() {
+        let tool = ToolRef {
+            server: ServerId::new("fs").unwrap(),
+            tool: "read".into(),
+        };
+        let conv = ConversationId::random();
+        let r = CallRef::random();
+        let ctx = AuditContext::for_call(
+            &tool,
+            &Origin::Model {
+                conversation: conv.to_string(),
+            },
+            r.clone(),
+        );
+        assert_eq!(ctx.conversation, Some(conv));
+        assert_eq!(ctx.call_ref, Some(r));
+        assert_eq!(
+            AuditContext::for_call(&tool, &Origin::Manual, CallRef::random()).conversation,
+            None
+        );
+        assert_eq!(Actor::from_origin(&Origin::Manual), Actor::User);
+    }
+
+    #[test]
+    fn summaries_are_one_line() {
+        let d = AuditEvent::Decided {
+            decision: Verdict::Deny,
+            by: Actor::User,
+            reason: Some("no\nway".into()),
+        }
+        .detail();
+        assert_eq!(
+            summarize(AuditKind::Decided, &d.to_string()),
+            "deny: no way"
+        );
+        assert_eq!(summarize(AuditKind::Started, "{}"), "sent to the server");
+        assert_eq!(summarize(AuditKind::Policy, "not json"), "");
+    }
+}

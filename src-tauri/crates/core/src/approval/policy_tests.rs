@@ -1,0 +1,417 @@
+//! Table tests for [`decide`]: every rule kind, the precedence, fail-closed evaluation, limits,
+//! grants bound to a tool digest, TD-01 and the trifecta guard.
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::*;
+use crate::approval::rules::{Limit, Per, Rule, Source};
+use crate::ids::ServerId;
+
+fn rule(id: &str, effect: Effect, server: &str, tool: &str, when: Vec<Condition>) -> Rule {
+    Rule {
+        id: id.into(),
+        effect,
+        server: server.into(),
+        tool: tool.into(),
+        origin: None,
+        when,
+        limit: None,
+        note: None,
+        source: Source::User,
+    }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().unwrap().clone()
+}
+
+fn tool(server: &str, name: &str) -> ToolRef {
+    ToolRef {
+        server: ServerId::new(server).unwrap(),
+        tool: name.into(),
+    }
+}
+
+fn model() -> Origin {
+    Origin::Model {
+        conversation: "c1".into(),
+    }
+}
+
+/// Decides a call to `server`.`name` with `a`, from a model, with the defaults of `ctx`.
+fn run(policy: &[Rule], server: &str, name: &str, a: Value, ctx: &Context<'_>) -> Decision {
+    let t = tool(server, name);
+    let origin = model();
+    let a = args(a);
+    decide(
+        &Policy {
+            rules: policy.to_vec(),
+        },
+        &Call {
+            tool: &t,
+            origin: &origin,
+            arguments: &a,
+            claims_read_only: false,
+        },
+        ctx,
+    )
+}
+
+fn home() -> Context<'static> {
+    Context {
+        home: Some(Path::new("/home/ada")),
+        ..Context::default()
+    }
+}
+
+fn verdict(d: &Decision) -> &'static str {
+    match d {
+        Decision::Allow { .. } => "allow",
+        Decision::Ask { .. } => "ask",
+        Decision::Deny { .. } => "deny",
+    }
+}
+
+#[test]
+fn default_asks_and_precedence_is_deny_ask_allow() {
+    let ctx = home();
+    let allow = rule("a", Effect::Allow, "fs", "*", vec![]);
+    let ask = rule("q", Effect::Ask, "fs", "write_*", vec![]);
+    let deny = rule("d", Effect::Deny, "*", "delete_*", vec![]);
+    let all = [allow.clone(), ask.clone(), deny.clone()];
+    for (policy, name, want) in [
+        (&[][..], "read", "ask"),
+        (&all[..], "read", "allow"),
+        (&all[..], "write_file", "ask"),
+        (&all[..], "delete_file", "deny"),
+        (&[deny.clone(), allow.clone()][..], "delete_x", "deny"),
+        (&[allow.clone(), deny][..], "delete_x", "deny"),
+        (&[allow, ask][..], "write_x", "ask"),
+    ] {
+        let d = run(policy, "fs", name, json!({}), &ctx);
+        assert_eq!(verdict(&d), want, "{name} under {policy:?}: {d:?}");
+    }
+}
+
+#[test]
+fn paths() {
+    let ctx = home();
+    let allow = rule(
+        "projects",
+        Effect::Allow,
+        "fs",
+        "*",
+        vec![Condition::PathUnder {
+            arg: None,
+            prefixes: vec!["~/projects".into(), "/tmp".into()],
+        }],
+    );
+    let deny_ssh = rule(
+        "ssh",
+        Effect::Deny,
+        "*",
+        "*",
+        vec![Condition::PathUnder {
+            arg: Some("path".into()),
+            prefixes: vec!["~/.ssh".into()],
+        }],
+    );
+    let p = [allow, deny_ssh];
+    for (a, want) in [
+        (json!({"path": "/home/ada/projects/x.txt"}), "allow"),
+        (json!({"path": "~/projects/sub/../y"}), "allow"),
+        (json!({"path": "file:///tmp/z"}), "allow"),
+        (json!({"path": "/home/ada/projects/../.ssh/id_rsa"}), "deny"),
+        (json!({"path": "/home/ada/projectsX/a"}), "ask"),
+        (json!({"path": "/etc/passwd"}), "ask"),
+        // A relative path cannot be checked: the allow does not apply, and the ssh rule (which
+        // names `path`) cannot prove it is outside ~/.ssh, so it denies (fail closed).
+        (json!({"path": "notes.txt"}), "deny"),
+        (
+            json!({"paths": ["/tmp/a", "/home/ada/projects/b"]}),
+            "allow",
+        ),
+        (json!({"paths": ["/tmp/a", "/var/b"]}), "ask"),
+        (json!({"nested": {"target": "/tmp/q"}}), "allow"),
+    ] {
+        let d = run(&p, "fs", "read", a.clone(), &ctx);
+        assert_eq!(verdict(&d), want, "{a}: {d:?}");
+    }
+    let d = run(&p, "fs", "read", json!({"path": "id_rsa"}), &ctx);
+    let Decision::Deny { reason, .. } = d else {
+        panic!("{d:?}")
+    };
+    assert!(reason.contains("could not be checked"), "{reason}");
+    // No home known: `~` cannot be expanded, so nothing is allowed through it.
+    let d = run(
+        &p[..1],
+        "fs",
+        "read",
+        json!({"path": "~/projects/a"}),
+        &Context::default(),
+    );
+    assert_eq!(verdict(&d), "ask");
+}
+
+#[test]
+fn domains_sql_and_patterns() {
+    let ctx = home();
+    let web = rule(
+        "docs-sites",
+        Effect::Allow,
+        "web",
+        "fetch",
+        vec![Condition::DomainIn {
+            arg: None,
+            domains: vec!["rust-lang.org".into()],
+        }],
+    );
+    let sql = rule(
+        "reads",
+        Effect::Allow,
+        "db",
+        "query",
+        vec![Condition::SqlOnly {
+            arg: "sql".into(),
+            operations: vec!["select".into()],
+        }],
+    );
+    let pat = rule(
+        "tickets",
+        Effect::Allow,
+        "jira",
+        "get",
+        vec![Condition::Matches {
+            arg: "key".into(),
+            pattern: "PROJ-[0-9]+".into(),
+        }],
+    );
+    let p = [web, sql, pat];
+    for (server, name, a, want) in [
+        (
+            "web",
+            "fetch",
+            json!({"url": "https://doc.rust-lang.org/std"}),
+            "allow",
+        ),
+        (
+            "web",
+            "fetch",
+            json!({"url": "https://rust-lang.org"}),
+            "allow",
+        ),
+        (
+            "web",
+            "fetch",
+            json!({"url": "https://evilrust-lang.org"}),
+            "ask",
+        ),
+        (
+            "web",
+            "fetch",
+            json!({"url": "https://rust-lang.org.evil.com/"}),
+            "ask",
+        ),
+        (
+            "web",
+            "fetch",
+            json!({"url": "ftp://rust-lang.org/x"}),
+            "ask",
+        ),
+        (
+            "db",
+            "query",
+            json!({"sql": "SELECT * FROM t WHERE a = 1"}),
+            "allow",
+        ),
+        ("db", "query", json!({"sql": "select 1; select 2"}), "allow"),
+        (
+            "db",
+            "query",
+            json!({"sql": "SELECT 1; DELETE FROM t"}),
+            "ask",
+        ),
+        ("db", "query", json!({"sql": "DROP TABLE t"}), "ask"),
+        ("db", "query", json!({"sql": "SELEKT nonsense ((("}), "ask"),
+        ("db", "query", json!({"other": 1}), "ask"),
+        ("db", "query", json!({"sql": 5}), "ask"),
+        ("jira", "get", json!({"key": "PROJ-12"}), "allow"),
+        ("jira", "get", json!({"key": "PROJ-12 OR 1=1"}), "ask"),
+        ("jira", "get", json!({"key": 7}), "ask"),
+    ] {
+        let d = run(&p, server, name, a.clone(), &ctx);
+        assert_eq!(verdict(&d), want, "{server}.{name} {a}: {d:?}");
+    }
+}
+
+#[test]
+fn claimed_read_only_relaxes_only_trusted_servers() {
+    let p = Policy {
+        rules: vec![rule(
+            "trusted-reads",
+            Effect::Allow,
+            "*",
+            "*",
+            vec![Condition::ReadOnlyHint],
+        )],
+    };
+    let t = tool("s", "t");
+    let origin = model();
+    let a = Map::new();
+    for (claims, trusted, want) in [
+        (true, true, "allow"),
+        (true, false, "ask"),
+        (false, true, "ask"),
+        (false, false, "ask"),
+    ] {
+        let ctx = Context {
+            trusted_server: trusted,
+            ..Context::default()
+        };
+        let call = Call {
+            tool: &t,
+            origin: &origin,
+            arguments: &a,
+            claims_read_only: claims,
+        };
+        assert_eq!(
+            verdict(&decide(&p, &call, &ctx)),
+            want,
+            "claims {claims}, trusted {trusted}"
+        );
+    }
+}
+
+#[test]
+fn limits_deny_once_reached_and_budgets_count_writes() {
+    let mut r = rule("five-an-hour", Effect::Allow, "fs", "*", vec![]);
+    r.limit = Some(Limit {
+        max: 5,
+        per: Per::Hour,
+    });
+    let mut ctx = home();
+    ctx.counts.insert("five-an-hour".into(), 4);
+    assert_eq!(
+        verdict(&run(&[r.clone()], "fs", "t", json!({}), &ctx)),
+        "allow"
+    );
+    ctx.counts.insert("five-an-hour".into(), 5);
+    let d = run(&[r.clone()], "fs", "t", json!({}), &ctx);
+    assert_eq!(verdict(&d), "deny");
+    let Decision::Deny { reason, .. } = d else {
+        unreachable!()
+    };
+    assert!(reason.contains("at most 5 such calls per hour"), "{reason}");
+    // Another allow without a limit still allows.
+    let open = rule("open", Effect::Allow, "fs", "*", vec![]);
+    assert_eq!(
+        verdict(&run(&[r, open], "fs", "t", json!({}), &ctx)),
+        "allow"
+    );
+
+    // A write budget: trusted read-only claims are not writes.
+    let mut budget = rule("writes", Effect::Allow, "*", "*", vec![Condition::Writes]);
+    budget.limit = Some(Limit {
+        max: 20,
+        per: Per::Conversation,
+    });
+    let mut ctx = Context::default();
+    ctx.counts.insert("writes".into(), 20);
+    assert_eq!(verdict(&run(&[budget], "fs", "w", json!({}), &ctx)), "deny");
+}
+
+#[test]
+fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
+    let grant = |conversation: Option<&str>| Rule {
+        source: Source::Grant {
+            conversation: conversation.map(str::to_owned),
+            tool_digest: "d1".into(),
+        },
+        ..rule("g", Effect::Allow, "fs", "read", vec![])
+    };
+    let same = Context {
+        tool_digest: Some("d1"),
+        ..Context::default()
+    };
+    let changed = Context {
+        tool_digest: Some("d2"),
+        ..Context::default()
+    };
+    for (g, ctx, want) in [
+        (grant(None), &same, "allow"),
+        (grant(None), &changed, "ask"),
+        (grant(Some("c1")), &same, "allow"),
+        (grant(Some("other")), &same, "ask"),
+    ] {
+        assert_eq!(
+            verdict(&run(std::slice::from_ref(&g), "fs", "read", json!({}), ctx)),
+            want,
+            "{g:?}"
+        );
+    }
+}
+
+#[test]
+fn the_trifecta_asks_even_under_an_always_grant() {
+    let allow = rule("always", Effect::Allow, "http", "post", vec![]);
+    let mut ctx = Context {
+        flow: Flow {
+            private_read: true,
+            untrusted_ingested: true,
+        },
+        can_exfiltrate: true,
+        ..Context::default()
+    };
+    let d = run(
+        std::slice::from_ref(&allow),
+        "http",
+        "post",
+        json!({}),
+        &ctx,
+    );
+    match &d {
+        Decision::Ask {
+            warning: Some(w), ..
+        } => assert!(w.contains("leak"), "{w}"),
+        other => panic!("expected a warned ask, got {other:?}"),
+    }
+    // Any leg missing: the grant holds.
+    ctx.flow.untrusted_ingested = false;
+    assert_eq!(
+        verdict(&run(
+            std::slice::from_ref(&allow),
+            "http",
+            "post",
+            json!({}),
+            &ctx
+        )),
+        "allow"
+    );
+    ctx.flow.untrusted_ingested = true;
+    ctx.can_exfiltrate = false;
+    assert_eq!(
+        verdict(&run(&[allow], "http", "post", json!({}), &ctx)),
+        "allow"
+    );
+}
+
+#[test]
+fn origin_scoped_rules() {
+    let mut r = rule("manual-ok", Effect::Allow, "*", "*", vec![]);
+    r.origin = Some("manual".into());
+    let p = Policy { rules: vec![r] };
+    let t = tool("s", "t");
+    let a = Map::new();
+    let ctx = Context::default();
+    for (origin, want) in [(Origin::Manual, "allow"), (model(), "ask")] {
+        let call = Call {
+            tool: &t,
+            origin: &origin,
+            arguments: &a,
+            claims_read_only: false,
+        };
+        assert_eq!(verdict(&decide(&p, &call, &ctx)), want, "{origin:?}");
+    }
+}

@@ -1,0 +1,319 @@
+//! The approval policy in the host: rules and grants from the store, the context [`decide`]
+//! needs (server tags, the tool's digest, counts of limited rules, the conversation's data
+//! flow), and the policy's own management (add, remove, export, import, grants, tags).
+//!
+//! [`decide`] stays pure; everything it needs is gathered here first, and what it decided is
+//! recorded here after (rule hits for limits).
+
+use std::collections::HashMap;
+
+use super::{Host, HostError};
+use crate::approval::audit::{Actor, AuditContext, AuditEvent, GrantChange};
+use crate::approval::{
+    decide, Call, Context, Decision, Effect, Flow, Origin, Policy, PolicyFile, Rule, Scope, Source,
+};
+use crate::ids::{ConversationId, ServerId, ToolRef};
+use crate::mcp::catalog::ToolInfo;
+use crate::store::{ServerTag, StoreError, ToolCallStatus};
+
+/// The digest grants are bound to: the pin's digest of the tool's definition (TD-02), so a
+/// tool that changed no longer matches the grant made for it (AP-02).
+pub use crate::approval::pins::tool_digest;
+
+fn rule_error(e: crate::approval::RuleError) -> HostError {
+    HostError::Invalid(e.to_string())
+}
+
+impl Host {
+    /// Decides a call: gathers the context and runs the policy.
+    pub(super) async fn decide_call(
+        &self,
+        call: &Call<'_>,
+        info: Option<&ToolInfo>,
+    ) -> Result<Decision, HostError> {
+        let store = &self.inner.store;
+        let rules: Vec<Rule> = store
+            .policy_rules()
+            .await?
+            .into_iter()
+            .map(|r| r.rule)
+            .collect();
+        let tags = store.server_tags(&call.tool.server).await?;
+        let conversation = match call.origin {
+            Origin::Model { conversation } => Some(conversation.as_str()),
+            Origin::Manual => None,
+        };
+        let now = crate::store::now_ms();
+        let mut counts = HashMap::new();
+        for r in rules.iter().filter(|r| r.effect == Effect::Allow) {
+            let Some(limit) = r.limit else { continue };
+            let scope = match limit.per.millis() {
+                None => (None, Some(conversation)),
+                Some(ms) => (Some(now - ms), None),
+            };
+            counts.insert(
+                r.id.clone(),
+                store.count_rule_hits(&r.id, scope.0, scope.1).await?,
+            );
+        }
+        let digest = info.map(tool_digest);
+        let claims_open_world = info
+            .and_then(|t| t.annotations.as_ref())
+            .and_then(|a| a.open_world_hint)
+            .unwrap_or(false);
+        let home = dirs::home_dir();
+        let ctx = Context {
+            trusted_server: tags.contains(&ServerTag::Trusted),
+            tool_digest: digest.as_deref(),
+            counts,
+            flow: match conversation {
+                Some(c) => {
+                    let stored = self.flow(c).await?;
+                    let live = self.inner.flows().get(c).copied().unwrap_or_default();
+                    Flow {
+                        private_read: stored.private_read || live.private_read,
+                        untrusted_ingested: stored.untrusted_ingested || live.untrusted_ingested,
+                    }
+                }
+                None => Flow::default(),
+            },
+            can_exfiltrate: tags.contains(&ServerTag::External) || claims_open_world,
+            home: home.as_deref(),
+        };
+        Ok(decide(&Policy { rules }, call, &ctx))
+    }
+
+    /// What the conversation's finished tool calls brought in (AP-04): private data from a
+    /// server tagged so, untrusted content from a server tagged so.
+    async fn flow(&self, conversation: &str) -> Result<Flow, HostError> {
+        let Ok(id) = ConversationId::parse(conversation) else {
+            return Ok(Flow::default());
+        };
+        let store = &self.inner.store;
+        let mut flow = Flow::default();
+        let mut seen: HashMap<ServerId, Vec<ServerTag>> = HashMap::new();
+        for c in store.tool_calls(&id).await? {
+            if c.status != ToolCallStatus::Done || c.is_error {
+                continue;
+            }
+            if !seen.contains_key(&c.server) {
+                let tags = store.server_tags(&c.server).await?;
+                seen.insert(c.server.clone(), tags);
+            }
+            let tags = &seen[&c.server];
+            flow.private_read |= tags.contains(&ServerTag::PrivateData);
+            flow.untrusted_ingested |= tags.contains(&ServerTag::UntrustedContent);
+        }
+        Ok(flow)
+    }
+
+    /// Notes what a finished call of `server` brought into `conversation`, at once: the store
+    /// learns of it a little later, and the next call of the same turn must not miss it.
+    pub(super) async fn note_flow(&self, conversation: &str, server: &ServerId) {
+        let tags = match self.inner.store.server_tags(server).await {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read server tags for the trifecta guard");
+                return;
+            }
+        };
+        let mut flows = self.inner.flows();
+        let f = flows.entry(conversation.to_owned()).or_default();
+        f.private_read |= tags.contains(&ServerTag::PrivateData);
+        f.untrusted_ingested |= tags.contains(&ServerTag::UntrustedContent);
+    }
+
+    /// Records that `rule` let a call through (for its limit).
+    pub(super) async fn rule_hit(&self, rule: &str, origin: &Origin) {
+        let conversation = match origin {
+            Origin::Model { conversation } => Some(conversation.as_str()),
+            Origin::Manual => None,
+        };
+        if let Err(e) = self.inner.store.record_rule_hit(rule, conversation).await {
+            tracing::warn!(rule, error = %e, "could not record a rule hit; its limit may undercount");
+        }
+    }
+
+    /// Makes a grant from an approval answer; `Once` makes none.
+    pub(super) async fn grant(
+        &self,
+        tool: &ToolRef,
+        info: Option<&ToolInfo>,
+        scope: Scope,
+        origin: &Origin,
+    ) -> Result<Option<String>, HostError> {
+        let conversation = match (scope, origin) {
+            (Scope::Once, _) => return Ok(None),
+            (Scope::Conversation, Origin::Model { conversation }) => Some(conversation.clone()),
+            // A conversation grant for a run by hand has no conversation to be bound to.
+            (Scope::Conversation, Origin::Manual) => return Ok(None),
+            (Scope::Always, _) => None,
+        };
+        let Some(info) = info else { return Ok(None) };
+        let suffix: String = hex::encode(rand::random::<[u8; 3]>());
+        let id: String = format!("grant-{}-{}", tool.server, tool.tool)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(56)
+            .collect::<String>()
+            + "-"
+            + &suffix;
+        let rule = Rule {
+            id: id.clone(),
+            effect: Effect::Allow,
+            server: tool.server.to_string(),
+            tool: glob_literal(&tool.tool),
+            origin: None,
+            when: Vec::new(),
+            limit: None,
+            note: Some(match &conversation {
+                Some(_) => "allowed for this conversation from an approval prompt".into(),
+                None => "always allowed from an approval prompt".into(),
+            }),
+            source: Source::Grant {
+                conversation,
+                tool_digest: tool_digest(info),
+            },
+        };
+        rule.validate().map_err(rule_error)?;
+        self.inner.store.put_rule(&rule).await?;
+        Ok(Some(id))
+    }
+
+    /// Every rule and grant, in order.
+    pub async fn policy_rules(&self) -> Result<Vec<Rule>, HostError> {
+        Ok(self
+            .inner
+            .store
+            .policy_rules()
+            .await?
+            .into_iter()
+            .map(|r| r.rule)
+            .collect())
+    }
+
+    /// Adds (or replaces, by id) a user rule after checking it.
+    pub async fn put_policy_rule(&self, mut rule: Rule) -> Result<(), HostError> {
+        rule.source = Source::User;
+        rule.validate().map_err(rule_error)?;
+        self.inner.store.put_rule(&rule).await?;
+        self.audit_policy(
+            "rule saved",
+            Some(&rule.id),
+            serde_json::to_value(&rule).ok(),
+        )
+        .await;
+        Ok(())
+    }
+
+    async fn audit_policy(&self, change: &str, id: Option<&str>, rule: Option<serde_json::Value>) {
+        self.audit(
+            AuditEvent::Policy {
+                change: change.into(),
+                rule_id: id.map(str::to_owned),
+                rule,
+            },
+            AuditContext::default(),
+        )
+        .await;
+    }
+
+    /// Removes a rule or revokes a grant.
+    pub async fn remove_policy_rule(&self, id: &str) -> Result<(), HostError> {
+        if self.inner.store.delete_rule(id).await? {
+            if id.starts_with("grant-") {
+                self.audit(
+                    AuditEvent::Grant {
+                        change: GrantChange::Revoked,
+                        grant_id: Some(id.to_owned()),
+                        scope: None,
+                        by: Actor::User,
+                    },
+                    AuditContext::default(),
+                )
+                .await;
+            } else {
+                self.audit_policy("rule removed", Some(id), None).await;
+            }
+            Ok(())
+        } else {
+            Err(HostError::Store(StoreError::NotFound(format!(
+                "policy rule {}",
+                crate::config::escape::short_for_display(id, 64)
+            ))))
+        }
+    }
+
+    /// Revokes every grant; returns how many there were.
+    pub async fn reset_grants(&self) -> Result<u64, HostError> {
+        let n = self.inner.store.delete_grants().await?;
+        self.audit(
+            AuditEvent::Grant {
+                change: GrantChange::ResetAll,
+                grant_id: None,
+                scope: None,
+                by: Actor::User,
+            },
+            AuditContext::default(),
+        )
+        .await;
+        Ok(n)
+    }
+
+    /// The policy as a TOML file (rules and grants).
+    pub async fn export_policy(&self) -> Result<String, HostError> {
+        Ok(PolicyFile {
+            version: 1,
+            rules: self.policy_rules().await?,
+        }
+        .render())
+    }
+
+    /// Replaces the user rules with those of a TOML file (grants in it are ignored; the
+    /// current grants stay). Nothing changes when any rule is invalid.
+    pub async fn import_policy(&self, text: &str) -> Result<usize, HostError> {
+        let file = PolicyFile::parse(text).map_err(rule_error)?;
+        let rules: Vec<Rule> = file
+            .rules
+            .into_iter()
+            .filter(|r| r.source == Source::User)
+            .collect();
+        self.inner.store.replace_user_rules(&rules).await?;
+        self.audit_policy(
+            &format!("{} rules imported", rules.len()),
+            None,
+            serde_json::to_value(&rules).ok(),
+        )
+        .await;
+        Ok(rules.len())
+    }
+
+    /// A server's tags.
+    pub async fn server_tags(&self, server: &ServerId) -> Result<Vec<ServerTag>, HostError> {
+        Ok(self.inner.store.server_tags(server).await?)
+    }
+
+    /// Replaces a server's tags.
+    pub async fn set_server_tags(
+        &self,
+        server: &ServerId,
+        tags: &[ServerTag],
+    ) -> Result<(), HostError> {
+        if self.inner.store.get_server(server).await?.is_none() {
+            return Err(HostError::UnknownServer(server.to_string()));
+        }
+        Ok(self.inner.store.set_server_tags(server, tags).await?)
+    }
+}
+
+/// A tool name as a pattern that matches only itself (`*` cannot appear in MCP tool names
+/// that reach here, but a literal one would widen the grant, so it is refused as a wildcard).
+fn glob_literal(name: &str) -> String {
+    name.replace('*', "_")
+}

@@ -1,0 +1,227 @@
+//! The approval policy's tables (migration `0006_policy.sql`): rules and grants in order, the
+//! calls limited rules let through, and server tags.
+
+use serde::{Deserialize, Serialize};
+use sqlx::Row as _;
+
+use super::{now_ms, Store, StoreError};
+use crate::approval::{Rule, Source};
+use crate::ids::ServerId;
+
+/// A tag a person gives a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerTag {
+    /// Its annotations may relax friction (TD-01).
+    Trusted,
+    /// It holds private data (trifecta leg a).
+    PrivateData,
+    /// It returns content others wrote, such as web pages or mail (trifecta leg b).
+    UntrustedContent,
+    /// It can send data out (trifecta leg c).
+    External,
+}
+
+impl ServerTag {
+    /// Every tag.
+    pub const ALL: [Self; 4] = [
+        Self::Trusted,
+        Self::PrivateData,
+        Self::UntrustedContent,
+        Self::External,
+    ];
+
+    /// The tag as stored and typed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Trusted => "trusted",
+            Self::PrivateData => "private-data",
+            Self::UntrustedContent => "untrusted-content",
+            Self::External => "external",
+        }
+    }
+
+    /// Reads a tag.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// A rule as stored, with when it was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoredRule {
+    /// The rule.
+    pub rule: Rule,
+    /// Created, ms since the epoch.
+    pub created_at_ms: i64,
+}
+
+fn decode(id: &str, json: &str) -> Result<Rule, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::Corrupt {
+        what: format!("policy rule {id}"),
+        reason: e.to_string(),
+    })
+}
+
+fn encode(rule: &Rule) -> Result<String, StoreError> {
+    serde_json::to_string(rule).map_err(|e| StoreError::Corrupt {
+        what: format!("policy rule {}", rule.id),
+        reason: e.to_string(),
+    })
+}
+
+impl Store {
+    /// Every rule and grant, in evaluation order.
+    pub async fn policy_rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, rule_json, created_at FROM policy_rules ORDER BY position, created_at",
+        )
+        .fetch_all(self.reader())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let id: String = r.get("id");
+                Ok(StoredRule {
+                    rule: decode(&id, r.get("rule_json"))?,
+                    created_at_ms: r.get("created_at"),
+                })
+            })
+            .collect()
+    }
+
+    /// Adds a rule at the end, or replaces the rule with its id in place.
+    pub async fn put_rule(&self, rule: &Rule) -> Result<(), StoreError> {
+        let json = encode(rule)?;
+        let is_grant = i64::from(matches!(rule.source, Source::Grant { .. }));
+        sqlx::query(
+            "INSERT INTO policy_rules (id, position, rule_json, is_grant, created_at)
+             VALUES (?, (SELECT COALESCE(MAX(position), 0) + 1 FROM policy_rules), ?, ?, ?)
+             ON CONFLICT(id) DO UPDATE SET rule_json = excluded.rule_json,
+                                           is_grant = excluded.is_grant",
+        )
+        .bind(&rule.id)
+        .bind(json)
+        .bind(is_grant)
+        .bind(now_ms())
+        .execute(self.writer())
+        .await?;
+        Ok(())
+    }
+
+    /// Removes a rule or grant; returns whether it existed.
+    pub async fn delete_rule(&self, id: &str) -> Result<bool, StoreError> {
+        let res = sqlx::query("DELETE FROM policy_rules WHERE id = ?")
+            .bind(id)
+            .execute(self.writer())
+            .await?;
+        Ok(res.rows_affected() > 0)
+    }
+
+    /// Removes every grant (the "reset" of AP-02); returns how many.
+    pub async fn delete_grants(&self) -> Result<u64, StoreError> {
+        let res = sqlx::query("DELETE FROM policy_rules WHERE is_grant = 1")
+            .execute(self.writer())
+            .await?;
+        Ok(res.rows_affected())
+    }
+
+    /// Replaces every user rule with `rules` (grants stay), in one transaction.
+    pub async fn replace_user_rules(&self, rules: &[Rule]) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM policy_rules WHERE is_grant = 0")
+            .execute(&mut *tx)
+            .await?;
+        let now = now_ms();
+        for (i, r) in rules.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO policy_rules (id, position, rule_json, is_grant, created_at)
+                 VALUES (?, ?, ?, 0, ?)",
+            )
+            .bind(&r.id)
+            .bind(i64::try_from(i).unwrap_or(i64::MAX) - 1_000_000)
+            .bind(encode(r)?)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| match e {
+                sqlx::Error::Database(d) if d.is_unique_violation() => {
+                    StoreError::Exists(format!("a grant with the id {}", r.id))
+                }
+                other => other.into(),
+            })?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Records that `rule` let a call through.
+    pub async fn record_rule_hit(
+        &self,
+        rule: &str,
+        conversation: Option<&str>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("INSERT INTO rule_hits (rule_id, conversation, at) VALUES (?, ?, ?)")
+            .bind(rule)
+            .bind(conversation)
+            .bind(now_ms())
+            .execute(self.writer())
+            .await?;
+        Ok(())
+    }
+
+    /// Calls `rule` let through since `since_ms` (when given) in `conversation` (when given;
+    /// manual runs have none and are counted together).
+    pub async fn count_rule_hits(
+        &self,
+        rule: &str,
+        since_ms: Option<i64>,
+        conversation: Option<Option<&str>>,
+    ) -> Result<u32, StoreError> {
+        let (n,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM rule_hits
+             WHERE rule_id = ? AND at >= ? AND (? = 0 OR conversation IS ?)",
+        )
+        .bind(rule)
+        .bind(since_ms.unwrap_or(i64::MIN))
+        .bind(i64::from(conversation.is_some()))
+        .bind(conversation.flatten())
+        .fetch_one(self.reader())
+        .await?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    /// A server's tags.
+    pub async fn server_tags(&self, server: &ServerId) -> Result<Vec<ServerTag>, StoreError> {
+        let rows: Vec<(String,)> =
+            sqlx::query_as("SELECT tag FROM server_tags WHERE server_id = ? ORDER BY tag")
+                .bind(server.as_str())
+                .fetch_all(self.reader())
+                .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(t,)| ServerTag::parse(&t))
+            .collect())
+    }
+
+    /// Replaces a server's tags.
+    pub async fn set_server_tags(
+        &self,
+        server: &ServerId,
+        tags: &[ServerTag],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM server_tags WHERE server_id = ?")
+            .bind(server.as_str())
+            .execute(&mut *tx)
+            .await?;
+        for t in tags {
+            sqlx::query("INSERT OR IGNORE INTO server_tags (server_id, tag) VALUES (?, ?)")
+                .bind(server.as_str())
+                .bind(t.as_str())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,59 @@
+// Helpers shared by the approval dialog and the batch review: argument parsing, and the text
+// that says who asks, why, and what the guard warns about. Everything here is untrusted text and
+// goes in through h() as text nodes.
+import type { ApprovalDto } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+
+/** Parses edited arguments: they must be one JSON object, as the tool's input is. */
+export function parseArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; why: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, why: `the arguments are not valid JSON (${e instanceof Error ? e.message : String(e)})` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, why: "the arguments must be a JSON object ({ … })" };
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** The same JSON value, whatever the whitespace; unparsable text compares as text. */
+export function sameArguments(edited: Record<string, unknown>, original: string): boolean {
+  const o = parseArguments(original);
+  return o.ok && JSON.stringify(o.value) === JSON.stringify(edited);
+}
+
+/** The arguments pretty-printed in full (as received when they do not parse). */
+export function prettyArguments(text: string): string {
+  const p = parseArguments(text);
+  return p.ok ? JSON.stringify(p.value, null, 2) : text;
+}
+
+/** Who asks, as one sentence. */
+export function whoAsks(req: Pick<ApprovalDto, "origin" | "conversation">): string {
+  return req.origin === "model"
+    ? `The model asks to run this${req.conversation ? ` in conversation ${req.conversation}` : ""}.`
+    : "You asked to run this tool. Check the arguments before it runs.";
+}
+
+/** "Asked because: …" (small), or nothing when the policy gave no reason. */
+export function reasonLine(req: Pick<ApprovalDto, "reason">): HTMLElement | null {
+  const r = (req.reason ?? "").trim();
+  return r === "" ? null : h("p", { class: "approval-reason-text hint" }, `Asked because: ${r}`);
+}
+
+/** The guard's warning, prominent; `alert` makes screen readers announce it at once. */
+export function warningBox(req: Pick<ApprovalDto, "warning">, alert = true): HTMLElement | null {
+  const w = req.warning ?? null;
+  if (w === null || w.trim() === "") return null;
+  return h("div", { class: "approval-warning", ...(alert ? { role: "alert" } : {}) }, h("strong", {}, "Warning: "), w);
+}
+
+/** The server's claims about the tool, which are never trusted. */
+export function hintsLine(req: Pick<ApprovalDto, "hints">): HTMLElement | null {
+  return req.hints.length > 0
+    ? h("p", { class: "hint" }, `The server describes it as: ${req.hints.join(", ")}. That is its claim, not a guarantee.`)
+    : null;
+}
+
+/** Error text from anything thrown. */
+export const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));

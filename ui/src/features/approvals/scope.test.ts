@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+vi.mock("../../ipc/bindings", () => ({ commands: {}, events: { hostChanged: { listen: vi.fn() } } }));
+
+import { approvalDialog, showQueue } from "./dialog";
+import type { ApprovalDto } from "../../ipc/bindings";
+
+const req = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
+  nonce: "n1", server: "fs", tool: "write_file", arguments: '{\n  "path": "/tmp/x"\n}',
+  origin: "model", conversation: "c-1", hints: [], reason: "rule r3 asks", warning: null, requested_at_ms: 0, ...over,
+});
+const click = (d: HTMLElement, sel: string) => (d.querySelector(sel) as HTMLButtonElement).click();
+
+afterEach(() => document.body.replaceChildren());
+
+describe("approval scopes, reason and warning", () => {
+  it("says why it asks, small, as text", () => {
+    const d = approvalDialog(req({ reason: "<b>no rule</b> matches" }), () => {});
+    const r = d.querySelector(".approval-reason-text") as HTMLElement;
+    expect(r.textContent).toBe("Asked because: <b>no rule</b> matches");
+    expect(r.querySelector("b")).toBeNull();
+  });
+
+  it("shows the guard's warning as an alert above the arguments, only when set", () => {
+    expect(approvalDialog(req(), () => {}).querySelector(".approval-warning")).toBeNull();
+    const d = approvalDialog(req({ warning: "This call completes the lethal trifecta <script>" }), () => {});
+    const w = d.querySelector(".approval-warning") as HTMLElement;
+    expect(w.getAttribute("role")).toBe("alert");
+    expect(w.textContent).toContain("lethal trifecta <script>");
+    expect(d.querySelector("script")).toBeNull();
+    const args = d.querySelector(".approval-args") as HTMLElement;
+    expect(w.compareDocumentPosition(args) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
+  it("offers the conversation scope to model calls only", () => {
+    expect(approvalDialog(req(), () => {}).querySelector(".allow-conversation")).not.toBeNull();
+    const manual = approvalDialog(req({ origin: "manual", conversation: null }), () => {});
+    expect(manual.querySelector(".allow-conversation")).toBeNull();
+    expect(manual.querySelector(".allow-always")).not.toBeNull();
+    expect(manual.querySelector("button.allow")?.textContent).toBe("Run once");
+  });
+
+  it("explains what Always binds to and where to revoke it", () => {
+    const t = approvalDialog(req(), () => {}).querySelector(".allow-always")?.getAttribute("title") ?? "";
+    expect(t).toMatch(/current definition/);
+    expect(t).toMatch(/Policy/);
+  });
+
+  it("sends the chosen scope, with edited arguments when changed", () => {
+    for (const [sel, scope] of [[".allow-conversation", "conversation"], [".allow-always", "always"]] as const) {
+      const answer = vi.fn();
+      const d = approvalDialog(req(), answer);
+      document.body.append(d);
+      click(d, sel);
+      expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope }]]);
+      expect(d.isConnected).toBe(false);
+    }
+    const answer = vi.fn();
+    const d = approvalDialog(req(), answer);
+    click(d, ".approval-edit");
+    (d.querySelector(".approval-args-edit") as HTMLTextAreaElement).value = '{"path": "/tmp/z"}';
+    click(d, ".allow-always");
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{"path": "/tmp/z"}', scope: "always" }]]);
+  });
+
+  it("every answer button is disabled while an answer is on its way", () => {
+    const d = approvalDialog(req(), () => new Promise(() => {}));
+    click(d, ".allow-conversation");
+    for (const sel of [".deny", ".allow", ".allow-conversation", ".allow-always"]) {
+      expect((d.querySelector(sel) as HTMLButtonElement).disabled).toBe(true);
+    }
+  });
+
+  it("shows the queue only when more than one request waits", () => {
+    const onReview = vi.fn();
+    const d = approvalDialog(req(), () => {}, onReview);
+    const q = d.querySelector(".approval-queue") as HTMLElement;
+    showQueue(d, 1);
+    expect(q.hidden).toBe(true);
+    showQueue(d, 4);
+    expect(q.hidden).toBe(false);
+    expect(q.querySelector(".approval-waiting")?.textContent).toBe("3 more waiting");
+    expect(q.querySelector(".approval-review-all")?.textContent).toBe("Review all 4");
+    click(d, ".approval-review-all");
+    expect(onReview).toHaveBeenCalledTimes(1);
+  });
+});
