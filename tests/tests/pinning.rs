@@ -139,6 +139,21 @@ async fn rug_after_first_call(mode: &str, tool: &str, reason: HoldReason) -> Vec
         .iter()
         .any(|n| n.ends_with(&format!("__{tool}"))));
     assert!(host.held_tools(&id).await.unwrap().is_empty());
+    // The audit log has the hold and the approval of this tool, and its chain is intact.
+    let log = host
+        .audit_page(&switchboard_core::store::AuditQuery {
+            search: Some(format!("tool {tool}")),
+            before: None,
+            limit: 100,
+        })
+        .await
+        .unwrap();
+    let kinds: Vec<String> = log.entries.iter().map(|e| e.detail_json.clone()).collect();
+    assert!(
+        kinds.iter().any(|d| d.contains("changed")) && kinds.iter().any(|d| d.contains("approved")),
+        "{kinds:?}"
+    );
+    assert!(host.verify_audit().await.unwrap().ok);
     host.shutdown().await;
     fields
 }

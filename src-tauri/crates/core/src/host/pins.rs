@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::Serialize;
 
 use super::{Host, HostError};
+use crate::approval::audit::{AuditContext, AuditEvent, PinChange};
 use crate::approval::pins::{
     assess, diff, Assessment, HoldReason, ItemKey, ItemKind, Pin, PinDiff, PinnedItem,
     FIRST_PIN_TOOLS_MAX,
@@ -183,6 +184,27 @@ impl Host {
             .filter_map(|(k, r)| current.items.get(k).map(|i| (k.clone(), *r, i.clone())))
             .collect();
         self.inner.store.set_pin_pending(id, &items).await?;
+        // The log records what was held, once per new assessment (OB-01).
+        let held: Vec<(AuditEvent, AuditContext)> = items
+            .iter()
+            .map(|(k, _, item)| {
+                (
+                    AuditEvent::Pin {
+                        change: PinChange::Changed,
+                        digest: item.digest.clone(),
+                        previous: None,
+                    },
+                    AuditContext {
+                        server: Some(id.clone()),
+                        tool: Some(Arc::from(format!("{} {}", k.kind.as_str(), k.name))),
+                        ..AuditContext::default()
+                    },
+                )
+            })
+            .collect();
+        if !held.is_empty() {
+            self.audit_all(held).await;
+        }
         if !items.is_empty() {
             let names: Vec<String> = items
                 .iter()
@@ -446,6 +468,26 @@ impl Host {
             .store
             .approve_pin_items(server, &upsert, &remove)
             .await?;
+        let approved: Vec<(AuditEvent, AuditContext)> = upsert
+            .iter()
+            .map(|(k, item)| {
+                (
+                    AuditEvent::Pin {
+                        change: PinChange::Approved,
+                        digest: item.digest.clone(),
+                        previous: None,
+                    },
+                    AuditContext {
+                        server: Some(server.clone()),
+                        tool: Some(Arc::from(format!("{} {}", k.kind.as_str(), k.name))),
+                        ..AuditContext::default()
+                    },
+                )
+            })
+            .collect();
+        if !approved.is_empty() {
+            self.audit_all(approved).await;
+        }
         tracing::info!(server = %server, approved = upsert.len(), dropped = remove.len(), "pin changes approved");
         self.inner.pins.states().remove(server);
         match self.handle(server) {
