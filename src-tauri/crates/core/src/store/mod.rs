@@ -119,13 +119,21 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
+        // No idle timeout or lifetime: connections to a local file need no recycling, and
+        // without them sqlx 0.9.0 starts no maintenance task, whose loop can spin at 100% CPU
+        // after the pool closes and hang runtime shutdown (launchbadge/sqlx#3645; seen in a
+        // 1,000-kill run of tests/kill.rs).
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
             .connect_with(opts.clone())
             .await?;
         let store = Self {
             reader: SqlitePoolOptions::new()
                 .max_connections(4)
+                .idle_timeout(None)
+                .max_lifetime(None)
                 .after_connect(|conn, _| {
                     Box::pin(async move {
                         sqlx::query(READER_SETUP).execute(conn).await?;
