@@ -12,9 +12,9 @@ use crate::approval::audit::{Actor, AuditContext, AuditEvent, GrantChange};
 use crate::approval::{
     decide, Call, Context, Decision, Effect, Flow, Origin, Policy, PolicyFile, Rule, Scope, Source,
 };
-use crate::ids::{ConversationId, ServerId, ToolRef};
+use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::ToolInfo;
-use crate::store::{ServerTag, StoreError, ToolCallStatus};
+use crate::store::{ServerTag, StoreError};
 
 /// The digest grants are bound to: the pin's digest of the tool's definition (TD-02), so a
 /// tool that changed no longer matches the grant made for it (AP-02).
@@ -86,25 +86,11 @@ impl Host {
     /// What the conversation's finished tool calls brought in (AP-04): private data from a
     /// server tagged so, untrusted content from a server tagged so.
     async fn flow(&self, conversation: &str) -> Result<Flow, HostError> {
-        let Ok(id) = ConversationId::parse(conversation) else {
-            return Ok(Flow::default());
-        };
-        let store = &self.inner.store;
-        let mut flow = Flow::default();
-        let mut seen: HashMap<ServerId, Vec<ServerTag>> = HashMap::new();
-        for c in store.tool_calls(&id).await? {
-            if c.status != ToolCallStatus::Done || c.is_error {
-                continue;
-            }
-            if !seen.contains_key(&c.server) {
-                let tags = store.server_tags(&c.server).await?;
-                seen.insert(c.server.clone(), tags);
-            }
-            let tags = &seen[&c.server];
-            flow.private_read |= tags.contains(&ServerTag::PrivateData);
-            flow.untrusted_ingested |= tags.contains(&ServerTag::UntrustedContent);
-        }
-        Ok(flow)
+        let tags = self.inner.store.tags_of_servers_used(conversation).await?;
+        Ok(Flow {
+            private_read: tags.contains(&ServerTag::PrivateData),
+            untrusted_ingested: tags.contains(&ServerTag::UntrustedContent),
+        })
     }
 
     /// Notes what a finished call of `server` brought into `conversation`, at once: the store

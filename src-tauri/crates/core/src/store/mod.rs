@@ -29,12 +29,12 @@ pub use audit::{
     VerifyReport, AUDIT_PAGE_MAX, DETAIL_MAX, GENESIS_HASH,
 };
 pub use conversations::{
-    fts_query, render_json, render_markdown, ApprovalDecision, ArchiveFilter, Conversation,
-    ConversationExport, ConversationPage, ConversationQuery, ConversationSummary, DecidedBy,
-    ImportedMessage, ListCursor, MessageEnd, MessageStatus, ModelUsage, NewSummary, NewToolCall,
-    Recovered, SearchHit, StoredApproval, StoredMessage, StoredToolCall, Summary, ToolCallEnd,
-    ToolCallStatus, UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN,
-    PREVIEW_CHARS,
+    fts_query, iso_utc, render_json, render_markdown, ApprovalDecision, ArchiveFilter,
+    Conversation, ConversationExport, ConversationPage, ConversationQuery, ConversationSummary,
+    DecidedBy, ImportedMessage, ListCursor, MessageEnd, MessageStatus, ModelUsage, NewSummary,
+    NewToolCall, Recovered, SearchHit, StoredApproval, StoredMessage, StoredToolCall, Summary,
+    ToolCallEnd, ToolCallStatus, UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END,
+    HIGHLIGHT_START, PREFIX_MIN, PREVIEW_CHARS,
 };
 pub use pins::PendingItem;
 pub use policy::{ServerTag, StoredRule};

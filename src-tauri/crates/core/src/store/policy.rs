@@ -190,6 +190,28 @@ impl Store {
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
+    /// The tags of every server whose tool returned a result (done, not an error) in
+    /// `conversation`: one indexed query, no arguments or results read (it runs before every
+    /// tool call, for the trifecta guard).
+    pub async fn tags_of_servers_used(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<ServerTag>, StoreError> {
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT DISTINCT g.tag
+             FROM messages m JOIN tool_calls t ON t.message_id = m.id
+                             JOIN server_tags g ON g.server_id = t.server
+             WHERE m.conversation_id = ? AND t.status = 'done' AND t.is_error = 0",
+        )
+        .bind(conversation)
+        .fetch_all(self.reader())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(t,)| ServerTag::parse(&t))
+            .collect())
+    }
+
     /// A server's tags.
     pub async fn server_tags(&self, server: &ServerId) -> Result<Vec<ServerTag>, StoreError> {
         let rows: Vec<(String,)> =

@@ -260,7 +260,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for ms since the epoch (proleptic Gregorian, UTC).
-pub(super) fn iso_utc(ms: i64) -> String {
+pub fn iso_utc(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.

@@ -36,7 +36,9 @@ use super::{now_ms, Store, StoreError};
 use crate::ids::{ConversationId, MessageId};
 use crate::llm::types::Usage;
 
-pub use export::{render_json, render_markdown, ConversationExport, EXPORT_FORMAT_VERSION};
+pub use export::{
+    iso_utc, render_json, render_markdown, ConversationExport, EXPORT_FORMAT_VERSION,
+};
 pub use messages::{ImportedMessage, MessageEnd, MessageStatus, Recovered, StoredMessage};
 pub use search::{fts_query, SearchHit, HIGHLIGHT_END, HIGHLIGHT_START, PREFIX_MIN};
 pub use summaries::{NewSummary, Summary};
