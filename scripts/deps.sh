@@ -44,6 +44,19 @@ die() {
 sha_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 # ---------------------------------------------------------------------------------------------
+# 0. Disk space: a debug build of the workspace with its tests takes about 6 GB in target/, and a
+#    full disk shows up much later as a cryptic compiler error ("error writing to /tmp/cc…").
+#    Say it up front instead. SWITCHBOARD_MIN_FREE_GB overrides the threshold.
+# ---------------------------------------------------------------------------------------------
+MIN_FREE_GB="${SWITCHBOARD_MIN_FREE_GB:-8}"
+for dir in "$ROOT" "${TMPDIR:-/tmp}"; do
+  free_kb="$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')"
+  if [ -n "$free_kb" ] && [ "$free_kb" -lt $((MIN_FREE_GB * 1024 * 1024)) ]; then
+    die "only $((free_kb / 1024)) MB free on the disk of $dir; building and testing needs about ${MIN_FREE_GB} GB (free some space, e.g. \`make clean\`, or set SWITCHBOARD_MIN_FREE_GB)"
+  fi
+done
+
+# ---------------------------------------------------------------------------------------------
 # 1. Debian packages (plus nodejs/npm and python3-venv when those are missing)
 # ---------------------------------------------------------------------------------------------
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
