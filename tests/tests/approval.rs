@@ -202,6 +202,7 @@ async fn edited_arguments_are_checked_then_sent_instead() {
             Answer::Allow {
                 arguments: Some(json!({"text": 7}).as_object().unwrap().clone()),
                 scope: Default::default(),
+                constraints: Vec::new(),
             },
         )
         .await;
@@ -217,6 +218,7 @@ async fn edited_arguments_are_checked_then_sent_instead() {
         Answer::Allow {
             arguments: Some(args("from the person")),
             scope: Default::default(),
+            constraints: Vec::new(),
         },
     )
     .await

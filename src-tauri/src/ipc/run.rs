@@ -249,6 +249,7 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
             } => Answer::Allow {
                 arguments: None,
                 scope: scope.into(),
+                constraints: Vec::new(),
             },
             ApprovalAnswerDto::Allow {
                 arguments: Some(text),
@@ -261,6 +262,7 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
                     Ok(serde_json::Value::Object(map)) => Answer::Allow {
                         arguments: Some(map),
                         scope: scope.into(),
+                        constraints: Vec::new(),
                     },
                     Ok(_) => return Err(invalid("the arguments must be a JSON object".into())),
                     Err(e) => {

@@ -68,7 +68,8 @@ impl Machine {
 /// One client over all rounds.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClientSummary {
-    /// Short key (`raw-pipe`, `raw-tokio`, `switchboard`, `switchboard-conn`, `ts-sdk`, `py-sdk`).
+    /// Short key (`raw-pipe`, `raw-tokio`, `switchboard`, `switchboard-run`, `switchboard-conn`,
+    /// `ts-sdk`, `py-sdk`).
     pub key: &'static str,
     /// What the row is called in the table.
     pub label: String,
@@ -264,11 +265,23 @@ pub fn ratios(clients: &[ClientSummary]) -> Vec<Ratio> {
         div(thr(sb, 64), thr("switchboard-conn", 64)),
         Goal::Info,
     ));
+    for c in [1, 64] {
+        out.push(ratio(
+            format!("p50 c={c}: Host::run_tool / Host::call_tool"),
+            div(p50("switchboard-run", c), p50(sb, c)),
+            Goal::Info,
+        ));
+    }
+    out.push(ratio(
+        "throughput c=64: Host::run_tool / Host::call_tool".into(),
+        div(thr("switchboard-run", 64), thr(sb, 64)),
+        Goal::Info,
+    ));
     out.retain(|r| !r.target.is_empty() || r.value.is_some());
     out
 }
 
-const LABEL_W: usize = 40;
+const LABEL_W: usize = 52;
 
 /// The human-readable table: one row per client, p50 / p99 / calls per second per level, then
 /// the ratios.

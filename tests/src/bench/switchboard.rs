@@ -1,18 +1,34 @@
 //! `switchboard-core` as the client: a real [`Host`] (temp data dir, in-memory secrets, default
 //! supervisor settings) that adds, trusts and starts the fake server like the app does, then
-//! calls `echo` either through [`Host::call_tool`] (the path the chat loop takes: catalog and
-//! disabled-tool checks, progress forwarding, tracing span) or straight through the supervised
-//! [`Connection::call_tool`] (to see what the host layer costs).
+//! calls `echo` one of three ways:
+//! - [`Host::call_tool`]: catalog, pin and disabled-tool checks, progress forwarding, tracing
+//!   span; no approval;
+//! - [`Host::run_tool`], the path the chat loop and the shells take: the same, plus the policy
+//!   decision (rules and server tags read from SQLite under the host's policy lock, a rule hit
+//!   written) and the hash-chained audit log (the proposal, decision and start in one
+//!   transaction, the result in another; `synchronous=FULL`). The host gets one user rule,
+//!   [`RULE`], allowing `echo` on the bench server, and calls run with [`Origin::Manual`] (no
+//!   conversation, so no data-flow lookup);
+//! - straight through the supervised [`Connection::call_tool`], to see what the host layer
+//!   costs.
+//!
+//! A `run_tool` call that is asked about instead of allowed would wait for a person forever;
+//! the bench refuses to measure that: one call before the warm-up must report that [`RULE`]
+//! allowed it, and a watchdog denies anything that shows up as pending, which fails the run
+//! with the reason. After the run the audit chain is verified and must have grown by the same
+//! number of rows for every call, so an append that failed (the host only logs those) cannot
+//! make the row look cheaper than it is.
 //!
 //! Concurrency: `c` tokio tasks on the multi-threaded runtime share one call counter and loop
 //! until `calls` calls have been made; each call is timed alone.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{Map, Value};
+use switchboard_core::approval::{Answer, Effect, Origin, Rule, Source};
 use switchboard_core::config::{ServerSpec, StdioSpec, Timeouts, TransportSpec};
 use switchboard_core::host::{CallOptions, Host, HostBuilder};
 use switchboard_core::ids::{ServerId, ToolRef};
@@ -23,17 +39,23 @@ use switchboard_core::secrets::{MemoryStore, Secrets};
 
 use super::{Figure, Plan, TEXT};
 
+/// The id of the policy rule that lets the `run_tool` row's calls through.
+pub const RULE: &str = "sb-bench-allow-echo";
+
 /// Which entry point of the core is called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
     /// `Host::call_tool`.
     Host,
+    /// `Host::run_tool` under an allow rule, with the audit log.
+    Run,
     /// `ServerHandle::connection()?.call_tool`.
     Connection,
 }
 
 enum Caller {
     Host(Host, ToolRef),
+    Run(Host, ToolRef),
     Connection(Arc<Connection>),
 }
 
@@ -44,6 +66,10 @@ impl Caller {
                 .call_tool(tool, arguments, CallOptions::default())
                 .await
                 .map_err(|e| anyhow!("echo failed: {e}"))?,
+            Caller::Run(host, tool) => host
+                .run_tool(tool, arguments, Origin::Manual, CallOptions::default())
+                .await
+                .map_err(|e| anyhow!("echo through run_tool failed: {e}"))?,
             Caller::Connection(conn) => conn
                 .call_tool("echo", arguments, RequestOptions::default())
                 .await
@@ -58,6 +84,10 @@ fn check(r: &ToolResult) -> Result<()> {
         Some(Content::Text { text }) if text == TEXT && !r.is_error => Ok(()),
         _ => bail!("unexpected echo result: {r:?}"),
     }
+}
+
+pub fn arguments_pub() -> Map<String, Value> {
+    arguments()
 }
 
 fn arguments() -> Map<String, Value> {
@@ -103,24 +133,172 @@ async fn measure(host: &Host, server: &Path, plan: &Plan, entry: Entry) -> Resul
     if !matches!(status, ServerStatus::Running { .. }) {
         bail!("the fake server did not start: {status}");
     }
+    let echo = ToolRef {
+        server: id,
+        tool: "echo".into(),
+    };
     let caller = Arc::new(match entry {
-        Entry::Host => Caller::Host(
-            host.clone(),
-            ToolRef {
-                server: id,
-                tool: "echo".into(),
-            },
-        ),
+        Entry::Host => Caller::Host(host.clone(), echo),
+        Entry::Run => {
+            allow_echo(host, &echo).await?;
+            Caller::Run(host.clone(), echo)
+        }
         Entry::Connection => Caller::Connection(handle.connection()?),
     });
+    let audit = match entry {
+        Entry::Run => Some(AuditCheck::start(&caller, host).await?),
+        _ => None,
+    };
+    let watchdog = (entry == Entry::Run).then(|| Watchdog::start(host));
+    let result = levels(&caller, plan).await;
+    let asked = watchdog.and_then(Watchdog::stop);
+    if let Some(what) = asked {
+        bail!("a run_tool call was asked about instead of allowed by {RULE:?}: {what}");
+    }
+    let out = result?;
+    if let Some(audit) = audit {
+        let calls = plan.warmup + plan.calls * plan.conc.len();
+        audit.finish(host, calls).await?;
+    }
+    if let (Entry::Run, Some(n)) = (
+        entry,
+        std::env::var("SB_RUN_PARTS").ok().and_then(|v| v.parse().ok()),
+    ) {
+        let echo = ToolRef {
+            server: ServerId::new("bench").map_err(|e| anyhow!("{e}"))?,
+            tool: "echo".into(),
+        };
+        super::run_parts::run(host, &echo, RULE, n).await?;
+    }
+    Ok(out)
+}
+
+async fn levels(caller: &Arc<Caller>, plan: &Plan) -> Result<Vec<Figure>> {
     if plan.warmup > 0 {
-        closed_loop(&caller, 1, plan.warmup).await?;
+        closed_loop(caller, 1, plan.warmup).await?;
     }
     let mut out = Vec::with_capacity(plan.conc.len());
     for &c in &plan.conc {
-        out.push(closed_loop(&caller, c, plan.calls).await?);
+        out.push(closed_loop(caller, c, plan.calls).await?);
     }
     Ok(out)
+}
+
+/// Adds [`RULE`] and checks, with one call, that `run_tool` is allowed by it without asking.
+async fn allow_echo(host: &Host, echo: &ToolRef) -> Result<()> {
+    host.put_policy_rule(Rule {
+        id: RULE.into(),
+        effect: Effect::Allow,
+        server: echo.server.to_string(),
+        tool: echo.tool.to_string(),
+        origin: None,
+        when: Vec::new(),
+        limit: None,
+        note: Some("sb-bench: echo runs without asking".into()),
+        source: Source::User,
+    })
+    .await
+    .map_err(|e| anyhow!("could not add the policy rule {RULE:?}: {e}"))?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let opts = CallOptions {
+        started: Some(tx),
+        ..CallOptions::default()
+    };
+    let run = host.run_tool(echo, arguments(), Origin::Manual, opts);
+    let r = match tokio::time::timeout(Duration::from_secs(10), run).await {
+        Ok(r) => r.map_err(|e| anyhow!("the first run_tool call failed: {e}"))?,
+        Err(_) => bail!(
+            "the first run_tool call did not finish in 10 s; pending approvals: {:?}",
+            host.pending_approvals()
+        ),
+    };
+    check(&r)?;
+    let started = rx
+        .await
+        .map_err(|_| anyhow!("run_tool never reported the call as started"))?;
+    if started.allowed_by.as_deref() != Some(RULE) {
+        bail!("run_tool was not allowed by {RULE:?} but by {started:?}");
+    }
+    Ok(())
+}
+
+/// Denies, every 50 ms, whatever `run_tool` call is waiting for a person, and remembers what it
+/// was: the row measures calls the policy allows, and an ask would hang the level.
+struct Watchdog {
+    task: tokio::task::JoinHandle<()>,
+    asked: Arc<Mutex<Option<String>>>,
+}
+
+impl Watchdog {
+    fn start(host: &Host) -> Self {
+        let host = host.clone();
+        let asked = Arc::new(Mutex::new(None));
+        let seen = asked.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                for p in host.pending_approvals() {
+                    if let Ok(mut s) = seen.lock() {
+                        s.get_or_insert_with(|| format!("{} {}: {}", p.server, p.tool, p.reason));
+                    }
+                    let no = Answer::Deny {
+                        reason: Some(format!("sb-bench: {RULE:?} should have allowed this")),
+                    };
+                    let _ = host.answer_approval(p.nonce.as_str(), no).await;
+                }
+            }
+        });
+        Self { task, asked }
+    }
+
+    /// Stops the watchdog; what it had to deny, if anything.
+    fn stop(self) -> Option<String> {
+        self.task.abort();
+        self.asked.lock().ok().and_then(|mut s| s.take())
+    }
+}
+
+/// The audit log's size before the measured calls, to check afterwards that each call
+/// appended as many rows as the first one did and that the chain is intact.
+struct AuditCheck {
+    rows: u64,
+    per_call: u64,
+}
+
+impl AuditCheck {
+    /// One call through `caller` (after [`allow_echo`]) gives the rows per call.
+    async fn start(caller: &Caller, host: &Host) -> Result<Self> {
+        let before = Self::rows(host).await?;
+        caller.call(arguments()).await?;
+        let rows = Self::rows(host).await?;
+        let per_call = rows.saturating_sub(before);
+        if per_call == 0 {
+            bail!("a run_tool call appended nothing to the audit log");
+        }
+        Ok(Self { rows, per_call })
+    }
+
+    async fn finish(self, host: &Host, calls: usize) -> Result<()> {
+        let rows = Self::rows(host).await?;
+        let want = self.rows + self.per_call * calls as u64;
+        if rows != want {
+            bail!(
+                "the audit log has {rows} rows after {calls} calls of {} rows each from {}: \
+                 some appends failed",
+                self.per_call,
+                self.rows
+            );
+        }
+        Ok(())
+    }
+
+    async fn rows(host: &Host) -> Result<u64> {
+        let v = host.verify_audit().await?;
+        if !v.ok {
+            bail!("the audit chain is broken: {:?}", v.first_bad);
+        }
+        Ok(v.rows)
+    }
 }
 
 /// `n` calls by `c` tasks sharing a counter.

@@ -28,9 +28,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Map, Value};
 use switchboard_core::mcp::catalog::{Arguments, Content, ToolResult};
 use switchboard_core::mcp::connection::{
-    ConnectOptions, Connection, ElicitationAnswer, ElicitationHandler, Endpoint, RequestOptions,
+    ConnectOptions, Connection, ElicitationAnswer, Endpoint, RequestOptions,
 };
+use futures::future::BoxFuture;
 use switchboard_core::mcp::logs::ServerLogs;
+use switchboard_core::mcp::requests::{ClientFeatures, Root, ServerRequests};
 use tokio::sync::mpsc;
 
 /// The whole run must end well before the suite kills it (30 s by default).
@@ -71,9 +73,9 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
         init_timeout: Duration::from_secs(10),
         request_timeout: Duration::from_secs(15),
         signals,
-        elicitation: scenario
+        requests: scenario
             .starts_with("elicitation")
-            .then(accept_with_defaults),
+            .then(|| Arc::new(AcceptWithDefaults) as Arc<dyn ServerRequests>),
     };
     let endpoint = Endpoint::Http {
         url: url.to_owned(),
@@ -145,8 +147,18 @@ fn result_text(result: &ToolResult) -> String {
 
 /// Accepts every elicitation with the form pre-filled from the schema: each property that has a
 /// `default` gets it, as given (so its JSON type is the schema's); the others are left out.
-fn accept_with_defaults() -> ElicitationHandler {
-    Arc::new(|params: Value| {
+/// Declares form elicitation only.
+struct AcceptWithDefaults;
+
+impl ServerRequests for AcceptWithDefaults {
+    fn features(&self) -> ClientFeatures {
+        ClientFeatures {
+            elicitation_form: true,
+            ..ClientFeatures::default()
+        }
+    }
+
+    fn elicit(&self, params: Value) -> BoxFuture<'static, ElicitationAnswer> {
         Box::pin(async move {
             let content: Map<String, Value> = params
                 .pointer("/requestedSchema/properties")
@@ -164,5 +176,13 @@ fn accept_with_defaults() -> ElicitationHandler {
             );
             ElicitationAnswer::Accept(content)
         })
-    })
+    }
+
+    fn sample(&self, _params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async { Err("not offered".to_owned()) })
+    }
+
+    fn roots(&self) -> BoxFuture<'static, Vec<Root>> {
+        Box::pin(async { Vec::new() })
+    }
 }

@@ -11,7 +11,8 @@
 //! |---|---|
 //! | `raw-pipe` | the floor: blocking JSON lines written and read by hand, one thread (`bench/raw.rs`) |
 //! | `raw-tokio` | the same lines from a minimal async client on tokio (oneshot per call, one reader task): the cost of async I/O alone |
-//! | `switchboard` | a real `Host` calling `Host::call_tool`, the path the chat loop uses |
+//! | `switchboard` | a real `Host` calling `Host::call_tool`: checks and the call, no approval |
+//! | `switchboard-run` | the same host calling `Host::run_tool`, the path the chat loop uses: a policy rule allows `echo`, and every call is decided and written to the audit log |
 //! | `switchboard-conn` | the same host's supervised `Connection::call_tool`, to show what the host layer adds |
 //! | `ts-sdk` | `@modelcontextprotocol/sdk` `Client` + `StdioClientTransport`, `callTool` (`tests/bench/ts_client.mjs`) |
 //! | `py-sdk` | `mcp` `ClientSession` + `stdio_client`, `call_tool`, `asyncio.gather` (`tests/bench/py_client.py`) |
@@ -69,10 +70,11 @@ use bench::switchboard::Entry;
 use bench::{Figure, Outcome, Plan};
 
 /// Every client, in the order they run within a round and appear in the table.
-const CLIENTS: [&str; 6] = [
+const CLIENTS: [&str; 7] = [
     "raw-pipe",
     "raw-tokio",
     "switchboard",
+    "switchboard-run",
     "switchboard-conn",
     "ts-sdk",
     "py-sdk",
@@ -86,8 +88,9 @@ usage: sb-bench [options]
   --warmup N           sequential warm-up calls per measurement (default 500)
   --conc LIST          calls in flight, comma-separated (default 1,16,64)
   --only KEYS          only these clients (comma-separated): raw-pipe, raw-tokio,
-                       switchboard, switchboard-conn, ts-sdk, py-sdk; and the chat figures:
-                       chat-open, chat-search, chat-delta, or chat for all three
+                       switchboard, switchboard-run, switchboard-conn, ts-sdk, py-sdk; and
+                       the chat figures: chat-open, chat-search, chat-delta, or chat for all
+                       three
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
   --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;
@@ -324,6 +327,10 @@ fn run() -> Result<ExitCode> {
                     measured(rt.block_on(bench::switchboard::run(&server, &plan, Entry::Host))),
                     None,
                 ),
+                "switchboard-run" => (
+                    measured(rt.block_on(bench::switchboard::run(&server, &plan, Entry::Run))),
+                    None,
+                ),
                 "switchboard-conn" => (
                     measured(rt.block_on(bench::switchboard::run(
                         &server,
@@ -421,7 +428,7 @@ fn run() -> Result<ExitCode> {
     let own_failed = clients.iter().any(|c| {
         matches!(
             c.key,
-            "raw-pipe" | "raw-tokio" | "switchboard" | "switchboard-conn"
+            "raw-pipe" | "raw-tokio" | "switchboard" | "switchboard-run" | "switchboard-conn"
         ) && c.status != "measured"
     });
     let peer_missing = clients
@@ -467,6 +474,7 @@ fn label(key: &str, version: Option<&str>) -> String {
         "raw-pipe" => "raw JSON-line pipe (floor)".into(),
         "raw-tokio" => "raw JSON lines, minimal tokio client".into(),
         "switchboard" => "switchboard-core Host::call_tool".into(),
+        "switchboard-run" => "switchboard-core Host::run_tool (allow rule + audit)".into(),
         "switchboard-conn" => "switchboard-core Connection::call_tool".into(),
         "ts-sdk" => format!("TypeScript SDK{v} (node)"),
         "py-sdk" => format!("Python SDK (mcp{v})"),

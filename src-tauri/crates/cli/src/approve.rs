@@ -172,6 +172,7 @@ async fn answer_one(host: &Host, lines: &mut Lines, req: &ApprovalRequest) {
             Reply::Yes(scope) => Answer::Allow {
                 arguments: edited.clone(),
                 scope,
+                constraints: Vec::new(),
             },
             Reply::No(reason) => Answer::Deny { reason },
             Reply::Edit => {

@@ -52,6 +52,9 @@ pub enum HostEvent {
     ServersChanged,
     /// A tool call started or stopped waiting for the user's approval.
     ApprovalsChanged,
+    /// A question for the person (a server's form, URL or sampling request, a tool result held
+    /// for review) was asked or answered.
+    QuestionsChanged,
     /// What of a server's surface waits for review changed (TD-02): new or changed tools and
     /// instructions held back, or an approval of them.
     PinReview {

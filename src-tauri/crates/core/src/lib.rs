@@ -28,6 +28,7 @@ pub mod host;
 pub mod ids;
 pub mod llm;
 pub mod mcp;
+pub mod opener;
 pub mod redact;
 pub mod secrets;
 pub mod store;

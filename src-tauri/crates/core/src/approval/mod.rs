@@ -10,13 +10,20 @@
 //!   tool by any other route.
 //! - [`pins`]: each server's surface pinned on first use and diffed on every change (TD-02);
 //!   changed or new tools wait for review.
+//! - [`questions`]: what servers ask a person ([`elicit`] forms and URLs, [`sampling`]) and
+//!   tool results held for review, answered the same way as approvals.
 //! - [`audit`]: what happened to calls, as typed events for the hash-chained audit log (OB-01).
 
 pub mod audit;
+pub mod elicit;
 pub mod pending;
 pub mod pins;
 pub mod policy;
+pub mod questions;
 pub mod rules;
+pub mod sampling;
+pub mod suggest;
+pub mod waitlist;
 
 pub use pending::{
     Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Scope, Ticket, REASON_MAX,

@@ -1,5 +1,5 @@
 //! Pending approval requests: a call that must be asked about waits here until a shell answers
-//! it by its nonce, or until the caller gives up.
+//! it by its nonce, or until the caller gives up (the mechanism is [`super::waitlist`]).
 //!
 //! The nonce is 128 random bits, made in Rust and never derivable from the request: a web view
 //! that was tricked into calling IPC commands still cannot release a call it was not shown
@@ -7,40 +7,14 @@
 //! stale dialog behind. The map is touched only to insert, take or list, never across an
 //! `.await`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use rand::Rng;
 use serde::{Deserialize, Serialize};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::broadcast;
 
 use super::policy::Origin;
+use super::waitlist::{now_ms, Waiting, Waitlist};
+pub use super::waitlist::Nonce;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
-
-/// The random handle of one pending request.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Nonce(String);
-
-impl Nonce {
-    fn random() -> Self {
-        let bytes: [u8; 16] = rand::rng().random();
-        Self(hex::encode(bytes))
-    }
-
-    /// The nonce as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for Nonce {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// A call waiting for the user: everything a dialog must show, untruncated (AP-01).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,6 +61,9 @@ pub enum Answer {
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
         /// Whether later calls of the tool are allowed too.
         scope: Scope,
+        /// For a grant: conditions later calls must meet to be allowed by it ("always, with
+        /// these arguments"); empty = any arguments. See [`super::suggest`].
+        constraints: Vec<super::rules::Condition>,
     },
     /// Don't run it; `reason` is passed on to whoever asked (the model, in a chat).
     Deny {
@@ -100,6 +77,7 @@ impl Answer {
     pub const ALLOW: Self = Self::Allow {
         arguments: None,
         scope: Scope::Once,
+        constraints: Vec::new(),
     };
     /// A plain no.
     pub const DENY: Self = Self::Deny { reason: None };
@@ -121,64 +99,25 @@ pub enum ApprovalError {
     UnknownNonce,
 }
 
-struct Waiting {
-    request: ApprovalRequest,
-    answer: oneshot::Sender<Answer>,
-}
-
-struct Shared {
-    waiting: Mutex<HashMap<Nonce, Waiting>>,
-    events: broadcast::Sender<HostEvent>,
-}
-
-impl Shared {
-    fn waiting(&self) -> MutexGuard<'_, HashMap<Nonce, Waiting>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// The pending requests of one host. Cheap to clone.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct PendingApprovals {
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for PendingApprovals {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingApprovals")
-            .field("waiting", &self.shared.waiting().len())
-            .finish()
-    }
+    list: Waitlist<ApprovalRequest, Answer>,
 }
 
 /// A caller's claim on one pending request. Dropping it withdraws the request.
 #[derive(Debug)]
-pub struct Ticket {
-    nonce: Nonce,
-    answer: Option<oneshot::Receiver<Answer>>,
-    owner: PendingApprovals,
-}
+pub struct Ticket(Waiting<ApprovalRequest, Answer>);
 
 impl Ticket {
     /// The request's nonce.
     pub fn nonce(&self) -> &Nonce {
-        &self.nonce
+        self.0.nonce()
     }
 
     /// Waits for the answer; a request withdrawn without one is a plain no.
-    pub async fn answer(mut self) -> Answer {
-        match self.answer.take() {
-            Some(rx) => rx.await.unwrap_or(Answer::DENY),
-            None => Answer::DENY,
-        }
-    }
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        if self.owner.shared.waiting().remove(&self.nonce).is_some() {
-            let _ = self.owner.shared.events.send(HostEvent::ApprovalsChanged);
-        }
+    pub async fn answer(self) -> Answer {
+        self.0.answer().await.unwrap_or(Answer::DENY)
     }
 }
 
@@ -205,23 +144,15 @@ impl PendingApprovals {
     /// An empty set that announces changes on `events`.
     pub fn new(events: broadcast::Sender<HostEvent>) -> Self {
         Self {
-            shared: Arc::new(Shared {
-                waiting: Mutex::new(HashMap::new()),
-                events,
-            }),
+            list: Waitlist::new(events, HostEvent::ApprovalsChanged),
         }
     }
 
     /// Registers a request and announces it.
     pub fn ask(&self, ask: Ask) -> Ticket {
-        let nonce = Nonce::random();
-        let (tx, rx) = oneshot::channel();
-        let requested_at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-            .unwrap_or(0);
-        let request = ApprovalRequest {
-            nonce: nonce.clone(),
+        let requested_at_ms = now_ms();
+        Ticket(self.list.insert(|nonce| ApprovalRequest {
+            nonce,
             server: ask.server,
             tool: ask.tool,
             arguments: ask.arguments,
@@ -230,28 +161,12 @@ impl PendingApprovals {
             reason: ask.reason,
             warning: ask.warning,
             requested_at_ms,
-        };
-        self.shared.waiting().insert(
-            nonce.clone(),
-            Waiting {
-                request,
-                answer: tx,
-            },
-        );
-        let _ = self.shared.events.send(HostEvent::ApprovalsChanged);
-        Ticket {
-            nonce,
-            answer: Some(rx),
-            owner: self.clone(),
-        }
+        }))
     }
 
     /// The pending request named by `nonce`.
     pub fn get(&self, nonce: &str) -> Option<ApprovalRequest> {
-        self.shared
-            .waiting()
-            .get(&Nonce(nonce.to_owned()))
-            .map(|w| w.request.clone())
+        self.list.get(nonce)
     }
 
     /// Answers the request named by `nonce`. A deny reason is trimmed and cut to
@@ -259,37 +174,34 @@ impl PendingApprovals {
     pub fn answer(&self, nonce: &str, answer: Answer) -> Result<(), ApprovalError> {
         let answer = match answer {
             Answer::Deny { reason } => Answer::Deny {
-                reason: reason
-                    .map(|r| r.trim().chars().take(REASON_MAX).collect::<String>())
-                    .filter(|r| !r.is_empty()),
+                reason: clean_reason(reason),
             },
             allow => allow,
         };
-        let waiting = self
-            .shared
-            .waiting()
-            .remove(&Nonce(nonce.to_owned()))
-            .ok_or(ApprovalError::UnknownNonce)?;
-        let _ = waiting.answer.send(answer);
-        let _ = self.shared.events.send(HostEvent::ApprovalsChanged);
-        Ok(())
+        if self.list.answer(nonce, answer) {
+            Ok(())
+        } else {
+            Err(ApprovalError::UnknownNonce)
+        }
     }
 
     /// Every pending request, oldest first.
     pub fn list(&self) -> Vec<ApprovalRequest> {
-        let mut out: Vec<ApprovalRequest> = self
-            .shared
-            .waiting()
-            .values()
-            .map(|w| w.request.clone())
-            .collect();
+        let mut out = self.list.list();
         out.sort_by(|a, b| {
             a.requested_at_ms
                 .cmp(&b.requested_at_ms)
-                .then_with(|| a.nonce.0.cmp(&b.nonce.0))
+                .then_with(|| a.nonce.as_str().cmp(b.nonce.as_str()))
         });
         out
     }
+}
+
+/// A person's reason, trimmed and cut to [`REASON_MAX`] characters; an empty one is none.
+pub fn clean_reason(reason: Option<String>) -> Option<String> {
+    reason
+        .map(|r| r.trim().chars().take(REASON_MAX).collect::<String>())
+        .filter(|r| !r.is_empty())
 }
 
 #[cfg(test)]
@@ -369,14 +281,5 @@ mod tests {
             changes += 1;
         }
         assert_eq!(changes, 4, "ask, answer, ask, withdraw");
-    }
-
-    #[test]
-    fn nonces_differ() {
-        let (p, _rx) = pending();
-        let a = p.ask(ask());
-        let b = p.ask(ask());
-        assert_ne!(a.nonce(), b.nonce());
-        assert_eq!(p.list().len(), 2);
     }
 }

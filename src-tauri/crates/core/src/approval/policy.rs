@@ -404,7 +404,7 @@ const PATH_KEYS: &[&str] = &[
     "root",
 ];
 
-fn looks_like_path(key: &str, value: &str) -> bool {
+pub(super) fn looks_like_path(key: &str, value: &str) -> bool {
     let key = key.to_ascii_lowercase();
     value.starts_with('/')
         || value.starts_with("~/")
@@ -415,7 +415,7 @@ fn looks_like_path(key: &str, value: &str) -> bool {
         || key.ends_with("path")
 }
 
-fn looks_like_url(key: &str, value: &str) -> bool {
+pub(super) fn looks_like_url(key: &str, value: &str) -> bool {
     let key = key.to_ascii_lowercase();
     let v = value.trim_start().to_ascii_lowercase();
     v.starts_with("http://")
@@ -425,7 +425,7 @@ fn looks_like_url(key: &str, value: &str) -> bool {
 
 /// An absolute, lexically normalised path (`~` expanded, `file://` removed, `.` and `..`
 /// resolved); `None` for a relative path (its base is unknowable here).
-fn normalize(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
+pub(super) fn normalize(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
     let raw = raw.strip_prefix("file://").unwrap_or(raw);
     let expanded = if raw == "~" {
         home?.to_path_buf()
@@ -452,7 +452,7 @@ fn normalize(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// The lowercase host of an http(s) URL.
-fn host_of(raw: &str) -> Option<String> {
+pub(super) fn host_of(raw: &str) -> Option<String> {
     let u = url::Url::parse(raw.trim()).ok()?;
     if !matches!(u.scheme(), "http" | "https") {
         return None;
@@ -463,7 +463,7 @@ fn host_of(raw: &str) -> Option<String> {
 
 /// The kinds of the statements in `sql` (`select`, `insert`, ...); `None` when it does not
 /// parse.
-fn sql_kinds(sql: &str) -> Option<Vec<String>> {
+pub(super) fn sql_kinds(sql: &str) -> Option<Vec<String>> {
     use sqlparser::ast::Statement;
     let statements =
         sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::GenericDialect {}, sql).ok()?;

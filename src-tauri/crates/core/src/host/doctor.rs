@@ -225,7 +225,8 @@ impl Host {
             init_timeout: trial_timeout,
             request_timeout: spec.timeouts.request(),
             signals: tx,
-            elicitation: None,
+            // A trial connection has nobody to answer a server's questions.
+            requests: None,
         };
         match Connection::connect(endpoint, logs.clone(), opts).await {
             Ok(conn) => {

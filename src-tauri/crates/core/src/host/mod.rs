@@ -16,6 +16,7 @@ mod ops;
 mod pins;
 mod policy;
 mod providers;
+mod requests;
 mod servers;
 mod transfer;
 mod usage;
@@ -33,10 +34,12 @@ pub use ops::{CallOptions, ServerCatalog, Started};
 pub use pins::{Held, PinReview, ToolFindings};
 pub use policy::tool_digest;
 pub use providers::ProviderView;
+pub use requests::SAMPLING_PER_HOUR;
 pub use servers::{ServerView, TrustState, TrustView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 pub use usage::{CostReport, ModelCost};
 
+use crate::approval::questions::PendingQuestions;
 use crate::approval::{ApprovalError, PendingApprovals};
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
@@ -149,6 +152,7 @@ pub struct HostBuilder {
     search_path: Option<SearchPath>,
     supervisor: SupervisorConfig,
     host_env: Option<Vec<(String, String)>>,
+    browser: Option<PathBuf>,
 }
 
 impl HostBuilder {
@@ -160,6 +164,7 @@ impl HostBuilder {
             search_path: None,
             supervisor: SupervisorConfig::default(),
             host_env: None,
+            browser: None,
         }
     }
 
@@ -185,6 +190,13 @@ impl HostBuilder {
     /// process's environment).
     pub fn host_env(mut self, env: Vec<(String, String)>) -> Self {
         self.host_env = Some(env);
+        self
+    }
+
+    /// The program that opens URLs a person agreed to open (default: the system browser).
+    /// It gets the URL as its only argument.
+    pub fn browser(mut self, program: Option<PathBuf>) -> Self {
+        self.browser = program;
         self
     }
 
@@ -219,6 +231,9 @@ impl HostBuilder {
                 disabled: Mutex::default(),
                 pins: pins::PinGate::default(),
                 approvals: PendingApprovals::new(events.clone()),
+                questions: PendingQuestions::new(events.clone()),
+                sampling: requests::SamplingLog::default(),
+                browser: self.browser,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 http: reqwest::Client::new(),
@@ -252,6 +267,12 @@ pub(crate) struct Inner {
     /// Each server's catalog assessed against its pin (TD-02), by catalog snapshot.
     pins: pins::PinGate,
     approvals: PendingApprovals,
+    /// What servers ask the person, and results held for review.
+    questions: PendingQuestions,
+    /// Sampling requests run per server (AP-08 rate limit).
+    sampling: requests::SamplingLog,
+    /// The program that opens URLs, when not the system browser.
+    browser: Option<PathBuf>,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.

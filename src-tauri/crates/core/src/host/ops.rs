@@ -298,6 +298,7 @@ impl Host {
                     Answer::Allow {
                         arguments: edited,
                         scope,
+                        constraints,
                     } => {
                         entries.push(decided(Verdict::Allow, Actor::User, None));
                         if let Some(edited) = edited {
@@ -314,7 +315,7 @@ impl Host {
                             arguments = edited.clone();
                             started.edited = Some(edited);
                         }
-                        started.granted = self.grant(tool, info, scope, &origin).await?;
+                        started.granted = self.grant(tool, info, scope, constraints, &origin).await?;
                         if let Some(id) = &started.granted {
                             entries.push((
                                 AuditEvent::Grant {
@@ -354,12 +355,18 @@ impl Host {
             let _ = tx.send(started);
         }
         let began = std::time::Instant::now();
+        let cancel = opts.cancel.clone();
         let result = self.call_tool(tool, arguments, opts).await;
         let finished = match &result {
             Ok(r) => AuditEvent::finished(r, r.is_error, began.elapsed()),
             Err(e) => AuditEvent::failed(e, began.elapsed()),
         };
-        self.audit(finished, audit).await;
+        self.audit(finished, audit.clone()).await;
+        let result = match result {
+            // AP-05: the person may read it before the model does.
+            Ok(r) => self.review_result(tool, info, &origin, r, &audit, cancel).await,
+            Err(e) => Err(e),
+        };
         if let (Ok(r), Origin::Model { conversation }) = (&result, &origin) {
             if !r.is_error {
                 self.note_flow(conversation, &tool.server).await;

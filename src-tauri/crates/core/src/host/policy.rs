@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::{Host, HostError};
 use crate::approval::audit::{Actor, AuditContext, AuditEvent, GrantChange};
-use crate::approval::{
+use crate::approval::{Condition, 
     decide, Call, Context, Decision, Effect, Flow, Origin, Policy, PolicyFile, Rule, Scope, Source,
 };
 use crate::ids::{ServerId, ToolRef};
@@ -126,6 +126,7 @@ impl Host {
         tool: &ToolRef,
         info: Option<&ToolInfo>,
         scope: Scope,
+        constraints: Vec<Condition>,
         origin: &Origin,
     ) -> Result<Option<String>, HostError> {
         let conversation = match (scope, origin) {
@@ -156,12 +157,15 @@ impl Host {
             server: tool.server.to_string(),
             tool: glob_literal(&tool.tool),
             origin: None,
-            when: Vec::new(),
-            limit: None,
-            note: Some(match &conversation {
-                Some(_) => "allowed for this conversation from an approval prompt".into(),
-                None => "always allowed from an approval prompt".into(),
+            note: Some(match (&conversation, constraints.is_empty()) {
+                (Some(_), _) => "allowed for this conversation from an approval prompt".into(),
+                (None, true) => "always allowed from an approval prompt".into(),
+                (None, false) => {
+                    "always allowed with these arguments from an approval prompt".into()
+                }
             }),
+            when: constraints,
+            limit: None,
             source: Source::Grant {
                 conversation,
                 tool_digest: tool_digest(info),

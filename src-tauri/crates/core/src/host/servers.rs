@@ -214,6 +214,10 @@ impl Host {
             logs,
             self.inner.events.clone(),
             None,
+            Some(super::requests::HostRequests::new(
+                Arc::downgrade(&self.inner),
+                id.clone(),
+            )),
         );
         // TD-02: pin its surface on first sight and hold what changes later.
         self.watch_pins(&handle);

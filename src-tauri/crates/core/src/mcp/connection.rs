@@ -44,6 +44,8 @@ use super::catalog::{
 use super::framing::{FrameError, LineReader};
 use super::logs::{Direction, ServerLogs};
 use super::process::{Pipes, ServerProcess};
+pub use super::requests::ElicitationAnswer;
+use super::requests::{ClientFeatures, ServerRequests};
 use super::McpError;
 
 /// Protocol versions we speak, newest first. We offer the first; a server may answer with any.
@@ -84,27 +86,8 @@ struct Handler {
     info: ClientConfig,
     progress: ProgressRoutes,
     signals: mpsc::Sender<ServerSignal>,
-    elicitation: Option<ElicitationHandler>,
+    requests: Option<Arc<dyn ServerRequests>>,
 }
-
-/// What the user (or a test harness) answered to `elicitation/create`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ElicitationAnswer {
-    /// Accepted, with the form's content.
-    Accept(serde_json::Map<String, Value>),
-    /// Declined.
-    Decline,
-    /// Cancelled.
-    Cancel,
-}
-
-/// Answers a server's `elicitation/create` request, given its params as sent (`message`,
-/// `requestedSchema`, `mode`...). Without one the client does not offer elicitation at all.
-pub type ElicitationHandler = Arc<
-    dyn Fn(Value) -> std::pin::Pin<Box<dyn std::future::Future<Output = ElicitationAnswer> + Send>>
-        + Send
-        + Sync,
->;
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
@@ -155,10 +138,16 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        let answer = match (&self.elicitation, serde_json::to_value(&request)) {
-            (Some(h), Ok(params)) => h(params).await,
+        let answer = match (&self.requests, serde_json::to_value(&request)) {
+            (Some(r), Ok(params)) if r.features().elicitation_form || r.features().elicitation_url => {
+                // A server that cancels its request withdraws the question (the future drops).
+                tokio::select! {
+                    a = r.elicit(params) => a,
+                    () = context.ct.cancelled() => ElicitationAnswer::Cancel,
+                }
+            }
             _ => ElicitationAnswer::Decline,
         };
         let v = match answer {
@@ -166,6 +155,53 @@ impl ClientHandler for Handler {
             ElicitationAnswer::Decline => json!({"action": "decline"}),
             ElicitationAnswer::Cancel => json!({"action": "cancel"}),
         };
+        serde_json::from_value(v).map_err(|e| {
+            rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
+        })
+    }
+
+    // Sampling and roots are deprecated by the 2026-07-28 revision (SEP-2577) but are part of
+    // every version we speak, and servers use them.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let requests = self
+            .requests
+            .as_ref()
+            .filter(|r| r.features().sampling)
+            .ok_or_else(|| rmcp::ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>())?;
+        let params = serde_json::to_value(&params)
+            .map_err(|e| rmcp::ErrorData::invalid_params(format!("unreadable request: {e}"), None))?;
+        // A refusal is "the user rejected the request" (-1 in the spec's examples).
+        let result = tokio::select! {
+            r = requests.sample(params) => r,
+            () = context.ct.cancelled() => Err("cancelled by the server".to_owned()),
+        }
+        .map_err(|why| rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), why, None))?;
+        serde_json::from_value(result).map_err(|e| {
+            rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
+        })
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = match self.requests.as_ref().filter(|r| r.features().roots) {
+            Some(r) => r.roots().await,
+            None => Vec::new(),
+        };
+        let v = json!({"roots": roots
+            .into_iter()
+            .map(|r| match r.name {
+                Some(name) => json!({"uri": r.uri, "name": name}),
+                None => json!({"uri": r.uri}),
+            })
+            .collect::<Vec<_>>()});
         serde_json::from_value(v).map_err(|e| {
             rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
         })
@@ -435,8 +471,9 @@ pub struct ConnectOptions {
     pub request_timeout: Duration,
     /// Where notifications that are not tied to a request go.
     pub signals: mpsc::Sender<ServerSignal>,
-    /// Answers elicitation requests; `None` declares no elicitation capability.
-    pub elicitation: Option<ElicitationHandler>,
+    /// Answers the server's own requests (elicitation, sampling, roots); `None` declares no
+    /// client capabilities at all.
+    pub requests: Option<Arc<dyn ServerRequests>>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -470,12 +507,8 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-fn client_info(elicitation: bool) -> Result<ClientConfig, McpError> {
-    let capabilities = if elicitation {
-        json!({"elicitation": {}})
-    } else {
-        json!({})
-    };
+fn client_info(features: ClientFeatures) -> Result<ClientConfig, McpError> {
+    let capabilities = features.capabilities();
     from_json(json!({
         "protocolVersion": SUPPORTED_PROTOCOL_VERSIONS[0],
         "capabilities": capabilities,
@@ -529,10 +562,15 @@ impl Connection {
         let (init_timeout, default_timeout) = (opts.init_timeout, opts.request_timeout);
         let progress: ProgressRoutes = Arc::default();
         let handler = Handler {
-            info: client_info(opts.elicitation.is_some())?,
+            info: client_info(
+                opts.requests
+                    .as_ref()
+                    .map(|r| r.features())
+                    .unwrap_or_default(),
+            )?,
             progress: progress.clone(),
             signals: opts.signals,
-            elicitation: opts.elicitation,
+            requests: opts.requests,
         };
         let close_reason: CloseReason = Arc::default();
         let (running, process): (RunningService<RoleClient, Handler>, Option<ServerProcess>) =
@@ -909,6 +947,14 @@ impl Connection {
         self.request_json(json!({"method": "ping"}), RequestOptions::default())
             .await
             .map(|_| ())
+    }
+
+    /// Sends `notifications/roots/list_changed` (the person changed which folders it may see).
+    pub async fn roots_changed(&self) -> Result<(), McpError> {
+        self.peer
+            .notify_roots_list_changed()
+            .await
+            .map_err(|e| map_service_error(e, self.default_timeout))
     }
 }
 

@@ -27,6 +27,7 @@ use tracing::Instrument;
 
 use super::catalog::{Catalog, CatalogSnapshot, PeerInfo};
 use super::connection::{ConnectOptions, Connection, Endpoint, ServerSignal};
+use super::requests::ServerRequests;
 use super::logs::ServerLogs;
 use super::schema::ArgValidator;
 use super::McpError;
@@ -275,6 +276,8 @@ struct Supervisor {
     ends: VecDeque<Instant>,
     attempt: u32,
     restart_ack: Option<oneshot::Sender<()>>,
+    /// Answers the server's own requests on every connection; `None` declares no capabilities.
+    requests: Option<Arc<dyn ServerRequests>>,
 }
 
 /// Starts supervising a server: the task begins connecting at once.
@@ -285,6 +288,7 @@ pub fn spawn(
     logs: ServerLogs,
     events: broadcast::Sender<HostEvent>,
     last_catalog: Option<CatalogSnapshot>,
+    requests: Option<Arc<dyn ServerRequests>>,
 ) -> ServerHandle {
     let (status_tx, status) = watch::channel(ServerStatus::Starting { attempt: 1 });
     let (conn_tx, conn) = watch::channel(None);
@@ -303,6 +307,7 @@ pub fn spawn(
         ends: VecDeque::new(),
         attempt: 0,
         restart_ack: None,
+        requests,
     };
     let span = tracing::info_span!("server", server = %id);
     tokio::spawn(sup.run().instrument(span));
@@ -390,7 +395,7 @@ impl Supervisor {
                 init_timeout: self.config.init_timeout,
                 request_timeout: self.config.request_timeout,
                 signals: sig_tx,
-                elicitation: None,
+                requests: self.requests.clone(),
             },
         );
         // A stop or restart during the handshake wins over waiting for it.

@@ -10,6 +10,7 @@
 //! Queries are runtime-checked (`sqlx::query_as`), so a fresh machine builds without a
 //! `DATABASE_URL`.
 
+mod access;
 mod audit;
 mod conversations;
 mod pins;
@@ -24,6 +25,7 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 
+pub use access::ResultReview;
 pub use audit::{
     chain_hash, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry, Tamper,
     VerifyReport, AUDIT_PAGE_MAX, DETAIL_MAX, GENESIS_HASH,

@@ -1,0 +1,528 @@
+//! What servers ask of the person, and what the person lets servers see: elicitation (AP-07),
+//! sampling (AP-08), roots, and the review of tool results before a model reads them (AP-05).
+//!
+//! Each started server gets a [`HostRequests`] that its connection calls when the server sends
+//! `elicitation/create`, `sampling/createMessage` or `roots/list`. Elicitation and sampling become
+//! [`Question`]s in the host's inbox; the server waits until a shell answers by nonce (nothing
+//! times out into a yes). Every answer goes to the audit log, with credential-looking form fields
+//! redacted. Sampling runs only after a person approved the (editable) prompt and picked the
+//! provider and model, and returns only the response the person let through; at most one
+//! sampling request per server waits at a time, and at most [`SAMPLING_PER_HOUR`] run per hour.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{Host, HostError, Inner};
+use crate::approval::audit::{
+    arguments_digest, Actor, AuditContext, AuditEvent, ElicitationMode, Reply as AuditReply,
+    Verdict,
+};
+use crate::approval::elicit::{self, Elicitation};
+use crate::approval::questions::{
+    ElicitReply, Question, QuestionError, QuestionRequest, Reply, ResultReview, SamplingResponse,
+};
+use crate::approval::sampling;
+use crate::approval::Origin;
+use crate::ids::{ServerId, ToolRef};
+use crate::mcp::catalog::{Content, ToolInfo, ToolResult};
+use crate::mcp::requests::{ClientFeatures, ElicitationAnswer, Root, ServerRequests};
+use crate::store::{ResultReview as ReviewSetting, ServerTag};
+
+/// Sampling requests one server may have run per hour.
+pub const SAMPLING_PER_HOUR: usize = 30;
+/// Characters of a sampling response kept in the audit log.
+const AUDIT_RESPONSE_MAX: usize = 2_000;
+
+/// Sampling requests run per server in the last hour.
+#[derive(Debug, Default)]
+pub(super) struct SamplingLog(Mutex<HashMap<ServerId, VecDeque<Instant>>>);
+
+impl SamplingLog {
+    /// Takes a slot for `server`, or says why not.
+    fn take(&self, server: &ServerId) -> Result<(), String> {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let runs = map.entry(server.clone()).or_default();
+        let hour = Duration::from_secs(3600);
+        while runs.front().is_some_and(|t| t.elapsed() > hour) {
+            runs.pop_front();
+        }
+        if runs.len() >= SAMPLING_PER_HOUR {
+            return Err(format!(
+                "rate limited: Switchboard lets a server sample a model at most {SAMPLING_PER_HOUR} times an hour"
+            ));
+        }
+        runs.push_back(Instant::now());
+        Ok(())
+    }
+}
+
+/// Answers one server's requests on behalf of the person.
+pub(super) struct HostRequests {
+    host: Weak<Inner>,
+    server: ServerId,
+}
+
+impl HostRequests {
+    pub(super) fn new(host: Weak<Inner>, server: ServerId) -> Arc<dyn ServerRequests> {
+        Arc::new(Self { host, server })
+    }
+
+    fn host(&self) -> Option<Host> {
+        self.host.upgrade().map(|inner| Host { inner })
+    }
+}
+
+impl ServerRequests for HostRequests {
+    fn features(&self) -> ClientFeatures {
+        ClientFeatures::ALL
+    }
+
+    fn elicit(&self, params: Value) -> BoxFuture<'static, ElicitationAnswer> {
+        let (host, server) = (self.host(), self.server.clone());
+        Box::pin(async move {
+            match host {
+                Some(h) => h.elicit(server, params).await,
+                None => ElicitationAnswer::Cancel,
+            }
+        })
+    }
+
+    fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let (host, server) = (self.host(), self.server.clone());
+        Box::pin(async move {
+            match host {
+                Some(h) => h.sample(server, params).await,
+                None => Err("Switchboard is shutting down".into()),
+            }
+        })
+    }
+
+    fn roots(&self) -> BoxFuture<'static, Vec<Root>> {
+        let (host, server) = (self.host(), self.server.clone());
+        Box::pin(async move {
+            match host {
+                Some(h) => h.inner.store.server_roots(&server).await.unwrap_or_default(),
+                None => Vec::new(),
+            }
+        })
+    }
+}
+
+fn server_ctx(server: &ServerId) -> AuditContext {
+    AuditContext {
+        server: Some(server.clone()),
+        ..AuditContext::default()
+    }
+}
+
+impl Host {
+    /// Questions waiting for the person, oldest first.
+    pub fn pending_questions(&self) -> Vec<QuestionRequest> {
+        self.inner.questions.list()
+    }
+
+    /// Answers a waiting question by its nonce (AP-03); an answer that does not fit is refused
+    /// and the question stays open.
+    pub fn answer_question(&self, nonce: &str, reply: Reply) -> Result<(), QuestionError> {
+        self.inner.questions.answer(nonce, reply)
+    }
+
+    /// Notes something about a server in its log, when it runs.
+    fn note(&self, server: &ServerId, text: &str) {
+        if let Some(h) = self.handle(server) {
+            h.logs().note(text);
+        }
+    }
+
+    async fn elicit(&self, server: ServerId, params: Value) -> ElicitationAnswer {
+        let ctx = server_ctx(&server);
+        let message = |p: &Value| {
+            p.get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .chars()
+                .take(elicit::MESSAGE_MAX)
+                .collect::<String>()
+        };
+        let audit = |mode, message, url, reply, content| AuditEvent::Elicitation {
+            mode,
+            message,
+            url,
+            reply,
+            content,
+        };
+        match elicit::read(&params) {
+            Err(e) => {
+                self.note(&server, &format!("declined an elicitation request: {e}"));
+                let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
+                let url = params
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .map(|u| u.chars().take(300).collect());
+                let mode = if url_mode {
+                    ElicitationMode::Url
+                } else {
+                    ElicitationMode::Form
+                };
+                self.audit(audit(mode, message(&params), url, AuditReply::Decline, None), ctx)
+                    .await;
+                ElicitationAnswer::Decline
+            }
+            Ok(Elicitation::Form(form)) => {
+                let reply = self
+                    .inner
+                    .questions
+                    .ask(server.clone(), Question::Form(form.clone()))
+                    .reply()
+                    .await;
+                let (answer, reply, content) = match reply {
+                    Some(Reply::Elicit(ElicitReply::Accept { content })) => {
+                        let logged = elicit::redacted(&form, &content);
+                        (ElicitationAnswer::Accept(content), AuditReply::Accept, Some(logged))
+                    }
+                    Some(Reply::Elicit(ElicitReply::Decline)) => {
+                        (ElicitationAnswer::Decline, AuditReply::Decline, None)
+                    }
+                    _ => (ElicitationAnswer::Cancel, AuditReply::Cancel, None),
+                };
+                self.audit(
+                    audit(ElicitationMode::Form, form.message, None, reply, content),
+                    ctx,
+                )
+                .await;
+                answer
+            }
+            Ok(Elicitation::Url(asked)) => {
+                let reply = self
+                    .inner
+                    .questions
+                    .ask(server.clone(), Question::Url(asked.clone()))
+                    .reply()
+                    .await;
+                let (answer, reply) = match reply {
+                    Some(Reply::Elicit(ElicitReply::Accept { .. })) => {
+                        match crate::opener::open(&asked.url, self.inner.browser.as_deref()) {
+                            Ok(()) => (ElicitationAnswer::Accept(Map::new()), AuditReply::Accept),
+                            Err(e) => {
+                                self.note(&server, &format!("could not open the browser: {e}"));
+                                (ElicitationAnswer::Cancel, AuditReply::Cancel)
+                            }
+                        }
+                    }
+                    Some(Reply::Elicit(ElicitReply::Decline)) => {
+                        (ElicitationAnswer::Decline, AuditReply::Decline)
+                    }
+                    _ => (ElicitationAnswer::Cancel, AuditReply::Cancel),
+                };
+                self.audit(
+                    audit(
+                        ElicitationMode::Url,
+                        asked.message,
+                        Some(asked.url.url),
+                        reply,
+                        None,
+                    ),
+                    ctx,
+                )
+                .await;
+                answer
+            }
+        }
+    }
+
+    async fn sample(&self, server: ServerId, params: Value) -> Result<Value, String> {
+        let request_digest = arguments_digest(&params);
+        let ctx = server_ctx(&server);
+        let record = |reply, model: Option<String>, edited, response: Option<&str>| {
+            AuditEvent::Sampling {
+                reply,
+                model,
+                request_digest: request_digest.clone(),
+                edited,
+                response: response.map(|r| r.chars().take(AUDIT_RESPONSE_MAX).collect()),
+            }
+        };
+        let refuse = |why: String| {
+            let (server, ctx, entry) = (&server, ctx.clone(), record(AuditReply::Decline, None, false, None));
+            async move {
+                self.note(server, &format!("refused a sampling request: {why}"));
+                self.audit(entry, ctx).await;
+                Err::<Value, String>(why)
+            }
+        };
+        let prompt = match sampling::read(&params) {
+            Ok(p) => p,
+            Err(why) => return refuse(why).await,
+        };
+        let busy = self.inner.questions.list().iter().any(|q| {
+            q.server == server
+                && matches!(q.question, Question::Sampling(_) | Question::SamplingResponse(_))
+        });
+        if busy {
+            return refuse("a sampling request of this server is already waiting for the user".into())
+                .await;
+        }
+        if let Err(why) = self.inner.sampling.take(&server) {
+            return refuse(why).await;
+        }
+        let reply = self
+            .inner
+            .questions
+            .ask(server.clone(), Question::Sampling(prompt.clone()))
+            .reply()
+            .await;
+        let (edited_prompt, provider, model) = match reply {
+            Some(Reply::RunSampling {
+                prompt,
+                provider,
+                model,
+            }) => (prompt, provider, model),
+            Some(Reply::Deny { reason }) => {
+                self.audit(record(AuditReply::Decline, None, false, None), ctx.clone())
+                    .await;
+                return Err(match reason {
+                    Some(r) => format!("the user declined the sampling request: {r}"),
+                    None => "the user declined the sampling request".into(),
+                });
+            }
+            _ => {
+                self.audit(record(AuditReply::Cancel, None, false, None), ctx.clone())
+                    .await;
+                return Err("the sampling request was dismissed".into());
+            }
+        };
+        let edited = edited_prompt != prompt;
+        let (model, text) = match self.complete(&edited_prompt, &provider, model).await {
+            Ok(done) => done,
+            Err(e) => {
+                self.audit(record(AuditReply::Cancel, None, edited, None), ctx.clone())
+                    .await;
+                return Err(format!("the model could not answer: {e}"));
+            }
+        };
+        let reply = self
+            .inner
+            .questions
+            .ask(
+                server.clone(),
+                Question::SamplingResponse(SamplingResponse {
+                    provider,
+                    model: model.clone(),
+                    text,
+                }),
+            )
+            .reply()
+            .await;
+        match reply {
+            Some(Reply::SendResponse { text }) => {
+                self.audit(
+                    record(AuditReply::Accept, Some(model.clone()), edited, Some(&text)),
+                    ctx,
+                )
+                .await;
+                Ok(sampling::result(&model, &text))
+            }
+            Some(Reply::Deny { reason }) => {
+                self.audit(record(AuditReply::Decline, Some(model), edited, None), ctx)
+                    .await;
+                Err(match reason {
+                    Some(r) => format!("the user withheld the model's response: {r}"),
+                    None => "the user withheld the model's response".into(),
+                })
+            }
+            _ => {
+                self.audit(record(AuditReply::Cancel, Some(model), edited, None), ctx)
+                    .await;
+                Err("the sampling request was dismissed".into())
+            }
+        }
+    }
+
+    /// Runs an approved sampling prompt: the model's id and its text.
+    async fn complete(
+        &self,
+        prompt: &sampling::SamplingPrompt,
+        provider: &str,
+        model: Option<String>,
+    ) -> Result<(String, String), HostError> {
+        let name = Host::provider_name(provider)?;
+        let (client, view) = self.provider(&name).await?;
+        let model = model.or(view.model).ok_or_else(|| HostError::Provider {
+            name: provider.to_owned(),
+            reason: "it has no default model; choose one".into(),
+        })?;
+        let failed = |e: crate::llm::LlmError| HostError::Provider {
+            name: provider.to_owned(),
+            reason: e.to_string(),
+        };
+        let stream = client
+            .stream(sampling::request(prompt, &model), CancellationToken::new())
+            .await
+            .map_err(failed)?;
+        let answer = crate::llm::collect(stream).await.map_err(failed)?;
+        Ok((model, answer.message.text()))
+    }
+
+    /// A server's roots (the folders it may see).
+    pub async fn server_roots(&self, server: &ServerId) -> Result<Vec<Root>, HostError> {
+        self.server(server).await?;
+        Ok(self.inner.store.server_roots(server).await?)
+    }
+
+    /// Sets the folders a server may see; each must be an existing directory. A running
+    /// server is told at once.
+    pub async fn set_server_roots(
+        &self,
+        server: &ServerId,
+        folders: &[PathBuf],
+    ) -> Result<Vec<Root>, HostError> {
+        self.server(server).await?;
+        let mut roots = Vec::with_capacity(folders.len());
+        for folder in folders {
+            let path = std::fs::canonicalize(folder).map_err(|source| HostError::Io {
+                context: format!("the folder {} cannot be used", folder.display()),
+                source,
+            })?;
+            if !path.is_dir() {
+                return Err(HostError::Invalid(format!(
+                    "{} is not a folder",
+                    path.display()
+                )));
+            }
+            let uri = url::Url::from_directory_path(&path)
+                .map_err(|()| HostError::Invalid(format!("{} is not absolute", path.display())))?
+                .to_string();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            if !roots.iter().any(|r: &Root| r.uri == uri) {
+                roots.push(Root { uri, name });
+            }
+        }
+        self.inner.store.set_server_roots(server, &roots).await?;
+        if let Some(conn) = self.handle(server).and_then(|h| h.connection().ok()) {
+            if let Err(e) = conn.roots_changed().await {
+                self.note(server, &format!("could not announce the new roots: {e}"));
+            }
+        }
+        Ok(roots)
+    }
+
+    /// Whether a server's tool results are held for review before a model reads them.
+    pub async fn result_review(&self, server: &ServerId) -> Result<ReviewSetting, HostError> {
+        self.server(server).await?;
+        Ok(self.inner.store.result_review(server).await?)
+    }
+
+    /// Sets whether a server's tool results are held for review.
+    pub async fn set_result_review(
+        &self,
+        server: &ServerId,
+        review: ReviewSetting,
+    ) -> Result<(), HostError> {
+        self.server(server).await?;
+        Ok(self.inner.store.set_result_review(server, review).await?)
+    }
+
+    /// Holds a tool result for the person before a model reads it, when the server's setting
+    /// says so (AP-05). Withheld, the model gets a short note instead of the result.
+    pub(super) async fn review_result(
+        &self,
+        tool: &ToolRef,
+        info: Option<&ToolInfo>,
+        origin: &Origin,
+        result: ToolResult,
+        audit: &AuditContext,
+        cancel: Option<CancellationToken>,
+    ) -> Result<ToolResult, HostError> {
+        let Origin::Model { conversation } = origin else {
+            return Ok(result);
+        };
+        let reason = match self.inner.store.result_review(&tool.server).await? {
+            ReviewSetting::Never => return Ok(result),
+            ReviewSetting::Always => "you asked to review every result of this server".to_owned(),
+            ReviewSetting::Default => {
+                let tags = self.inner.store.server_tags(&tool.server).await?;
+                if tags.contains(&ServerTag::UntrustedContent) {
+                    "the server is tagged as bringing in untrusted content".to_owned()
+                } else if info
+                    .and_then(|t| t.annotations.as_ref())
+                    .and_then(|a| a.open_world_hint)
+                    == Some(true)
+                {
+                    "the tool says it reaches the open world".to_owned()
+                } else {
+                    return Ok(result);
+                }
+            }
+        };
+        let ticket = self.inner.questions.ask(
+            tool.server.clone(),
+            Question::ToolResult(ResultReview {
+                tool: tool.tool.to_string(),
+                conversation: Some(conversation.clone()),
+                reason,
+                result: result.clone(),
+            }),
+        );
+        let cancel = cancel.unwrap_or_default();
+        let reply = tokio::select! {
+            r = ticket.reply() => r,
+            () = cancel.cancelled() => None,
+        };
+        let (verdict, note, out) = match reply {
+            Some(Reply::SendResult) => (
+                Verdict::Allow,
+                "result review: sent to the model".to_owned(),
+                result,
+            ),
+            Some(Reply::Deny { reason }) => (
+                Verdict::Deny,
+                format!("result review: withheld from the model{}", reason_text(&reason)),
+                withheld(&reason),
+            ),
+            _ => (
+                Verdict::Deny,
+                "result review: withheld from the model (dismissed)".to_owned(),
+                withheld(&None),
+            ),
+        };
+        self.audit(
+            AuditEvent::Decided {
+                decision: verdict,
+                by: Actor::User,
+                reason: Some(note),
+            },
+            audit.clone(),
+        )
+        .await;
+        Ok(out)
+    }
+}
+
+fn reason_text(reason: &Option<String>) -> String {
+    match reason {
+        Some(r) => format!(": {r}"),
+        None => String::new(),
+    }
+}
+
+/// What the model reads instead of a withheld result.
+fn withheld(reason: &Option<String>) -> ToolResult {
+    ToolResult {
+        content: vec![Content::Text {
+            text: format!(
+                "The user reviewed this tool result and did not pass it on{}.",
+                reason_text(reason)
+            ),
+        }],
+        structured_content: None,
+        is_error: true,
+    }
+}
