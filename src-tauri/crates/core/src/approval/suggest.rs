@@ -70,6 +70,48 @@ pub fn suggest_constraints(arguments: &Map<String, Value>, home: Option<&Path>) 
     out
 }
 
+/// A condition in words, for a prompt or a list of grants.
+pub fn describe(c: &Condition) -> String {
+    let which = |arg: &Option<String>, what: &str| match arg {
+        Some(a) => format!("{a:?}"),
+        None => format!("every {what} argument"),
+    };
+    match c {
+        Condition::PathUnder { arg, prefixes } => {
+            format!("{} is under {}", which(arg, "path"), prefixes.join(" or "))
+        }
+        Condition::DomainIn { arg, domains } => format!(
+            "{} is on {} (or a subdomain)",
+            which(arg, "URL"),
+            domains.join(" or ")
+        ),
+        Condition::SqlOnly { arg, operations } => format!(
+            "{arg:?} holds only {} statements",
+            operations.join(" / ").to_uppercase()
+        ),
+        Condition::Matches { arg, pattern } => match unescape_exact(pattern) {
+            Some(value) => format!("{arg:?} is exactly {value:?}"),
+            None => format!("{arg:?} matches /{pattern}/"),
+        },
+        Condition::ReadOnlyHint => "the tool claims to be read-only (trusted servers)".into(),
+        Condition::Writes => "the call is a write".into(),
+    }
+}
+
+/// The literal a pattern made by `regex::escape` stands for, when it is one.
+fn unescape_exact(pattern: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next()?),
+            c if "^$.|?*+()[]{}".contains(c) => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +153,17 @@ mod tests {
                     domains: vec!["example.co.uk".into()]
                 },
             ]
+        );
+        let words: Vec<String> = got.iter().map(describe).collect();
+        assert_eq!(words[1], r#""mode" is exactly "fast.*""#);
+        assert_eq!(words[3], r#""query" holds only SELECT statements"#);
+        assert_eq!(words[4], r#""url" is on example.co.uk (or a subdomain)"#);
+        assert_eq!(
+            describe(&Condition::Matches {
+                arg: "a".into(),
+                pattern: "b.*".into()
+            }),
+            r#""a" matches /b.*/"#
         );
     }
 }
