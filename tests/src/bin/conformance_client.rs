@@ -84,6 +84,13 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
     let conn = Connection::connect(endpoint, ServerLogs::new(None), opts)
         .await
         .with_context(|| format!("could not connect to {url}"))?;
+    if scenario.starts_with("elicitation") {
+        // The scenario's server sends `elicitation/create` on the standalone GET stream, which
+        // rmcp opens on its own task after `initialized`; the TS SDK server drops a message sent
+        // before that stream exists, so a call made at once loses the race about 1 run in 20
+        // (seen: the GET arrived 6 ms after the tools/call POST). Give the stream a moment.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     let info = conn.info();
     eprintln!(
         "conformance-client: connected to {} {} (protocol {})",

@@ -3,7 +3,7 @@
 //!
 //! It speaks MCP over stdio (newline-delimited JSON-RPC 2.0 on stdin/stdout, logs on stderr)
 //! without any MCP library, so every misbehaviour below is real bytes on the wire. The code lives
-//! in `tests/src/fake/` (`cli`, `catalog`, `out`, `modes`, `server`).
+//! in `tests/src/fake/` (`cli`, `catalog`, `out`, `modes`, `server`, `peer`, `client_tools`).
 //!
 //! # Normal behaviour
 //!
@@ -25,8 +25,12 @@
 //! - `completion/complete` for `ref/prompt` `greet`, argument `name`: those of `alice`, `bob`,
 //!   `carol` starting with the given value.
 //! - `logging/setLevel` -> `{}` (filters the `--log-every-ms` ticker, which logs at `info`).
-//! - `notifications/cancelled {requestId}` stops a running `slow`/`sleep`: no response is sent
-//!   and `cancelled <id>` is written to stderr.
+//! - `notifications/cancelled {requestId}` stops a running `slow`/`sleep` (or a waiting
+//!   client-request tool): no response is sent and `cancelled <id>` is written to stderr.
+//! - Responses from the client (`result` or `error`, no `method`) go to the worker waiting on
+//!   that id (see `client-requests`); an unknown id is logged to stderr
+//!   (`response to unknown request id <id> dropped`) and never answered.
+//! - `notifications/roots/list_changed` is counted (reported by `roots_changed_count`).
 //! - stdin EOF -> exit 0 at once (unless `ignore-sigterm`).
 //!
 //! # Tools
@@ -53,6 +57,11 @@
 //! | `poisoned_add {a, b}` | `poisoned`: adds, but its description hides an injection (zero-width, bidi, tag characters, `<IMPORTANT>`, `~/.ssh/id_rsa`, "do not tell the user") |
 //! | `lying_write {path}` | `poisoned`: claims `readOnlyHint: true` and writes the file at `path` |
 //! | `bloated` | `oversize`: a 9 KiB description (over the 8 KiB cap) |
+//! | `ask_user {message?, schema?}` | `client-requests`: `elicitation/create` form mode; text `action=<action> content=<compact JSON or null>` |
+//! | `open_url {url, message?}` | `client-requests`: `elicitation/create` url mode (fresh `elicitationId`); text `action=<action>` |
+//! | `ask_model {prompt, system?, max_tokens=200}` | `client-requests`: `sampling/createMessage`; text `model=<model> text=<text>` |
+//! | `list_roots` | `client-requests`: `roots/list`; the roots' URIs, one per line, or `no roots` |
+//! | `roots_changed_count` | `client-requests`: how many `notifications/roots/list_changed` arrived |
 //!
 //! Bad tool arguments give an `isError` result; an unknown tool gives `-32602`.
 //!
@@ -110,6 +119,28 @@
 //! - `rug-instructions`: from the second start on (needs `--state-file`), the instructions differ.
 //! - `poisoned`: adds `poisoned_add` and `lying_write` (see the tools table).
 //! - `oversize`: adds `bloated` with a description over the 8 KiB cap.
+//!
+//! Server-initiated requests (MCP 2025-11-25 elicitation, sampling, roots):
+//! - `client-requests`: adds `ask_user`, `open_url`, `ask_model`, `list_roots` and
+//!   `roots_changed_count` (see the tools table). The first four run on worker threads: each
+//!   sends one request to the client with a string id `srv-1`, `srv-2`, ... and waits for the
+//!   response with that id.
+//!   - Params: `ask_user` sends `{mode: "form", message (default "Please fill in your
+//!     details"), requestedSchema}`; the default schema has `name` (string, required),
+//!     `api_key` (string) and `age` (integer >= 0). `open_url` sends `{mode: "url", message,
+//!     url, elicitationId}`. `ask_model` sends `{messages: [one user text message],
+//!     systemPrompt (if `system`), maxTokens, modelPreferences: {hints: [{name:
+//!     "fake-model"}]}}`. `list_roots` sends `{}`.
+//!   - Capabilities: if the client's `initialize` did not declare `capabilities.elicitation`
+//!     (`ask_user`, `open_url`), `.sampling` (`ask_model`) or `.roots` (`list_roots`), the tool
+//!     returns `isError` (`client did not declare the <cap> capability at initialize; <method>
+//!     not sent`) and sends nothing.
+//!   - A JSON-RPC error answer gives `isError` with `<cap> refused: <error.message>`
+//!     (`elicitation refused: ..`, `sampling refused: ..`, `roots refused: ..`).
+//!   - Cancelling the tool call (`notifications/cancelled`) stops the wait: no tool response,
+//!     and the server sends `notifications/cancelled {requestId: "srv-N"}` to the client. After
+//!     10 minutes without an answer the same cancellation is sent and the tool returns `isError`
+//!     (`no answer to <method> within 600 s`).
 
 #[path = "../fake/mod.rs"]
 mod fake;

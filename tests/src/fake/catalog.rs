@@ -51,15 +51,18 @@ pub fn capabilities() -> Value {
     })
 }
 
-fn tool(name: &str, description: &str, schema: Value) -> Value {
+/// A tool definition `{name, description, inputSchema}`.
+pub fn tool(name: &str, description: &str, schema: Value) -> Value {
     json!({"name": name, "description": description, "inputSchema": schema})
 }
 
-fn object_schema(properties: Value, required: &[&str]) -> Value {
+/// An object input schema with these `properties` and `required` names.
+pub fn object_schema(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 
-fn empty_schema() -> Value {
+/// An object input schema without properties.
+pub fn empty_schema() -> Value {
     json!({"type": "object", "properties": {}})
 }
 

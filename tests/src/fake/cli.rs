@@ -12,7 +12,8 @@ usage: fake-mcp-server [FLAGS]
                           never-answer, never-init, garbage-stdout, huge-line, stderr-flood,
                           fork-grandchild, ignore-sigterm, list-changed-storm,
                           slow-init[=MS], banner, rug-description, rug-param,
-                          rug-new-tool, rug-restart, rug-instructions, poisoned, oversize
+                          rug-new-tool, rug-restart, rug-instructions, poisoned, oversize,
+                          client-requests
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
@@ -58,6 +59,9 @@ pub struct Modes {
     pub poisoned: bool,
     /// Adds `bloated`, whose description is over the 8 KiB cap.
     pub oversize: bool,
+    /// Adds the tools that send requests to the client (`ask_user`, `open_url`, `ask_model`,
+    /// `list_roots`) and `roots_changed_count`.
+    pub client_requests: bool,
 }
 
 /// Parsed command line.
@@ -135,6 +139,7 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "rug-instructions" => m.rug_instructions = true,
         "poisoned" => m.poisoned = true,
         "oversize" => m.oversize = true,
+        "client-requests" => m.client_requests = true,
         "slow-init" => *slow_init = Some(DEFAULT_SLOW_INIT_MS),
         other => match other.strip_prefix("slow-init=") {
             Some(ms) => *slow_init = Some(number("--mode slow-init", ms)?),
@@ -228,6 +233,21 @@ mod tests {
         assert!(cfg.modes.banner && cfg.modes.garbage_stdout && cfg.modes.ignore_sigterm);
         assert!(!cfg.modes.huge_line);
         assert!(run(&["--mode", "bogus"]).is_err());
+    }
+
+    #[test]
+    fn client_requests_mode() {
+        assert!(!run(&[]).unwrap().modes.client_requests);
+        let cfg = run(&["--mode=poisoned,client-requests"]).unwrap();
+        assert!(cfg.modes.client_requests && cfg.modes.poisoned);
+        assert!(
+            run(&["--mode", "client-requests"])
+                .unwrap()
+                .modes
+                .client_requests
+        );
+        assert!(run(&["--mode", "client-request"]).is_err());
+        assert!(USAGE.contains("client-requests"));
     }
 
     #[test]

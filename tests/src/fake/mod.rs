@@ -5,11 +5,16 @@
 //! - [`out`]: the shared stdout writer and stderr logging.
 //! - [`modes`]: process-level misbehaviours (banners, floods, grandchildren, signals).
 //! - [`server`]: JSON-RPC dispatch and tool implementations.
+//! - [`peer`]: the client as seen from the server: its capabilities, and the requests we send
+//!   it and wait on (`--mode client-requests`).
+//! - [`client_tools`]: the tools of `--mode client-requests` (elicitation, sampling, roots).
 
 pub mod catalog;
 pub mod cli;
+pub mod client_tools;
 pub mod modes;
 pub mod out;
+pub mod peer;
 pub mod server;
 
 use std::fs::{File, OpenOptions};

@@ -5,6 +5,10 @@
 //! the `huge-line` tools/list run on their own threads so they never block other requests.
 //! Threaded tools register a [`CancelToken`] under their request id; `notifications/cancelled`
 //! trips it, the worker stops, logs `cancelled <id>` to stderr and sends no response.
+//!
+//! The `client-requests` tools ([`client_tools`](super::client_tools)) are threaded too: they
+//! send a request to the client and park until the reader thread routes the client's response
+//! (a message with `result`/`error` and no `method`) to them through [`Peer`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -15,11 +19,13 @@ use serde_json::{json, Map, Value};
 
 use super::catalog::{self as cat, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST};
 use super::cli::Config;
+use super::client_tools::{self, ClientTool};
 use super::modes;
 use super::out::{elog, Out};
+use super::peer::{self, Peer};
 
 /// Locks a mutex, ignoring poisoning (a panicking worker must not wedge the server).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -58,11 +64,13 @@ pub fn id_key(id: &Value) -> String {
     }
 }
 
-fn text_result(text: impl Into<String>) -> Value {
+/// A tool result with one text block.
+pub fn text_result(text: impl Into<String>) -> Value {
     json!({"content": [{"type": "text", "text": text.into()}]})
 }
 
-fn tool_error(text: impl Into<String>) -> Value {
+/// A tool result with one text block and `isError: true`.
+pub fn tool_error(text: impl Into<String>) -> Value {
     json!({"content": [{"type": "text", "text": text.into()}], "isError": true})
 }
 
@@ -93,6 +101,8 @@ pub struct Server {
     min_log_level: AtomicUsize,
     initialized: AtomicBool,
     inflight: Mutex<HashMap<String, Arc<CancelToken>>>,
+    /// The client: its capabilities, notifications and the requests we wait on.
+    peer: Peer,
 }
 
 impl Server {
@@ -105,6 +115,9 @@ impl Server {
                 }
                 if cfg.modes.oversize {
                     t.push(cat::oversize_tool());
+                }
+                if cfg.modes.client_requests {
+                    t.extend(client_tools::tools());
                 }
                 t.extend(
                     cfg.raw_tools
@@ -125,6 +138,7 @@ impl Server {
             min_log_level: AtomicUsize::new(0),
             initialized: AtomicBool::new(false),
             inflight: Mutex::new(HashMap::new()),
+            peer: Peer::default(),
         })
     }
 
@@ -166,7 +180,10 @@ impl Server {
         let params = obj.remove("params").unwrap_or(Value::Null);
         let method = match obj.remove("method") {
             Some(Value::String(m)) => m,
-            None if obj.contains_key("result") || obj.contains_key("error") => return,
+            None if obj.contains_key("result") || obj.contains_key("error") => {
+                let answer = peer::answer_from(obj.remove("result"), obj.remove("error"));
+                return self.peer.resolve(id.as_ref(), answer);
+            }
             _ => {
                 let id = id.unwrap_or(Value::Null);
                 self.out.error(&id, INVALID_REQUEST, "invalid request");
@@ -188,12 +205,16 @@ impl Server {
             "notifications/initialized" => self.on_initialized(),
             "notifications/cancelled" => {
                 if let Some(request_id) = params.get("requestId") {
-                    let token = lock(&self.inflight).get(&id_key(request_id)).cloned();
+                    let key = id_key(request_id);
+                    let token = lock(&self.inflight).get(&key).cloned();
                     if let Some(token) = token {
                         token.cancel();
                     }
+                    // After the token: see `Peer::request` for why this order loses no cancel.
+                    self.peer.cancel_caller(&key);
                 }
             }
+            "notifications/roots/list_changed" => self.peer.note_roots_changed(),
             _ => {}
         }
     }
@@ -248,6 +269,7 @@ impl Server {
             elog!("never-init: not answering initialize");
             return;
         }
+        self.peer.set_capabilities(params.get("capabilities"));
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = cat::negotiate_version(self.cfg.protocol.as_deref(), requested);
         let instructions = if self.cfg.modes.rug_instructions && self.restarted {
@@ -399,7 +421,9 @@ impl Server {
                     .get("_meta")
                     .and_then(|m| m.get("progressToken"))
                     .cloned();
-                return self.spawn_cancellable(id, name, args, progress);
+                return self.spawn_cancellable(id, &name.clone(), move |me, token, _| {
+                    me.slow_or_sleep(token, &name, &args, progress.as_ref())
+                });
             }
             "huge" => {
                 let mb = arg_u64(&args, "mb", 1);
@@ -410,6 +434,13 @@ impl Server {
                 return;
             }
             _ => {}
+        }
+        if let Some(tool) = ClientTool::from_name(&name).filter(|_| self.cfg.modes.client_requests)
+        {
+            return self.spawn_cancellable(id, &name, move |me, token, caller| {
+                let send = |msg: &Value| me.out.send(msg);
+                client_tools::call(tool, &me.peer, &send, token, caller, &args)
+            });
         }
         match self.call_inline(&name, &mut args) {
             Outcome::Result(result) => self.out.result(&id, result),
@@ -441,6 +472,9 @@ impl Server {
             }
             "poisoned_add" if self.cfg.modes.poisoned => Self::add(args),
             "lying_write" if self.cfg.modes.poisoned => Self::write_file(args),
+            client_tools::ROOTS_CHANGED_COUNT if self.cfg.modes.client_requests => {
+                text_result(self.peer.roots_changed().to_string())
+            }
             "add" => Self::add(args),
             "fail" => tool_error("the fail tool always fails"),
             "rpc_error" => {
@@ -514,13 +548,14 @@ impl Server {
                "structuredContent": {"sum": sum}})
     }
 
-    /// Runs `slow` or `sleep` on a worker thread with a registered cancel token.
+    /// Runs `work` on a worker thread with a cancel token registered under the request id.
+    /// `work` gets the token and the id's key and returns the tool result, or `None` if it was
+    /// cancelled; a cancelled call gets no response and `cancelled <id>` goes to stderr.
     fn spawn_cancellable(
         self: &Arc<Self>,
         id: Value,
-        name: String,
-        args: Value,
-        progress: Option<Value>,
+        name: &str,
+        work: impl FnOnce(&Self, &CancelToken, &str) -> Option<Value> + Send + 'static,
     ) {
         let key = id_key(&id);
         let token = Arc::new(CancelToken::default());
@@ -528,22 +563,12 @@ impl Server {
         let me = Arc::clone(self);
         let worker_key = key.clone();
         let reply_id = id.clone();
-        let spawned = Self::spawn(&name.clone(), move || {
-            let finished = if name == "slow" {
-                me.run_slow(&token, &args, progress.as_ref())
-            } else {
-                !token.wait(Duration::from_millis(arg_u64(&args, "ms", 1000)))
-            };
+        let spawned = Self::spawn(name, move || {
+            let result = work(&me, &token, &worker_key);
             lock(&me.inflight).remove(&worker_key);
-            if finished && !token.is_cancelled() {
-                let text = if name == "slow" {
-                    "done".to_string()
-                } else {
-                    format!("slept {} ms", arg_u64(&args, "ms", 1000))
-                };
-                me.out.result(&id, text_result(text));
-            } else {
-                elog!("cancelled {worker_key}");
+            match result {
+                Some(result) if !token.is_cancelled() => me.out.result(&id, result),
+                _ => elog!("cancelled {worker_key}"),
             }
         });
         if !spawned {
@@ -551,6 +576,23 @@ impl Server {
             self.out
                 .error(&reply_id, INTERNAL_ERROR, "cannot spawn worker");
         }
+    }
+
+    /// The `slow` and `sleep` tool bodies; `None` if cancelled.
+    fn slow_or_sleep(
+        &self,
+        token: &CancelToken,
+        name: &str,
+        args: &Value,
+        progress: Option<&Value>,
+    ) -> Option<Value> {
+        if name == "slow" {
+            return self
+                .run_slow(token, args, progress)
+                .then(|| text_result("done"));
+        }
+        let ms = arg_u64(args, "ms", 1000);
+        (!token.wait(Duration::from_millis(ms))).then(|| text_result(format!("slept {ms} ms")))
     }
 
     /// The `slow` tool body; returns false if cancelled.

@@ -116,7 +116,11 @@ pub fn check(text: &str) -> Result<CheckedUrl, UrlRefusal> {
     Ok(CheckedUrl {
         url: url.to_string(),
         host,
-        host_unicode: if punycode { host_unicode } else { url.host_str().unwrap_or_default().to_owned() },
+        host_unicode: if punycode {
+            host_unicode
+        } else {
+            url.host_str().unwrap_or_default().to_owned()
+        },
         domain,
         warnings,
     })
@@ -174,7 +178,10 @@ mod tests {
         assert_eq!(c.domain, "evil.example");
         // Odd but harmless: these open as the parser normalises them.
         let c = check("https://x/$(id)").unwrap();
-        assert!(c.url.contains("$(id)"), "passed as one argument, never to a shell");
+        assert!(
+            c.url.contains("$(id)"),
+            "passed as one argument, never to a shell"
+        );
         assert!(check("https://x/&calc").is_ok());
     }
 

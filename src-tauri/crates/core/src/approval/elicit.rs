@@ -70,12 +70,18 @@ pub enum ElicitError {
     Missing(&'static str),
 }
 
-static SENSITIVE: LazyLock<Regex> = LazyLock::new(|| {
+/// Words that mark a credential. `None` only if the constant pattern failed to compile, which
+/// a unit test rules out; then every field counts as sensitive (fail closed).
+static SENSITIVE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
         r"(?i)pass(word|phrase|wd)?\b|secret|token|api[\s_-]?key|private[\s_-]?key|credential|\bpin\b|\bcvv\b|\bcvc\b|credit[\s_-]?card|card[\s_-]?number|\bssn\b|social[\s_-]?security|\botp\b|seed[\s_-]?phrase|mnemonic",
     )
-    .expect("a constant pattern")
+    .ok()
 });
+
+fn looks_sensitive(text: &str) -> bool {
+    SENSITIVE.as_ref().is_none_or(|re| re.is_match(text))
+}
 
 /// Reads `elicitation/create` params.
 pub fn read(params: &Value) -> Result<Elicitation, ElicitError> {
@@ -127,7 +133,10 @@ fn check_form_schema(schema: &Value) -> Result<Vec<String>, ElicitError> {
         .and_then(Value::as_object)
         .ok_or_else(|| bad("it has no properties".into()))?;
     if props.len() > FIELDS_MAX {
-        return Err(bad(format!("it has {} fields (at most {FIELDS_MAX})", props.len())));
+        return Err(bad(format!(
+            "it has {} fields (at most {FIELDS_MAX})",
+            props.len()
+        )));
     }
     ArgValidator::compile(schema).map_err(|e| bad(e.to_string()))?;
     let mut sensitive = Vec::new();
@@ -142,13 +151,12 @@ fn check_form_schema(schema: &Value) -> Result<Vec<String>, ElicitError> {
         }
         let text = |k: &str| prop.get(k).and_then(Value::as_str).unwrap_or_default();
         let said = format!("{name} {} {}", text("title"), text("description"));
-        if SENSITIVE.is_match(&said.replace(['_', '-'], " ")) || SENSITIVE.is_match(&said) {
+        if looks_sensitive(&said.replace(['_', '-'], " "))
+            || looks_sensitive(&said)
+            || text("format") == "password"
+            || prop.get("writeOnly") == Some(&Value::Bool(true))
+        {
             sensitive.push(name.clone());
-        }
-        if text("format") == "password" || prop.get("writeOnly") == Some(&Value::Bool(true)) {
-            if !sensitive.contains(name) {
-                sensitive.push(name.clone());
-            }
         }
     }
     Ok(sensitive)
@@ -157,10 +165,7 @@ fn check_form_schema(schema: &Value) -> Result<Vec<String>, ElicitError> {
 /// Checks a person's form answer against the requested schema: only declared fields, valid
 /// values. Returns the first problems found.
 pub fn check_content(form: &FormQuestion, content: &Map<String, Value>) -> Result<(), Vec<String>> {
-    let declared = form
-        .schema
-        .get("properties")
-        .and_then(Value::as_object);
+    let declared = form.schema.get("properties").and_then(Value::as_object);
     let extra: Vec<String> = content
         .keys()
         .filter(|k| !declared.is_some_and(|d| d.contains_key(*k)))
@@ -211,6 +216,12 @@ mod tests {
     }
 
     #[test]
+    fn the_credential_pattern_compiles() {
+        assert!(SENSITIVE.is_some());
+        assert!(!looks_sensitive("Name Your full name"));
+    }
+
+    #[test]
     fn a_form_is_read_and_credentials_are_flagged() {
         let Ok(Elicitation::Form(f)) = read(&form()) else {
             panic!("a form")
@@ -235,7 +246,10 @@ mod tests {
             read(&json!({"message": "m", "mode": "telepathy"})),
             Err(ElicitError::Mode(_))
         ));
-        assert!(matches!(read(&json!({"requestedSchema": {}})), Err(ElicitError::Missing("message"))));
+        assert!(matches!(
+            read(&json!({"requestedSchema": {}})),
+            Err(ElicitError::Missing("message"))
+        ));
     }
 
     #[test]
@@ -251,7 +265,10 @@ mod tests {
             json!({"name": "Ada", "color": "green"}),
             json!({"name": "Ada", "extra": 1}),
         ] {
-            assert!(check_content(&f, bad.as_object().unwrap()).is_err(), "{bad}");
+            assert!(
+                check_content(&f, bad.as_object().unwrap()).is_err(),
+                "{bad}"
+            );
         }
         let with_key = json!({"name": "Ada", "api_key": "sk-123"});
         assert_eq!(
@@ -262,8 +279,10 @@ mod tests {
 
     #[test]
     fn urls_are_checked_before_they_are_shown() {
-        let ok = read(&json!({"mode": "url", "message": "Sign in", "url": "https://auth.example.com/x",
-                              "elicitationId": "e1"}));
+        let ok = read(
+            &json!({"mode": "url", "message": "Sign in", "url": "https://auth.example.com/x",
+                              "elicitationId": "e1"}),
+        );
         let Ok(Elicitation::Url(u)) = ok else {
             panic!("{ok:?}")
         };

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::policy::Origin;
-use super::waitlist::{now_ms, Waiting, Waitlist};
 pub use super::waitlist::Nonce;
+use super::waitlist::{now_ms, Waiting, Waitlist};
 use crate::events::HostEvent;
 use crate::ids::ServerId;
 

@@ -226,7 +226,9 @@ fn fit(question: &Question, reply: Reply) -> Result<Reply, QuestionError> {
             if content.is_empty() {
                 Ok(Reply::Elicit(ElicitReply::Accept { content }))
             } else {
-                Err(QuestionError::Invalid("opening a URL sends no content".into()))
+                Err(QuestionError::Invalid(
+                    "opening a URL sends no content".into(),
+                ))
             }
         }
         (Question::Form(_) | Question::Url(_), r @ Reply::Elicit(_)) => Ok(r),
@@ -274,9 +276,10 @@ mod tests {
     }
 
     fn form() -> Question {
-        match elicit::read(&json!({"message": "m", "requestedSchema": {"type": "object",
-            "properties": {"name": {"type": "string"}}, "required": ["name"]}}))
-        {
+        match elicit::read(
+            &json!({"message": "m", "requestedSchema": {"type": "object",
+            "properties": {"name": {"type": "string"}}, "required": ["name"]}}),
+        ) {
             Ok(elicit::Elicitation::Form(f)) => Question::Form(f),
             other => panic!("{other:?}"),
         }
@@ -301,7 +304,10 @@ mod tests {
         });
         q.answer(&n, good.clone()).unwrap();
         assert_eq!(t.reply().await, Some(good));
-        assert_eq!(q.answer(&n, Reply::SendResult), Err(QuestionError::UnknownNonce));
+        assert_eq!(
+            q.answer(&n, Reply::SendResult),
+            Err(QuestionError::UnknownNonce)
+        );
     }
 
     #[tokio::test]

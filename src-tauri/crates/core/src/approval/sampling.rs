@@ -113,7 +113,9 @@ pub fn read(params: &Value) -> Result<SamplingPrompt, String> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         messages: out,
-        max_tokens: u32::try_from(max_tokens).unwrap_or(u32::MAX).clamp(1, MAX_TOKENS),
+        max_tokens: u32::try_from(max_tokens)
+            .unwrap_or(u32::MAX)
+            .clamp(1, MAX_TOKENS),
         temperature: params
             .get("temperature")
             .and_then(Value::as_f64)
@@ -155,7 +157,10 @@ pub fn check(prompt: &SamplingPrompt) -> Result<(), String> {
 pub fn request(prompt: &SamplingPrompt, model: &str) -> ChatRequest {
     ChatRequest {
         model: model.to_owned(),
-        system: prompt.system_prompt.clone().filter(|s| !s.trim().is_empty()),
+        system: prompt
+            .system_prompt
+            .clone()
+            .filter(|s| !s.trim().is_empty()),
         messages: prompt
             .messages
             .iter()
@@ -208,7 +213,11 @@ mod tests {
         let req = request(&p, "m");
         assert!(req.tools.is_empty(), "never any tools");
         assert_eq!(req.system.as_deref(), Some("Be brief"));
-        assert_eq!(req.messages.len(), 2, "nothing added: no other server's context");
+        assert_eq!(
+            req.messages.len(),
+            2,
+            "nothing added: no other server's context"
+        );
     }
 
     #[test]
@@ -216,10 +225,22 @@ mod tests {
         for (params, says) in [
             (json!({"maxTokens": 5}), "no messages"),
             (json!({"messages": [], "maxTokens": 5}), "1 to"),
-            (json!({"messages": [{"role": "user", "content": {"type": "image", "data": "x", "mimeType": "image/png"}}], "maxTokens": 5}), "only text"),
-            (json!({"messages": [{"role": "system", "content": {"type": "text", "text": "x"}}], "maxTokens": 5}), "role"),
-            (json!({"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]}), "maxTokens"),
-            (json!({"messages": [{"role": "user", "content": {"type": "text", "text": "x".repeat(TEXT_MAX + 1)}}], "maxTokens": 5}), "characters"),
+            (
+                json!({"messages": [{"role": "user", "content": {"type": "image", "data": "x", "mimeType": "image/png"}}], "maxTokens": 5}),
+                "only text",
+            ),
+            (
+                json!({"messages": [{"role": "system", "content": {"type": "text", "text": "x"}}], "maxTokens": 5}),
+                "role",
+            ),
+            (
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]}),
+                "maxTokens",
+            ),
+            (
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "x".repeat(TEXT_MAX + 1)}}], "maxTokens": 5}),
+                "characters",
+            ),
         ] {
             let e = read(&params).unwrap_err();
             assert!(e.contains(says), "{e} should say {says}");

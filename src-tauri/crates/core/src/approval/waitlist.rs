@@ -214,7 +214,11 @@ mod tests {
         let w = l.insert(|n| n.to_string());
         let nonce = w.nonce().to_string();
         assert_eq!(nonce.len(), 32);
-        assert_eq!(l.get(&nonce), Some(nonce.clone()), "the request knows its nonce");
+        assert_eq!(
+            l.get(&nonce),
+            Some(nonce.clone()),
+            "the request knows its nonce"
+        );
         assert!(!l.answer(&"0".repeat(32), 1));
         assert!(l.answer(&nonce, 7));
         assert!(!l.answer(&nonce, 8), "answered twice");

@@ -315,7 +315,8 @@ impl Host {
                             arguments = edited.clone();
                             started.edited = Some(edited);
                         }
-                        started.granted = self.grant(tool, info, scope, constraints, &origin).await?;
+                        started.granted =
+                            self.grant(tool, info, scope, constraints, &origin).await?;
                         if let Some(id) = &started.granted {
                             entries.push((
                                 AuditEvent::Grant {
@@ -364,7 +365,10 @@ impl Host {
         self.audit(finished, audit.clone()).await;
         let result = match result {
             // AP-05: the person may read it before the model does.
-            Ok(r) => self.review_result(tool, info, &origin, r, &audit, cancel).await,
+            Ok(r) => {
+                self.review_result(tool, info, &origin, r, &audit, cancel)
+                    .await
+            }
             Err(e) => Err(e),
         };
         if let (Ok(r), Origin::Model { conversation }) = (&result, &origin) {

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 
 use super::{Host, HostError};
 use crate::approval::audit::{Actor, AuditContext, AuditEvent, GrantChange};
-use crate::approval::{Condition, 
-    decide, Call, Context, Decision, Effect, Flow, Origin, Policy, PolicyFile, Rule, Scope, Source,
+use crate::approval::{
+    decide, Call, Condition, Context, Decision, Effect, Flow, Origin, Policy, PolicyFile, Rule,
+    Scope, Source,
 };
 use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::ToolInfo;

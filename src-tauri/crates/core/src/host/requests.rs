@@ -69,7 +69,7 @@ pub(super) struct HostRequests {
 }
 
 impl HostRequests {
-    pub(super) fn new(host: Weak<Inner>, server: ServerId) -> Arc<dyn ServerRequests> {
+    pub(super) fn for_server(host: Weak<Inner>, server: ServerId) -> Arc<dyn ServerRequests> {
         Arc::new(Self { host, server })
     }
 
@@ -107,7 +107,12 @@ impl ServerRequests for HostRequests {
         let (host, server) = (self.host(), self.server.clone());
         Box::pin(async move {
             match host {
-                Some(h) => h.inner.store.server_roots(&server).await.unwrap_or_default(),
+                Some(h) => h
+                    .inner
+                    .store
+                    .server_roots(&server)
+                    .await
+                    .unwrap_or_default(),
                 None => Vec::new(),
             }
         })
@@ -170,8 +175,11 @@ impl Host {
                 } else {
                     ElicitationMode::Form
                 };
-                self.audit(audit(mode, message(&params), url, AuditReply::Decline, None), ctx)
-                    .await;
+                self.audit(
+                    audit(mode, message(&params), url, AuditReply::Decline, None),
+                    ctx,
+                )
+                .await;
                 ElicitationAnswer::Decline
             }
             Ok(Elicitation::Form(form)) => {
@@ -184,7 +192,11 @@ impl Host {
                 let (answer, reply, content) = match reply {
                     Some(Reply::Elicit(ElicitReply::Accept { content })) => {
                         let logged = elicit::redacted(&form, &content);
-                        (ElicitationAnswer::Accept(content), AuditReply::Accept, Some(logged))
+                        (
+                            ElicitationAnswer::Accept(content),
+                            AuditReply::Accept,
+                            Some(logged),
+                        )
                     }
                     Some(Reply::Elicit(ElicitReply::Decline)) => {
                         (ElicitationAnswer::Decline, AuditReply::Decline, None)
@@ -239,17 +251,20 @@ impl Host {
     async fn sample(&self, server: ServerId, params: Value) -> Result<Value, String> {
         let request_digest = arguments_digest(&params);
         let ctx = server_ctx(&server);
-        let record = |reply, model: Option<String>, edited, response: Option<&str>| {
-            AuditEvent::Sampling {
+        let record =
+            |reply, model: Option<String>, edited, response: Option<&str>| AuditEvent::Sampling {
                 reply,
                 model,
                 request_digest: request_digest.clone(),
                 edited,
                 response: response.map(|r| r.chars().take(AUDIT_RESPONSE_MAX).collect()),
-            }
-        };
+            };
         let refuse = |why: String| {
-            let (server, ctx, entry) = (&server, ctx.clone(), record(AuditReply::Decline, None, false, None));
+            let (server, ctx, entry) = (
+                &server,
+                ctx.clone(),
+                record(AuditReply::Decline, None, false, None),
+            );
             async move {
                 self.note(server, &format!("refused a sampling request: {why}"));
                 self.audit(entry, ctx).await;
@@ -262,11 +277,16 @@ impl Host {
         };
         let busy = self.inner.questions.list().iter().any(|q| {
             q.server == server
-                && matches!(q.question, Question::Sampling(_) | Question::SamplingResponse(_))
+                && matches!(
+                    q.question,
+                    Question::Sampling(_) | Question::SamplingResponse(_)
+                )
         });
         if busy {
-            return refuse("a sampling request of this server is already waiting for the user".into())
-                .await;
+            return refuse(
+                "a sampling request of this server is already waiting for the user".into(),
+            )
+            .await;
         }
         if let Err(why) = self.inner.sampling.take(&server) {
             return refuse(why).await;
@@ -398,9 +418,7 @@ impl Host {
             let uri = url::Url::from_directory_path(&path)
                 .map_err(|()| HostError::Invalid(format!("{} is not absolute", path.display())))?
                 .to_string();
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             if !roots.iter().any(|r: &Root| r.uri == uri) {
                 roots.push(Root { uri, name });
             }
@@ -484,7 +502,10 @@ impl Host {
             ),
             Some(Reply::Deny { reason }) => (
                 Verdict::Deny,
-                format!("result review: withheld from the model{}", reason_text(&reason)),
+                format!(
+                    "result review: withheld from the model{}",
+                    reason_text(&reason)
+                ),
                 withheld(&reason),
             ),
             _ => (

@@ -214,7 +214,7 @@ impl Host {
             logs,
             self.inner.events.clone(),
             None,
-            Some(super::requests::HostRequests::new(
+            Some(super::requests::HostRequests::for_server(
                 Arc::downgrade(&self.inner),
                 id.clone(),
             )),

@@ -141,7 +141,9 @@ impl ClientHandler for Handler {
         context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         let answer = match (&self.requests, serde_json::to_value(&request)) {
-            (Some(r), Ok(params)) if r.features().elicitation_form || r.features().elicitation_url => {
+            (Some(r), Ok(params))
+                if r.features().elicitation_form || r.features().elicitation_url =>
+            {
                 // A server that cancels its request withdraws the question (the future drops).
                 tokio::select! {
                     a = r.elicit(params) => a,
@@ -172,9 +174,12 @@ impl ClientHandler for Handler {
             .requests
             .as_ref()
             .filter(|r| r.features().sampling)
-            .ok_or_else(|| rmcp::ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>())?;
-        let params = serde_json::to_value(&params)
-            .map_err(|e| rmcp::ErrorData::invalid_params(format!("unreadable request: {e}"), None))?;
+            .ok_or_else(
+                rmcp::ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>,
+            )?;
+        let params = serde_json::to_value(&params).map_err(|e| {
+            rmcp::ErrorData::invalid_params(format!("unreadable request: {e}"), None)
+        })?;
         // A refusal is "the user rejected the request" (-1 in the spec's examples).
         let result = tokio::select! {
             r = requests.sample(params) => r,

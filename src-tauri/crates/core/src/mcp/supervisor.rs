@@ -27,8 +27,8 @@ use tracing::Instrument;
 
 use super::catalog::{Catalog, CatalogSnapshot, PeerInfo};
 use super::connection::{ConnectOptions, Connection, Endpoint, ServerSignal};
-use super::requests::ServerRequests;
 use super::logs::ServerLogs;
+use super::requests::ServerRequests;
 use super::schema::ArgValidator;
 use super::McpError;
 use crate::events::HostEvent;

@@ -36,7 +36,11 @@ impl Store {
     }
 
     /// Replaces a server's roots (each a `file://` URI).
-    pub async fn set_server_roots(&self, server: &ServerId, roots: &[Root]) -> Result<(), StoreError> {
+    pub async fn set_server_roots(
+        &self,
+        server: &ServerId,
+        roots: &[Root],
+    ) -> Result<(), StoreError> {
         let mut tx = self.write_tx().await?;
         sqlx::query("DELETE FROM server_roots WHERE server_id = ?")
             .bind(server.as_str())
