@@ -1,45 +1,79 @@
-//! Answering the model's tool calls on the terminal during `switchboard chat`.
+//! Answering on the terminal while a chat turn or a tool run goes on: the model's tool calls
+//! (AP-01) and the questions servers and the host ask (elicitation AP-07, sampling AP-08, result
+//! review AP-05; see [`crate::questions`]).
 //!
-//! Each request is shown on stderr with its full arguments and why it is asked (AP-01), and
-//! answered by one line from stdin: `y` runs it; `c` runs it and allows the tool for the rest
-//! of the conversation, `a` always (grants, AP-02); `e` opens the arguments in
-//! `$VISUAL`/`$EDITOR` and asks again with the edited ones; `n REASON` refuses and tells the
-//! model why; anything else, or the end of input, refuses. Stdin is read one line at a time, only when an answer is wanted, so an
-//! editor started in between has the terminal to itself.
+//! One inbox, one item at a time, oldest first, shown on stderr and answered by lines from
+//! stdin. A tool call is shown with its full arguments and why it is asked; `y` runs it; `c`
+//! runs it and allows the tool for the rest of the conversation, `a` always (grants, AP-02), `k`
+//! always but only with arguments like these (the suggested constraints are listed first); `e`
+//! opens the arguments in `$VISUAL`/`$EDITOR` and asks again with the edited ones; `n REASON`
+//! refuses and tells the model why; anything else, or the end of input, refuses.
+//!
+//! Stdin is read one line at a time, only when an answer is wanted, so an editor started in
+//! between has the terminal to itself, and the end of input can only ever mean no. An item that
+//! is withdrawn while it is shown (the run was stopped, the server gave up) is dropped with a
+//! note; a line already asked for then answers the next item.
 
 use std::collections::HashSet;
 use std::io::{BufRead, Write};
-use std::path::Path;
 
 use serde_json::{Map, Value};
-use switchboard_core::approval::{Answer, ApprovalRequest, Scope};
+use switchboard_core::approval::questions::QuestionRequest;
+use switchboard_core::approval::suggest::{describe, suggest_constraints};
+use switchboard_core::approval::{Answer, ApprovalRequest, Condition, Scope};
 use switchboard_core::events::HostEvent;
 use switchboard_core::host::Host;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::output;
 
-/// One line typed in answer to a request.
+/// Which model answers a server's sampling request when the person says yes: in a chat, the
+/// conversation's; for a tool run, `--sampling-provider`; else the only configured provider,
+/// else the person is asked.
+#[derive(Clone, Debug, Default)]
+pub struct SamplingChoice {
+    /// The provider's name.
+    pub provider: Option<String>,
+    /// The model; the provider's default when absent.
+    pub model: Option<String>,
+}
+
+impl SamplingChoice {
+    /// Reads `PROVIDER` or `PROVIDER:MODEL`.
+    pub fn parse(text: Option<&str>) -> Self {
+        match text.map(str::trim).filter(|t| !t.is_empty()) {
+            None => Self::default(),
+            Some(t) => match t.split_once(':') {
+                Some((p, m)) => Self {
+                    provider: Some(p.to_owned()),
+                    model: Some(m.to_owned()).filter(|m| !m.is_empty()),
+                },
+                None => Self {
+                    provider: Some(t.to_owned()),
+                    model: None,
+                },
+            },
+        }
+    }
+}
+
+/// One line typed in answer to a tool call.
 #[derive(Debug, PartialEq, Eq)]
 enum Reply {
     Yes(Scope),
+    /// Always, with the suggested constraints.
+    Constrained,
     Edit,
     No(Option<String>),
 }
 
-/// Reads an answer: `y`/`yes`, `e`/`edit`, `n REASON`/`no: REASON`; the rest is a plain no.
-fn parse_reply(line: Option<&str>) -> Reply {
-    let Some(line) = line.map(str::trim) else {
-        return Reply::No(None);
-    };
+/// `n REASON`, `no: REASON`, `n`: a refusal and the reason the person gave, if any.
+pub(crate) fn refusal(line: &str) -> Option<Option<String>> {
+    let line = line.trim();
     let lower = line.to_ascii_lowercase();
-    match lower.as_str() {
-        "y" | "yes" => return Reply::Yes(Scope::Once),
-        "c" | "conversation" => return Reply::Yes(Scope::Conversation),
-        "a" | "always" => return Reply::Yes(Scope::Always),
-        "e" | "edit" => return Reply::Edit,
-        _ => {}
+    if lower == "n" || lower == "no" {
+        return Some(None);
     }
     for word in ["no", "n"] {
         if let Some(rest) = lower.strip_prefix(word) {
@@ -48,17 +82,36 @@ fn parse_reply(line: Option<&str>) -> Reply {
                 let reason = line[word.len()..]
                     .trim_start_matches([' ', ':', ','])
                     .trim();
-                return Reply::No((!reason.is_empty()).then(|| reason.to_owned()));
+                return Some((!reason.is_empty()).then(|| reason.to_owned()));
             }
         }
     }
-    Reply::No(None)
+    None
+}
+
+/// Reads an answer: `y`/`yes`, `c`, `a`, `k`, `e`/`edit`, `n REASON`/`no: REASON`; the rest
+/// is a plain no.
+fn parse_reply(line: Option<&str>) -> Reply {
+    let Some(line) = line.map(str::trim) else {
+        return Reply::No(None);
+    };
+    match line.to_ascii_lowercase().as_str() {
+        "y" | "yes" => Reply::Yes(Scope::Once),
+        "c" | "conversation" => Reply::Yes(Scope::Conversation),
+        "a" | "always" => Reply::Yes(Scope::Always),
+        "k" | "keep" => Reply::Constrained,
+        "e" | "edit" => Reply::Edit,
+        _ => Reply::No(refusal(line).flatten()),
+    }
 }
 
 /// Lines from stdin, read only on demand.
 struct Lines {
     want: std::sync::mpsc::Sender<()>,
     got: mpsc::UnboundedReceiver<Option<String>>,
+    /// A line was asked for and has not arrived (its reader gave up waiting); the next read
+    /// takes it instead of asking for another.
+    waiting: bool,
     eof: bool,
 }
 
@@ -83,153 +136,300 @@ impl Lines {
         Self {
             want,
             got,
+            waiting: false,
             eof: false,
         }
     }
 
+    /// The next line; cancel-safe (a line asked for and not taken waits for the next call).
     async fn next(&mut self) -> Option<String> {
-        if self.eof || self.want.send(()).is_err() {
-            self.eof = true;
+        if self.eof {
             return None;
         }
+        if !self.waiting {
+            if self.want.send(()).is_err() {
+                self.eof = true;
+                return None;
+            }
+            self.waiting = true;
+        }
         let line = self.got.recv().await.flatten();
+        self.waiting = false;
         self.eof = line.is_none();
         line
     }
 }
 
-fn show(err: &mut impl Write, req: &ApprovalRequest, arguments: &Value, edited: bool) {
-    let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
-    let _ = if edited {
-        writeln!(err, "\nRun {} on {} with your edit:", req.tool, req.server)
-    } else {
-        writeln!(
-            err,
-            "\nThe model wants to run {} on {} with:",
-            req.tool, req.server
-        )
-    };
-    let _ = writeln!(err, "{}", output::inert(&args));
-    if !req.hints.is_empty() {
-        let _ = writeln!(err, "(the server says: {})", req.hints.join(", "));
+/// What came of waiting for a line.
+#[derive(Debug)]
+pub(crate) enum Heard {
+    /// A line, without its line break.
+    Said(String),
+    /// The end of input (or stdin failed): the safe default answer.
+    End,
+    /// The item was withdrawn (or the run ended) while waiting.
+    Gone,
+}
+
+impl Heard {
+    /// The line, or `None` at the end of input.
+    pub(crate) fn text(&self) -> Option<&str> {
+        match self {
+            Self::Said(s) => Some(s),
+            _ => None,
+        }
     }
-    let _ = writeln!(err, "(asked because {})", output::inert(&req.reason));
-    if let Some(w) = &req.warning {
-        let _ = writeln!(err, "WARNING: {}", output::inert(w));
+}
+
+/// The terminal's inbox of tool calls and questions.
+pub(crate) struct Inbox {
+    pub(crate) host: Host,
+    lines: Lines,
+    events: broadcast::Receiver<HostEvent>,
+    done: CancellationToken,
+    pub(crate) sampling: SamplingChoice,
+}
+
+/// One waiting item.
+enum Item {
+    Approval(ApprovalRequest),
+    Question(QuestionRequest),
+}
+
+impl Inbox {
+    /// Whether the item named by `nonce` still waits.
+    fn waiting(host: &Host, nonce: &str) -> bool {
+        host.pending_questions()
+            .iter()
+            .any(|q| q.nonce.as_str() == nonce)
+            || host
+                .pending_approvals()
+                .iter()
+                .any(|r| r.nonce.as_str() == nonce)
     }
-    let _ = write!(
-        err,
-        "Run it? [y/N/e(dit)/c(onversation)/a(lways)] (or \"n REASON\" to tell the model why) "
-    );
+
+    /// Waits for a line in answer to the item named by `nonce`, unless it is withdrawn first.
+    pub(crate) async fn read(&mut self, nonce: &str) -> Heard {
+        let Self {
+            host,
+            lines,
+            events,
+            done,
+            ..
+        } = self;
+        let gone = async {
+            loop {
+                if !Self::waiting(host, nonce) {
+                    return;
+                }
+                tokio::select! {
+                    () = done.cancelled() => return,
+                    ev = events.recv() => {
+                        if let Err(broadcast::error::RecvError::Closed) = ev {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            line = lines.next() => match line {
+                Some(l) => Heard::Said(l.trim_end_matches(['\n', '\r']).to_owned()),
+                None => Heard::End,
+            },
+            () = gone => Heard::Gone,
+        }
+    }
+
+    /// Whether a line was asked for and not yet typed (a hidden-input prompt must not race it).
+    pub(crate) fn reading(&self) -> bool {
+        self.lines.waiting
+    }
+
+    /// The oldest item not asked about yet.
+    fn next_item(&self, asked: &HashSet<String>) -> Option<Item> {
+        let approvals = self
+            .host
+            .pending_approvals()
+            .into_iter()
+            .filter(|r| !asked.contains(r.nonce.as_str()))
+            .map(|r| (r.requested_at_ms, Item::Approval(r)));
+        let questions = self
+            .host
+            .pending_questions()
+            .into_iter()
+            .filter(|q| !asked.contains(q.nonce.as_str()))
+            .map(|q| (q.asked_at_ms, Item::Question(q)));
+        approvals
+            .chain(questions)
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, item)| item)
+    }
+}
+
+/// Writes a prompt on stderr and flushes it.
+pub(crate) fn prompt(text: &str) {
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{text}");
     let _ = err.flush();
 }
 
-/// Opens `arguments` in the person's editor and reads the result back as a JSON object.
-fn edit(arguments: &Value) -> Result<Map<String, Value>, String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("could not make a temporary file: {e}"))?;
-    let path = dir.path().join("arguments.json");
-    let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
-    std::fs::write(&path, text + "\n").map_err(|e| format!("could not write {path:?}: {e}"))?;
-    run_editor(&path)?;
-    let edited =
-        std::fs::read_to_string(&path).map_err(|e| format!("could not read {path:?}: {e}"))?;
-    match serde_json::from_str::<Value>(&edited) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err("the arguments must be a JSON object".into()),
-        Err(e) => Err(format!("the edited arguments are not JSON: {e}")),
-    }
-}
-
-/// Runs `$VISUAL`, else `$EDITOR`, else `vi`, through `sh` so a command with flags works.
-fn run_editor(path: &Path) -> Result<(), String> {
-    let editor = ["VISUAL", "EDITOR"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
-        .unwrap_or_else(|| "vi".into());
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("switchboard-edit")
-        .arg(path)
-        .status()
-        .map_err(|e| format!("could not start the editor {editor:?}: {e}"))?;
-    if status.success() {
-        Ok(())
+fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Condition]) {
+    let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    if edited {
+        eprintln!("\nRun {} on {} with your edit:", req.tool, req.server);
     } else {
-        Err(format!("the editor {editor:?} exited with {status}"))
+        eprintln!(
+            "\nThe model wants to run {} on {} with:",
+            req.tool, req.server
+        );
+    }
+    eprintln!("{}", output::inert(&args));
+    if !req.hints.is_empty() {
+        eprintln!("(the server says: {})", req.hints.join(", "));
+    }
+    eprintln!("(asked because {})", output::inert(&req.reason));
+    if let Some(w) = &req.warning {
+        eprintln!("WARNING: {}", output::inert(w));
+    }
+    if keep.is_empty() {
+        prompt(
+            "Run it? [y/N/e(dit)/c(onversation)/a(lways)] (or \"n REASON\" to tell the model why) ",
+        );
+    } else {
+        eprintln!("k allows it always, but only while:");
+        for c in keep {
+            eprintln!("  - {}", output::inert(&describe(c)));
+        }
+        prompt("Run it? [y/N/e(dit)/c(onversation)/a(lways)/k(eep to these arguments)] (or \"n REASON\" to tell the model why) ");
     }
 }
 
-/// Asks about one request until it is answered.
-async fn answer_one(host: &Host, lines: &mut Lines, req: &ApprovalRequest) {
-    let mut err = std::io::stderr();
+/// Asks about one tool call until it is answered.
+async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
+    let home = std::env::home_dir();
     let mut arguments = req.arguments.clone();
     let mut edited: Option<Map<String, Value>> = None;
     loop {
-        show(&mut err, req, &arguments, edited.is_some());
-        let line = lines.next().await;
-        let answer = match parse_reply(line.as_deref()) {
+        let keep = match &arguments {
+            Value::Object(map) => suggest_constraints(map, home.as_deref()),
+            _ => Vec::new(),
+        };
+        show(req, &arguments, edited.is_some(), &keep);
+        let heard = inbox.read(req.nonce.as_str()).await;
+        if let Heard::Gone = heard {
+            eprintln!(
+                "\n(withdrawn: the call to {} is no longer waiting)",
+                req.tool
+            );
+            return;
+        }
+        let answer = match parse_reply(heard.text()) {
             Reply::Yes(scope) => Answer::Allow {
                 arguments: edited.clone(),
                 scope,
                 constraints: Vec::new(),
             },
+            Reply::Constrained if keep.is_empty() => {
+                eprintln!("there is nothing to keep these arguments to; answer y, c or a instead");
+                continue;
+            }
+            Reply::Constrained => Answer::Allow {
+                arguments: edited.clone(),
+                scope: Scope::Always,
+                constraints: keep,
+            },
             Reply::No(reason) => Answer::Deny { reason },
             Reply::Edit => {
                 let current = arguments.clone();
-                match tokio::task::spawn_blocking(move || edit(&current)).await {
+                let result = tokio::task::spawn_blocking(move || {
+                    crate::editor::edit_json::<Map<String, Value>>(
+                        &current.as_object().cloned().unwrap_or_default(),
+                        "arguments",
+                    )
+                })
+                .await;
+                match result {
                     Ok(Ok(map)) => {
                         arguments = Value::Object(map.clone());
                         edited = Some(map);
                     }
-                    Ok(Err(why)) => {
-                        let _ = writeln!(err, "{why}; the arguments are unchanged");
-                    }
-                    Err(e) => {
-                        let _ = writeln!(err, "the editor failed: {e}");
-                    }
+                    Ok(Err(why)) => eprintln!("{why}; the arguments are unchanged"),
+                    Err(e) => eprintln!("the editor failed: {e}"),
                 }
                 continue;
             }
         };
+        let said = match &answer {
+            Answer::Allow {
+                scope: Scope::Always,
+                constraints,
+                ..
+            } if !constraints.is_empty() => {
+                "allowed, and always allowed while the arguments stay as listed"
+            }
+            Answer::Allow { .. } => "allowed",
+            Answer::Deny { .. } => "denied",
+        };
         let allow = answer.is_allow();
-        match host.answer_approval(req.nonce.as_str(), answer).await {
+        match inbox.host.answer_approval(req.nonce.as_str(), answer).await {
             Ok(()) => {
-                let _ = writeln!(err, "{}", if allow { "allowed" } else { "denied" });
+                eprintln!("{said}");
                 return;
             }
             Err(e) if allow && edited.is_some() => {
                 // Still pending: the person can fix the edit or refuse.
-                let _ = writeln!(err, "not run: {}", output::inert(&e.to_string()));
+                eprintln!("not run: {}", output::inert(&e.to_string()));
             }
             Err(e) => {
                 // Withdrawn meanwhile (the turn was stopped).
-                let _ = writeln!(err, "{}", output::inert(&e.to_string()));
+                eprintln!("{}", output::inert(&e.to_string()));
                 return;
             }
         }
     }
 }
 
-/// Answers approval requests from stdin until `done` fires.
-pub fn spawn_approver(host: Host, done: CancellationToken) -> tokio::task::JoinHandle<()> {
-    let mut events = host.subscribe();
+/// Answers tool calls and questions from stdin until `done` fires.
+pub fn spawn_approver(
+    host: Host,
+    done: CancellationToken,
+    sampling: SamplingChoice,
+) -> tokio::task::JoinHandle<()> {
+    let events = host.subscribe();
     tokio::spawn(async move {
-        let mut lines = Lines::spawn();
+        let mut inbox = Inbox {
+            host,
+            lines: Lines::spawn(),
+            events,
+            done: done.clone(),
+            sampling,
+        };
         let mut asked: HashSet<String> = HashSet::new();
         loop {
-            for req in host.pending_approvals() {
-                if asked.insert(req.nonce.to_string()) {
-                    answer_one(&host, &mut lines, &req).await;
+            while let Some(item) = inbox.next_item(&asked) {
+                if done.is_cancelled() {
+                    return;
+                }
+                match item {
+                    Item::Approval(req) => {
+                        asked.insert(req.nonce.to_string());
+                        answer_approval(&mut inbox, &req).await;
+                    }
+                    Item::Question(q) => {
+                        asked.insert(q.nonce.to_string());
+                        crate::questions::answer(&mut inbox, &q).await;
+                    }
                 }
             }
             tokio::select! {
                 () = done.cancelled() => return,
-                ev = events.recv() => match ev {
-                    Ok(HostEvent::ApprovalsChanged) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                    Ok(_) => {}
-                    Err(_) => return,
-                },
+                ev = inbox.events.recv() => {
+                    if let Err(broadcast::error::RecvError::Closed) = ev {
+                        return;
+                    }
+                }
             }
         }
     })
@@ -245,6 +445,7 @@ mod tests {
         assert_eq!(parse_reply(Some(" YES ")), Reply::Yes(Scope::Once));
         assert_eq!(parse_reply(Some("c")), Reply::Yes(Scope::Conversation));
         assert_eq!(parse_reply(Some("always")), Reply::Yes(Scope::Always));
+        assert_eq!(parse_reply(Some("k")), Reply::Constrained);
         assert_eq!(parse_reply(Some("e")), Reply::Edit);
         assert_eq!(parse_reply(Some("")), Reply::No(None));
         assert_eq!(parse_reply(None), Reply::No(None));
@@ -263,5 +464,18 @@ mod tests {
             Reply::No(Some("too broad".into()))
         );
         assert_eq!(parse_reply(Some("nonsense")), Reply::No(None));
+    }
+
+    #[test]
+    fn sampling_choice() {
+        let c = SamplingChoice::parse(Some("work:gpt-x"));
+        assert_eq!(
+            (c.provider.as_deref(), c.model.as_deref()),
+            (Some("work"), Some("gpt-x"))
+        );
+        let c = SamplingChoice::parse(Some("work"));
+        assert_eq!((c.provider.as_deref(), c.model), (Some("work"), None));
+        assert!(SamplingChoice::parse(Some(" ")).provider.is_none());
+        assert!(SamplingChoice::parse(None).provider.is_none());
     }
 }

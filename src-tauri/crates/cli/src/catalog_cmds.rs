@@ -1,7 +1,9 @@
 //! `tools`, `call`, `resources`, `read`, `prompts`, `prompt`.
 //!
 //! Each starts the servers it needs (only enabled, approved ones ever start), waits for them to
-//! settle within their start-up timeout, does its work, and leaves stopping to `main`.
+//! settle within their start-up timeout, does its work, and leaves stopping to `main`. While
+//! `call` runs, what the server asks of the person (elicitation, sampling) is asked on the
+//! terminal ([`crate::questions`]).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -34,6 +36,10 @@ pub struct CallArgs {
     /// The arguments as a JSON object.
     #[arg(long, default_value = "{}")]
     args: String,
+    /// `PROVIDER` or `PROVIDER:MODEL` to answer the server's sampling requests with (after you
+    /// approve each); the only configured provider when omitted, else you are asked.
+    #[arg(long, value_name = "PROVIDER[:MODEL]")]
+    sampling_provider: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -162,6 +168,13 @@ pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
         server,
         tool: a.tool.as_str().into(),
     };
+    // The server may ask things while the tool runs (a form, a URL, a model completion).
+    let done = CancellationToken::new();
+    let approver = crate::approve::spawn_approver(
+        ctx.host.clone(),
+        done.clone(),
+        crate::approve::SamplingChoice::parse(a.sampling_provider.as_deref()),
+    );
     let result = ctx
         .host
         .call_tool(
@@ -174,6 +187,8 @@ pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
             },
         )
         .await;
+    done.cancel();
+    let _ = approver.await;
     ctrl_c.abort();
     let _ = bar.await;
     let result = match result {

@@ -4,7 +4,9 @@
 //! with its full arguments and waits for an answer read from stdin ([`crate::approve`]: `y`
 //! runs it, `e` edits the arguments first, `n REASON` refuses and tells the model why, anything
 //! else or end of input refuses): on a terminal that is a prompt; in a script, answers are
-//! lines. Nothing runs without a `y` (AP-01).
+//! lines. Nothing runs without a `y` (AP-01). Questions that come up during the turn (a server's
+//! form, URL or sampling request, a result held for review) are asked the same way
+//! ([`crate::questions`]); a server's sampling request is answered by the conversation's model.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -276,7 +278,12 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         }
     });
     let done = CancellationToken::new();
-    let approver = crate::approve::spawn_approver(ctx.host.clone(), done.clone());
+    // A server's sampling request during the turn is answered by the conversation's model.
+    let sampling = crate::approve::SamplingChoice {
+        provider: Some(provider.clone()),
+        model: model.clone(),
+    };
+    let approver = crate::approve::spawn_approver(ctx.host.clone(), done.clone(), sampling);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let json = ctx.json;
     let printer = tokio::spawn(async move {

@@ -5,13 +5,17 @@
 //! no daemon: commands that need a server start it for the duration of the command and stop its
 //! whole process tree before exiting. Errors print one sentence with its cause and exit non-zero.
 
+mod access_cmds;
 mod approve;
 mod audit_cmds;
 mod catalog_cmds;
 mod chat_cmds;
+mod editor;
+mod form;
 mod output;
 mod pin_cmds;
 mod policy_cmds;
+mod questions;
 mod server_cmds;
 mod transfer_cmds;
 
@@ -121,7 +125,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let data_dir = cli
         .data_dir
         .unwrap_or_else(switchboard_core::host::default_data_dir);
+    // Where URLs a person agreed to open go: the system browser, or (tests, unusual setups) a
+    // program named here that gets the URL as its only argument.
+    let browser = std::env::var_os("SWITCHBOARD_BROWSER")
+        .filter(|b| !b.is_empty())
+        .map(PathBuf::from);
     let host = switchboard_core::host::HostBuilder::new(data_dir)
+        .browser(browser)
         .build()
         .await?;
     let ctx = Ctx {

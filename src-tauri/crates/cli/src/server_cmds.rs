@@ -42,6 +42,10 @@ pub enum ServerCmd {
     Review(crate::pin_cmds::ReviewArgs),
     /// Show the stderr tail and protocol trace of a server's last run.
     Logs(LogsArgs),
+    /// Show or set the folders a server may see (its roots): `roots NAME [--set DIR... | --clear]`.
+    Roots(crate::access_cmds::RootsArgs),
+    /// Show or set whether a server's tool results wait for you before a model reads them.
+    ReviewResults(crate::access_cmds::ReviewArgs),
 }
 
 #[derive(Args, Debug)]
@@ -161,6 +165,8 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
         }
         ServerCmd::Logs(l) => logs(ctx, l),
         ServerCmd::Review(r) => crate::pin_cmds::review(ctx, r).await,
+        ServerCmd::Roots(r) => crate::access_cmds::roots(ctx, r).await,
+        ServerCmd::ReviewResults(r) => crate::access_cmds::review_results(ctx, r).await,
     }
 }
 
