@@ -56,6 +56,12 @@ const COMMANDS: &[&str] = &[
     "cancel_chat",
     "audit_entries",
     "verify_audit",
+    "pending_questions",
+    "answer_question",
+    "server_roots",
+    "set_server_roots",
+    "result_review",
+    "set_result_review",
 ];
 
 fn main() {

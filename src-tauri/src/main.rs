@@ -50,7 +50,12 @@ fn main() -> anyhow::Result<()> {
     let data_dir = std::env::var_os("SWITCHBOARD_DATA_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(default_data_dir);
-    let host = tauri::async_runtime::block_on(HostBuilder::new(data_dir).build())
+    // URLs a person agreed to open go to the system browser, or to this program (tests point it
+    // at a script that records what it was given).
+    let browser = std::env::var_os("SWITCHBOARD_BROWSER")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from);
+    let host = tauri::async_runtime::block_on(HostBuilder::new(data_dir).browser(browser).build())
         .map_err(|e| anyhow::anyhow!("could not open Switchboard's data: {e}"))?;
     let starter = host.clone();
     // Servers come up in the background; the window is interactive at once.
@@ -90,13 +95,18 @@ fn main() -> anyhow::Result<()> {
                                 let _ = ev.emit(&handle);
                             }
                         }
-                        // Missed some: one "servers" change makes the page re-read everything.
+                        // Missed some: the pages and both dialogs re-read everything, so no
+                        // approval or question is left unseen.
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            let _ = ipc::events::HostChanged {
-                                kind: ipc::events::ChangeKind::Servers,
-                                server: None,
+                            use ipc::events::ChangeKind;
+                            for kind in [
+                                ChangeKind::Servers,
+                                ChangeKind::Approvals,
+                                ChangeKind::Questions,
+                            ] {
+                                let _ =
+                                    ipc::events::HostChanged { kind, server: None }.emit(&handle);
                             }
-                            .emit(&handle);
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                     }

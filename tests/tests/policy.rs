@@ -206,7 +206,9 @@ async fn the_lethal_trifecta_asks_despite_an_allow_rule() {
         ],
     );
     // Web and mail run on the rule; the post-out is asked with the warning, and refused.
-    let err = chat(data, "read the web, then mail, then send", "n\n");
+    // The web result is held for review (web is untrusted content): sent on, then the post-out
+    // is refused.
+    let err = chat(data, "read the web, then mail, then send", "y\nn\n");
     assert_eq!(err.matches("wants to run").count(), 1, "{err}");
     assert!(err.contains("wants to run echo on out"), "{err}");
     assert!(err.contains("WARNING") && err.contains("leak"), "{err}");

@@ -263,6 +263,16 @@ async fn forms_are_checked_and_urls_are_checked_before_anyone_sees_them() {
         logged.contains("Ada") && !logged.contains("sk-canary-123"),
         "the key is redacted"
     );
+    let trace = host.handle(&sid(SERVER)).unwrap().logs().trace();
+    let answer = trace
+        .iter()
+        .find(|e| e.body.contains("\"accept\""))
+        .expect("the answer is in the protocol trace");
+    assert!(
+        answer.body.contains("Ada") && !answer.body.contains("sk-canary-123"),
+        "the key typed into the form never reaches the trace: {}",
+        answer.body
+    );
 
     // Hostile URLs are declined without a question; the browser is never started.
     for url in [
@@ -400,4 +410,55 @@ async fn a_result_of_an_untrusted_content_server_waits_for_review() {
         .await
         .unwrap();
     assert_eq!(text(&r), "unheld");
+}
+
+#[tokio::test]
+async fn cancelling_the_call_withdraws_the_question_it_raised() {
+    let (host, dir) = host().await;
+    for name in ["ask_user", "ask_model"] {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let runner = host.clone();
+        let token = cancel.clone();
+        let call = tokio::spawn(async move {
+            runner
+                .run_tool(
+                    &tool(name),
+                    map(json!({"prompt": "p"})),
+                    Origin::Manual,
+                    CallOptions {
+                        cancel: Some(token),
+                        ..CallOptions::default()
+                    },
+                )
+                .await
+        });
+        next_question(&host).await;
+        cancel.cancel();
+        assert!(
+            call.await.unwrap().is_err(),
+            "{name}: the call ends cancelled"
+        );
+        assert!(
+            eventually(Duration::from_secs(5), || host
+                .pending_questions()
+                .is_empty())
+            .await,
+            "{name}: the server cancelled its request, so the question is withdrawn: {:?}",
+            host.pending_questions()
+        );
+    }
+    // Roots must be absolute, existing folders.
+    for bad in [
+        std::path::PathBuf::from("relative/dir"),
+        dir.path().join("nope"),
+    ] {
+        let e = host
+            .set_server_roots(&sid(SERVER), &[bad])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, switchboard_core::host::HostError::Invalid(_)),
+            "{e:?}"
+        );
+    }
 }

@@ -15,8 +15,12 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "answer": "object",
     "nonce": "string"
   },
+  "answer_question": {
+    "nonce": "string",
+    "reply": "object"
+  },
   "approve_pin_changes": {
-    "names": "object?",
+    "names": "string_array?",
     "server": "string",
     "surface": "string"
   },
@@ -83,6 +87,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "id": "string"
   },
   "pending_approvals": {},
+  "pending_questions": {},
   "pin_review": {
     "server": "string"
   },
@@ -106,6 +111,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "title": "string"
   },
   "reset_grants": {},
+  "result_review": {
+    "server": "string"
+  },
   "run_tool": {
     "argsJson": "string",
     "onProgress": "channel",
@@ -131,6 +139,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "server_logs": {
     "name": "string"
   },
+  "server_roots": {
+    "server": "string"
+  },
   "server_tags": {
     "server": "string"
   },
@@ -138,13 +149,21 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "key": "string",
     "name": "string"
   },
+  "set_result_review": {
+    "review": "string",
+    "server": "string"
+  },
   "set_server_enabled": {
     "enabled": "boolean",
     "name": "string"
   },
+  "set_server_roots": {
+    "folders": "string_array",
+    "server": "string"
+  },
   "set_server_tags": {
     "server": "string",
-    "tags": "object"
+    "tags": "string_array"
   },
   "set_tool_enabled": {
     "enabled": "boolean",

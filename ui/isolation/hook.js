@@ -26,6 +26,9 @@
         if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
         return Object.keys(v).every(function (k) { return typeof v[k] === "string"; });
       case "object": return v !== null && typeof v === "object" && !Array.isArray(v);
+      case "array": return Array.isArray(v);
+      case "string_array":
+        return Array.isArray(v) && v.every(function (x) { return typeof x === "string"; });
       default: return false;
     }
   }

@@ -1,5 +1,5 @@
 // Entry point of the web view: a tab bar (arrow keys move between tabs, as WAI-ARIA tabs do)
-// and the page it selects; the approval dialog is mounted once above every page.
+// and the page it selects; the approval and question dialogs are mounted once above every page.
 import "./styles.css";
 import { h } from "./app/dom";
 import { mountChat } from "./features/chat/page";
@@ -8,6 +8,7 @@ import { mountPrompts } from "./features/context/prompts";
 import { mountResources } from "./features/context/resources";
 import { mountServers } from "./features/servers/page";
 import { mountApprovals } from "./features/approvals/dialog";
+import { mountQuestions } from "./features/questions/dialog";
 import { mountAudit } from "./features/audit/page";
 import { mountPolicy } from "./features/policy/page";
 
@@ -59,6 +60,8 @@ if (root) {
   });
   root.replaceChildren(nav, main);
   show("servers");
-  // Approval requests can arrive on any page; the dialog sits above them all.
+  // Approval requests and servers' questions can arrive on any page; their dialogs sit above
+  // them all.
   mountApprovals(document.body);
+  mountQuestions(document.body);
 }

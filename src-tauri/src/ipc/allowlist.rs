@@ -21,6 +21,16 @@ fn kind(ty: &str, bindings: &str) -> String {
     if ty.starts_with("Channel<") {
         return "channel".into();
     }
+    // Lists travel as JSON arrays; the hook must not take them for objects (it did, and dropped
+    // every `string[]` argument).
+    if let Some(item) = ty.strip_suffix("[]") {
+        return if item.trim() == "string" {
+            "string_array"
+        } else {
+            "array"
+        }
+        .into();
+    }
     // A named type: a union of string literals travels as a string, anything else as an object.
     let def = bindings
         .split_once(&format!("export type {ty} = "))
@@ -114,6 +124,9 @@ mod tests {
         assert_eq!(kind("Req", b), "object");
         assert_eq!(kind("Channel<ProgressDto_Deserialize>", b), "channel");
         assert_eq!(kind("{ [key in string]: string }", b), "string_map");
+        assert_eq!(kind("string[]", b), "string_array");
+        assert_eq!(kind("string[] | null", b), "string_array?");
+        assert_eq!(kind("Req[]", b), "array");
         assert_eq!(
             params("a: string, m: { [key in string]: string }, c: Channel<X, Y>"),
             vec![

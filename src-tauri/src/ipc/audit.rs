@@ -138,6 +138,9 @@ fn no_response_carries_a_secret_value() {
         ("catalog", json!({})),
         ("server_context", json!({})),
         ("pending_approvals", json!({})),
+        ("pending_questions", json!({})),
+        ("server_roots", json!({"server": "local"})),
+        ("result_review", json!({"server": "remote"})),
         ("export_config", json!({"format": "claude"})),
         ("export_config", json!({"format": "vscode"})),
         ("export_config", json!({"format": "cursor"})),
@@ -163,7 +166,7 @@ fn no_response_carries_a_secret_value() {
         );
         answered += 1;
     }
-    assert_eq!(answered, 20);
+    assert_eq!(answered, 23);
     // The edit kept the stored secret: the form says "set".
     let local = call(&app, "server_form", json!({"name": "local"})).unwrap();
     let local: Value = serde_json::from_str(&local).unwrap();
@@ -211,7 +214,7 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
         ),
         (
             "answer_approval",
-            json!({"nonce": long, "answer": {"kind": "allow", "arguments": null, "scope": "once"}}),
+            json!({"nonce": long, "answer": {"kind": "allow", "arguments": null, "scope": "once", "constraints": []}}),
         ),
         (
             "run_tool",
@@ -257,6 +260,103 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
             json!({"server": "local", "names": [long], "surface": "x"}),
         ),
         ("tool_findings", json!({"server": "local", "tool": long})),
+        // Questions: only a waiting nonce is answered, and only with an answer that fits.
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "decline"}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": long, "reply": {"kind": "send_result"}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "", "reply": {"kind": "cancel"}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "accept", "content": "[1]"}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "accept", "content": long}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "open_everything"}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "send_response", "text": "x".repeat(2 * 1024 * 1024)}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "run_sampling", "provider": long, "model": null,
+                "prompt": {"system_prompt": null, "messages": [{"role": "user", "text": "hi"}], "max_tokens": 5,
+                           "temperature": null, "model_hints": [], "context_requested": null}}}),
+        ),
+        (
+            "answer_question",
+            json!({"nonce": "f".repeat(32), "reply": {"kind": "run_sampling", "provider": "p", "model": null,
+                "prompt": {"system_prompt": null, "messages": [{"role": "system", "text": "hi"}], "max_tokens": 5,
+                           "temperature": null, "model_hints": [], "context_requested": null}}}),
+        ),
+        // Roots: only existing absolute folders, a bounded number, of a known server.
+        ("server_roots", json!({"server": bidi})),
+        ("server_roots", json!({"server": "nope"})),
+        (
+            "set_server_roots",
+            json!({"server": "local", "folders": ["relative/path"]}),
+        ),
+        (
+            "set_server_roots",
+            json!({"server": "local", "folders": ["/no/such/folder/anywhere"]}),
+        ),
+        (
+            "set_server_roots",
+            json!({"server": "local", "folders": ["/etc/passwd"]}),
+        ),
+        (
+            "set_server_roots",
+            json!({"server": "local", "folders": [long]}),
+        ),
+        (
+            "set_server_roots",
+            json!({"server": "local", "folders": vec!["/tmp"; 65]}),
+        ),
+        (
+            "set_server_roots",
+            json!({"server": "nope", "folders": ["/tmp"]}),
+        ),
+        (
+            "set_server_roots",
+            json!({"server": "local", "folders": "/tmp"}),
+        ),
+        ("result_review", json!({"server": "../../etc"})),
+        (
+            "set_result_review",
+            json!({"server": "local", "review": "sometimes"}),
+        ),
+        (
+            "set_result_review",
+            json!({"server": "nope", "review": "always"}),
+        ),
+        // Grants with conditions: each must be a valid condition, and "once" carries none.
+        (
+            "answer_approval",
+            json!({"nonce": "f".repeat(32), "answer": {"kind": "allow", "arguments": null, "scope": "always",
+                   "constraints": ["{not json"]}}),
+        ),
+        (
+            "answer_approval",
+            json!({"nonce": "f".repeat(32), "answer": {"kind": "allow", "arguments": null, "scope": "always",
+                   "constraints": [long]}}),
+        ),
+        (
+            "answer_approval",
+            json!({"nonce": "f".repeat(32), "answer": {"kind": "allow", "arguments": null, "scope": "once",
+                   "constraints": ["{\"kind\":\"writes\"}"]}}),
+        ),
     ];
     for (cmd, args) in cases {
         let shown = format!(
@@ -285,6 +385,49 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
         .map(|r| r["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["local", "remote"]);
+    // Nothing was stored by the hostile roots and review calls.
+    assert_eq!(
+        call(&app, "server_roots", json!({"server": "local"})).unwrap(),
+        "[]"
+    );
+    assert_eq!(
+        call(&app, "result_review", json!({"server": "local"})).unwrap(),
+        "\"default\""
+    );
+}
+
+#[test]
+fn roots_and_result_review_round_trip() {
+    let app = app();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("my notes");
+    std::fs::create_dir(&folder).unwrap();
+    let path = folder.to_string_lossy().into_owned();
+    let out = call(
+        &app,
+        "set_server_roots",
+        json!({"server": "local", "folders": [path, path]}),
+    )
+    .unwrap();
+    let roots: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(roots.as_array().unwrap().len(), 1, "{roots}");
+    assert_eq!(roots[0]["name"], json!("my notes"));
+    assert!(roots[0]["uri"].as_str().unwrap().starts_with("file:///"));
+    let listed: Value =
+        serde_json::from_str(&call(&app, "server_roots", json!({"server": "local"})).unwrap())
+            .unwrap();
+    assert_eq!(listed, roots);
+    call(
+        &app,
+        "set_result_review",
+        json!({"server": "local", "review": "always"}),
+    )
+    .unwrap();
+    assert_eq!(
+        call(&app, "result_review", json!({"server": "local"})).unwrap(),
+        "\"always\""
+    );
+    assert_eq!(call(&app, "pending_questions", json!({})).unwrap(), "[]");
 }
 
 const PROVIDER_CANARY: &str = "sk-providerCANARY-0123456789abcdefXYZ";

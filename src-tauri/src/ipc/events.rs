@@ -18,6 +18,8 @@ pub enum ChangeKind {
     Servers,
     /// Tool calls waiting for approval.
     Approvals,
+    /// Questions for the person (a server's form, URL or sampling request, a held result).
+    Questions,
 }
 
 /// Something in the host changed; the page re-reads what it shows.
@@ -49,6 +51,10 @@ impl HostChanged {
             }),
             HostEvent::ApprovalsChanged => Some(Self {
                 kind: ChangeKind::Approvals,
+                server: None,
+            }),
+            HostEvent::QuestionsChanged => Some(Self {
+                kind: ChangeKind::Questions,
                 server: None,
             }),
             _ => None,

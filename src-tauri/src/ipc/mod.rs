@@ -6,6 +6,7 @@
 //! Secret values never appear in any response (SE-05): DTOs carry secret names and "set / not
 //! set" only.
 
+pub mod access;
 #[cfg(test)]
 mod allowlist;
 #[cfg(test)]
@@ -21,6 +22,7 @@ pub mod history;
 pub mod pins;
 pub mod policy;
 pub mod providers;
+pub mod questions;
 pub mod resources;
 pub mod run;
 pub mod servers;
@@ -156,6 +158,12 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             chat::cancel_chat,
             audit_log::audit_entries,
             audit_log::verify_audit,
+            questions::pending_questions,
+            questions::answer_question,
+            access::server_roots,
+            access::set_server_roots,
+            access::result_review,
+            access::set_result_review,
         ])
 }
 

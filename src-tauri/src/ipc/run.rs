@@ -11,7 +11,8 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::approval::{Answer, ApprovalRequest, Origin, Scope};
+use switchboard_core::approval::suggest::{describe, suggest_constraints};
+use switchboard_core::approval::{Answer, ApprovalRequest, Condition, Origin, Scope};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use tauri::ipc::Channel;
@@ -158,6 +159,27 @@ pub struct ApprovalDto {
     pub warning: Option<String>,
     /// When it was asked, ms since the Unix epoch.
     pub requested_at_ms: f64,
+    /// Conditions an "always" grant could keep later calls to, made from these arguments
+    /// ("always, with these arguments"); the person picks which to keep.
+    pub suggested_constraints: Vec<ConstraintDto>,
+}
+
+/// One condition a grant can carry, in words and as it is sent back.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ConstraintDto {
+    /// The condition in words.
+    pub description: String,
+    /// The condition as JSON, to send back in `ApprovalAnswerDto::Allow::constraints`.
+    pub condition_json: String,
+}
+
+impl From<&Condition> for ConstraintDto {
+    fn from(c: &Condition) -> Self {
+        Self {
+            description: describe(c),
+            condition_json: serde_json::to_string(c).unwrap_or_default(),
+        }
+    }
 }
 
 impl From<ApprovalRequest> for ApprovalDto {
@@ -166,7 +188,17 @@ impl From<ApprovalRequest> for ApprovalDto {
             Origin::Manual => ("manual", None),
             Origin::Model { conversation } => ("model", Some(conversation)),
         };
+        let suggested_constraints = match &r.arguments {
+            serde_json::Value::Object(args) => {
+                suggest_constraints(args, std::env::home_dir().as_deref())
+                    .iter()
+                    .map(Into::into)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         Self {
+            suggested_constraints,
             nonce: r.nonce.to_string(),
             server: r.server.to_string(),
             tool: r.tool,
@@ -223,6 +255,9 @@ pub enum ApprovalAnswerDto {
         arguments: Option<String>,
         /// Whether later calls of the tool are allowed too.
         scope: ScopeDto,
+        /// For a grant: conditions later calls must meet (each a `condition_json` from
+        /// `ApprovalDto::suggested_constraints`); empty = any arguments.
+        constraints: Vec<String>,
     },
     /// Don't run it; `reason` goes to the model.
     Deny {
@@ -233,6 +268,32 @@ pub enum ApprovalAnswerDto {
 
 /// Edited arguments larger than this are refused.
 const EDITED_MAX: usize = 1024 * 1024;
+/// Conditions one grant may carry.
+const CONSTRAINTS_MAX: usize = 32;
+/// The largest condition accepted, as JSON text.
+const CONSTRAINT_MAX: usize = 8 * 1024;
+
+/// Parses the conditions of a grant; any invalid one refuses the whole answer.
+fn constraints(list: Vec<String>) -> Result<Vec<Condition>, IpcError> {
+    let invalid = |message: String| IpcError {
+        code: ErrorCode::Invalid,
+        message,
+    };
+    if list.len() > CONSTRAINTS_MAX {
+        return Err(invalid(format!(
+            "a grant carries at most {CONSTRAINTS_MAX} conditions"
+        )));
+    }
+    list.iter()
+        .map(|text| {
+            if text.len() > CONSTRAINT_MAX {
+                return Err(invalid("a condition is larger than 8 KB".into()));
+            }
+            serde_json::from_str::<Condition>(text)
+                .map_err(|e| invalid(format!("a condition is not valid: {e}")))
+        })
+        .collect()
+}
 
 impl TryFrom<ApprovalAnswerDto> for Answer {
     type Error = IpcError;
@@ -244,30 +305,33 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
         };
         Ok(match a {
             ApprovalAnswerDto::Allow {
-                arguments: None,
+                arguments,
                 scope,
-            } => Answer::Allow {
-                arguments: None,
-                scope: scope.into(),
-                constraints: Vec::new(),
-            },
-            ApprovalAnswerDto::Allow {
-                arguments: Some(text),
-                scope,
+                constraints: list,
             } => {
-                if text.len() > EDITED_MAX {
-                    return Err(invalid("the edited arguments are larger than 1 MB".into()));
+                let constraints = constraints(list)?;
+                if !constraints.is_empty() && matches!(scope, ScopeDto::Once) {
+                    return Err(invalid(
+                        "conditions belong to a grant; \"once\" makes none".into(),
+                    ));
                 }
-                match serde_json::from_str::<serde_json::Value>(&text) {
-                    Ok(serde_json::Value::Object(map)) => Answer::Allow {
-                        arguments: Some(map),
-                        scope: scope.into(),
-                        constraints: Vec::new(),
-                    },
-                    Ok(_) => return Err(invalid("the arguments must be a JSON object".into())),
-                    Err(e) => {
-                        return Err(invalid(format!("the edited arguments are not JSON: {e}")))
+                let arguments = match arguments {
+                    None => None,
+                    Some(text) if text.len() > EDITED_MAX => {
+                        return Err(invalid("the edited arguments are larger than 1 MB".into()))
                     }
+                    Some(text) => match serde_json::from_str::<serde_json::Value>(&text) {
+                        Ok(serde_json::Value::Object(map)) => Some(map),
+                        Ok(_) => return Err(invalid("the arguments must be a JSON object".into())),
+                        Err(e) => {
+                            return Err(invalid(format!("the edited arguments are not JSON: {e}")))
+                        }
+                    },
+                };
+                Answer::Allow {
+                    arguments,
+                    scope: scope.into(),
+                    constraints,
                 }
             }
             ApprovalAnswerDto::Deny { reason } => Answer::Deny { reason },
@@ -287,4 +351,79 @@ pub async fn answer_approval(
 ) -> Result<(), IpcError> {
     host.answer_approval(&nonce, answer.try_into()?).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(v: serde_json::Value) -> Result<Answer, IpcError> {
+        serde_json::from_value::<ApprovalAnswerDto>(v)
+            .unwrap()
+            .try_into()
+    }
+
+    #[test]
+    fn suggested_constraints_come_back_as_conditions() {
+        let req = ApprovalRequest {
+            nonce: serde_json::from_value(json!("00ff")).unwrap(),
+            server: switchboard_core::ids::ServerId::new("web").unwrap(),
+            tool: "fetch".into(),
+            arguments: json!({"url": "https://docs.example.com/a", "count": 3}),
+            origin: Origin::Manual,
+            hints: vec![],
+            reason: String::new(),
+            warning: None,
+            requested_at_ms: 0,
+        };
+        let dto = ApprovalDto::from(req);
+        assert_eq!(dto.suggested_constraints.len(), 1, "{dto:?}");
+        let c = &dto.suggested_constraints[0];
+        assert!(c.description.contains("example.com"), "{}", c.description);
+        let a = answer(
+            json!({"kind": "allow", "arguments": null, "scope": "always",
+                              "constraints": [c.condition_json]}),
+        )
+        .unwrap();
+        let Answer::Allow { constraints, .. } = a else {
+            panic!("{a:?}")
+        };
+        assert_eq!(
+            constraints,
+            vec![Condition::DomainIn {
+                arg: Some("url".into()),
+                domains: vec!["example.com".into()]
+            }]
+        );
+    }
+
+    #[test]
+    fn invalid_constraints_are_refused() {
+        for bad in [
+            json!(["{not json"]),
+            json!(["{\"kind\": \"teleport\"}"]),
+            json!([format!(
+                "{{\"kind\":\"matches\",\"arg\":\"a\",\"pattern\":\"{}\"}}",
+                "x".repeat(9000)
+            )]),
+            json!(vec!["{\"kind\":\"writes\"}"; 33]),
+        ] {
+            let e = answer(
+                json!({"kind": "allow", "arguments": null, "scope": "always",
+                                  "constraints": bad}),
+            )
+            .unwrap_err();
+            assert_eq!(e.code, ErrorCode::Invalid);
+            assert!(e.message.len() < 400, "{}", e.message);
+        }
+        let once = answer(json!({"kind": "allow", "arguments": null, "scope": "once",
+                                 "constraints": ["{\"kind\":\"writes\"}"]}));
+        assert!(once.is_err());
+        assert!(
+            answer(json!({"kind": "allow", "arguments": null, "scope": "once",
+                              "constraints": []}))
+            .is_ok()
+        );
+    }
 }

@@ -25,12 +25,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
+use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use switchboard_core::mcp::catalog::{Arguments, Content, ToolResult};
 use switchboard_core::mcp::connection::{
     ConnectOptions, Connection, ElicitationAnswer, Endpoint, RequestOptions,
 };
-use futures::future::BoxFuture;
 use switchboard_core::mcp::logs::ServerLogs;
 use switchboard_core::mcp::requests::{ClientFeatures, Root, ServerRequests};
 use tokio::sync::mpsc;

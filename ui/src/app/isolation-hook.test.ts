@@ -31,6 +31,12 @@ describe("isolation hook", () => {
       msg("get_prompt", { server: "s", name: "p", args: { a: "1" } }),
       msg("run_tool", { runId: "r", server: "s", tool: "t", argsJson: "{}", onProgress: "__CHANNEL__:7" }),
       msg("plugin:event|listen", { event: "host-changed", target: { kind: "Any" }, handler: 3 }),
+      // Lists are arrays, not objects.
+      msg("set_server_tags", { server: "s", tags: ["trusted"] }),
+      msg("set_server_roots", { server: "s", folders: ["/home/ada"] }),
+      msg("approve_pin_changes", { server: "s", names: null, surface: "x" }),
+      msg("approve_pin_changes", { server: "s", names: ["t"], surface: "x" }),
+      msg("answer_question", { nonce: "n", reply: { kind: "decline" } }),
     ]) {
       expect(hook(m)).toBe(m);
     }
@@ -48,6 +54,10 @@ describe("isolation hook", () => {
       msg("get_prompt", { server: "s", name: "p", args: { a: 1 } }),
       msg("run_tool", { runId: "r", server: "s", tool: "t", argsJson: "{}", onProgress: "javascript:1" }),
       msg("add_server", { request: [] }),
+      msg("set_server_tags", { server: "s", tags: { 0: "trusted" } }),
+      msg("set_server_tags", { server: "s", tags: [1] }),
+      msg("set_server_roots", { server: "s", folders: "/home" }),
+      msg("answer_question", { nonce: "n", reply: [] }),
       msg("__proto__", {}),
       { callback: 1, error: 2 },
     ];

@@ -135,6 +135,24 @@ export const commands = {
 	auditEntries: (search: string | null, beforeId: string | null, limit: number | null) => typedError<AuditPageDto_Serialize, IpcError>(__TAURI_INVOKE("audit_entries", { search, beforeId, limit })),
 	/**  Recomputes the audit log's hash chain and reports the first edited or deleted entry. */
 	verifyAudit: () => typedError<AuditVerifyDto_Serialize, IpcError>(__TAURI_INVOKE("verify_audit")),
+	/**  Every waiting question, oldest first. */
+	pendingQuestions: () => __TAURI_INVOKE<QuestionDto_Serialize[]>("pending_questions"),
+	/**
+	 *  Answers one waiting question by its nonce. An answer that does not fit the question is
+	 *  refused and the question stays open.
+	 */
+	answerQuestion: (nonce: string, reply: ReplyDto_Deserialize) => typedError<null, IpcError>(__TAURI_INVOKE("answer_question", { nonce, reply })),
+	/**  The folders a server may see. */
+	serverRoots: (server: string) => typedError<RootDto_Serialize[], IpcError>(__TAURI_INVOKE("server_roots", { server })),
+	/**
+	 *  Replaces the folders a server may see; a running server is told at once. Returns them as
+	 *  stored (resolved, without duplicates).
+	 */
+	setServerRoots: (server: string, folders: string[]) => typedError<RootDto_Serialize[], IpcError>(__TAURI_INVOKE("set_server_roots", { server, folders })),
+	/**  Whether a server's tool results are held for review. */
+	resultReview: (server: string) => typedError<ResultReviewDto, IpcError>(__TAURI_INVOKE("result_review", { server })),
+	/**  Sets whether a server's tool results are held for review. */
+	setResultReview: (server: string, review: ResultReviewDto) => typedError<null, IpcError>(__TAURI_INVOKE("set_result_review", { server, review })),
 };
 
 /** Events */
@@ -176,7 +194,12 @@ export type ApprovalAnswerDto_Deserialize =
 /**  The edited arguments (a JSON object as text). */
 arguments?: string | null; 
 /**  Whether later calls of the tool are allowed too. */
-scope: ScopeDto } | 
+scope: ScopeDto; 
+/**
+ *  For a grant: conditions later calls must meet (each a `condition_json` from
+ *  `ApprovalDto::suggested_constraints`); empty = any arguments.
+ */
+constraints: string[] } | 
 /**  Don't run it; `reason` goes to the model. */
 { kind: "deny"; 
 /**  Why, in the person's words. */
@@ -189,7 +212,12 @@ export type ApprovalAnswerDto_Serialize =
 /**  The edited arguments (a JSON object as text). */
 arguments: string | null; 
 /**  Whether later calls of the tool are allowed too. */
-scope: ScopeDto } | 
+scope: ScopeDto; 
+/**
+ *  For a grant: conditions later calls must meet (each a `condition_json` from
+ *  `ApprovalDto::suggested_constraints`); empty = any arguments.
+ */
+constraints: string[] } | 
 /**  Don't run it; `reason` goes to the model. */
 { kind: "deny"; 
 /**  Why, in the person's words. */
@@ -220,6 +248,11 @@ export type ApprovalDto_Deserialize = {
 	warning?: string | null,
 	/**  When it was asked, ms since the Unix epoch. */
 	requested_at_ms: number | null,
+	/**
+	 *  Conditions an "always" grant could keep later calls to, made from these arguments
+	 *  ("always, with these arguments"); the person picks which to keep.
+	 */
+	suggested_constraints: ConstraintDto[],
 };
 
 /**  A call waiting for the user's answer, with everything the dialog shows (AP-01). */
@@ -244,6 +277,11 @@ export type ApprovalDto_Serialize = {
 	warning: string | null,
 	/**  When it was asked, ms since the Unix epoch. */
 	requested_at_ms: number | null,
+	/**
+	 *  Conditions an "always" grant could keep later calls to, made from these arguments
+	 *  ("always, with these arguments"); the person picks which to keep.
+	 */
+	suggested_constraints: ConstraintDto[],
 };
 
 /**  One audit entry. Every text field is shown as text. */
@@ -401,7 +439,9 @@ export type ChangeKind =
 /**  The list of servers or their configuration. */
 "servers" | 
 /**  Tool calls waiting for approval. */
-"approvals";
+"approvals" | 
+/**  Questions for the person (a server's form, URL or sampling request, a held result). */
+"questions";
 
 /**  How an item differs from what was approved. */
 export type ChangeStatus = 
@@ -581,6 +621,14 @@ export type CheckLevelDto =
 "fail" | 
 /**  Not checked. */
 "skipped";
+
+/**  One condition a grant can carry, in words and as it is sent back. */
+export type ConstraintDto = {
+	/**  The condition in words. */
+	description: string,
+	/**  The condition as JSON, to send back in `ApprovalAnswerDto::Allow::constraints`. */
+	condition_json: string,
+};
 
 /**  One piece of output. */
 export type ContentDto = ContentDto_Serialize | ContentDto_Deserialize;
@@ -1285,6 +1333,197 @@ export type ProviderKindDto = {
 	models: string[],
 };
 
+/**  One waiting question. */
+export type QuestionDto = QuestionDto_Serialize | QuestionDto_Deserialize;
+
+/**  One waiting question. */
+export type QuestionDto_Deserialize = {
+	/**  Answer with this. */
+	nonce: string,
+	/**  The server that asks (or whose result is held). */
+	server: string,
+	/**  When it was asked, ms since the Unix epoch. */
+	asked_at_ms: number | null,
+	/**  What is asked. */
+	question: QuestionKindDto_Deserialize,
+};
+
+/**  One waiting question. */
+export type QuestionDto_Serialize = {
+	/**  Answer with this. */
+	nonce: string,
+	/**  The server that asks (or whose result is held). */
+	server: string,
+	/**  When it was asked, ms since the Unix epoch. */
+	asked_at_ms: number | null,
+	/**  What is asked. */
+	question: QuestionKindDto_Serialize,
+};
+
+/**  What is asked. Every string in here comes from a server and is untrusted text. */
+export type QuestionKindDto = QuestionKindDto_Serialize | QuestionKindDto_Deserialize;
+
+/**  What is asked. Every string in here comes from a server and is untrusted text. */
+export type QuestionKindDto_Deserialize = 
+/**  Fill in a form (elicitation, form mode). */
+{ kind: "form"; 
+/**  The server's message. */
+message: string; 
+/**  The requested schema (a flat JSON-schema object), as JSON text. */
+schema: string; 
+/**  Fields that look like passwords, keys or other credentials. */
+sensitive: string[] } | 
+/**
+ *  Open a URL in the system browser (elicitation, URL mode). Already checked: only https
+ *  (or http to this machine) ever gets here.
+ */
+{ kind: "url"; 
+/**  The server's message. */
+message: string; 
+/**  The full URL, as it would be opened. */
+url: string; 
+/**  The host as the URL names it (ASCII, punycode stays punycode). */
+host: string; 
+/**  The host as a person reads it. */
+host_unicode: string; 
+/**  The registrable domain, to highlight. */
+domain: string; 
+/**  What to know before opening it (punycode, bare IP, this computer). */
+warnings: string[] } | 
+/**  Let the server have a model completion of this prompt. */
+{ kind: "sampling"; 
+/**  The prompt, editable. */
+prompt: SamplingPromptDto_Deserialize } | 
+/**  Send the model's completion back to the server. */
+{ kind: "sampling_response"; 
+/**  The provider that answered. */
+provider: string; 
+/**  The model that answered. */
+model: string; 
+/**  What it wrote, editable. */
+text: string } | 
+/**  Let the model read a tool result. */
+{ kind: "tool_result"; 
+/**  The tool. */
+tool: string; 
+/**  The conversation whose model would read it. */
+conversation?: string | null; 
+/**  Why it is held. */
+reason: string; 
+/**  The result. */
+result: ToolResultDto_Deserialize };
+
+/**  What is asked. Every string in here comes from a server and is untrusted text. */
+export type QuestionKindDto_Serialize = 
+/**  Fill in a form (elicitation, form mode). */
+{ kind: "form"; 
+/**  The server's message. */
+message: string; 
+/**  The requested schema (a flat JSON-schema object), as JSON text. */
+schema: string; 
+/**  Fields that look like passwords, keys or other credentials. */
+sensitive: string[] } | 
+/**
+ *  Open a URL in the system browser (elicitation, URL mode). Already checked: only https
+ *  (or http to this machine) ever gets here.
+ */
+{ kind: "url"; 
+/**  The server's message. */
+message: string; 
+/**  The full URL, as it would be opened. */
+url: string; 
+/**  The host as the URL names it (ASCII, punycode stays punycode). */
+host: string; 
+/**  The host as a person reads it. */
+host_unicode: string; 
+/**  The registrable domain, to highlight. */
+domain: string; 
+/**  What to know before opening it (punycode, bare IP, this computer). */
+warnings: string[] } | 
+/**  Let the server have a model completion of this prompt. */
+{ kind: "sampling"; 
+/**  The prompt, editable. */
+prompt: SamplingPromptDto_Serialize } | 
+/**  Send the model's completion back to the server. */
+{ kind: "sampling_response"; 
+/**  The provider that answered. */
+provider: string; 
+/**  The model that answered. */
+model: string; 
+/**  What it wrote, editable. */
+text: string } | 
+/**  Let the model read a tool result. */
+{ kind: "tool_result"; 
+/**  The tool. */
+tool: string; 
+/**  The conversation whose model would read it. */
+conversation: string | null; 
+/**  Why it is held. */
+reason: string; 
+/**  The result. */
+result: ToolResultDto_Serialize };
+
+/**  The person's answer to one question. */
+export type ReplyDto = ReplyDto_Serialize | ReplyDto_Deserialize;
+
+/**  The person's answer to one question. */
+export type ReplyDto_Deserialize = 
+/**  Send the form (`content`: a JSON object as text), or open the URL (`content` null). */
+{ kind: "accept"; 
+/**  The form's values as a JSON object; null for a URL. */
+content?: string | null } | 
+/**  Say no to a form or URL. */
+{ kind: "decline" } | 
+/**  Dismiss a form or URL. */
+{ kind: "cancel" } | 
+/**  Run the (edited) sampling prompt with this provider and model. */
+{ kind: "run_sampling"; 
+/**  The prompt to send. */
+prompt: SamplingPromptDto_Deserialize; 
+/**  The provider's name. */
+provider: string; 
+/**  The model; the provider's default when null. */
+model?: string | null } | 
+/**  Send this (edited) text back to the server as the model's response. */
+{ kind: "send_response"; 
+/**  The text. */
+text: string } | 
+/**  Let the model read the held result. */
+{ kind: "send_result" } | 
+/**  Deny the sampling request or its response, or withhold the result. */
+{ kind: "deny"; 
+/**  Why, passed on to the server or the model. */
+reason?: string | null };
+
+/**  The person's answer to one question. */
+export type ReplyDto_Serialize = 
+/**  Send the form (`content`: a JSON object as text), or open the URL (`content` null). */
+{ kind: "accept"; 
+/**  The form's values as a JSON object; null for a URL. */
+content: string | null } | 
+/**  Say no to a form or URL. */
+{ kind: "decline" } | 
+/**  Dismiss a form or URL. */
+{ kind: "cancel" } | 
+/**  Run the (edited) sampling prompt with this provider and model. */
+{ kind: "run_sampling"; 
+/**  The prompt to send. */
+prompt: SamplingPromptDto_Serialize; 
+/**  The provider's name. */
+provider: string; 
+/**  The model; the provider's default when null. */
+model: string | null } | 
+/**  Send this (edited) text back to the server as the model's response. */
+{ kind: "send_response"; 
+/**  The text. */
+text: string } | 
+/**  Let the model read the held result. */
+{ kind: "send_result" } | 
+/**  Deny the sampling request or its response, or withhold the result. */
+{ kind: "deny"; 
+/**  Why, passed on to the server or the model. */
+reason: string | null };
+
 /**  One resource. */
 export type ResourceDto = ResourceDto_Serialize | ResourceDto_Deserialize;
 
@@ -1318,6 +1557,41 @@ export type ResourceDto_Serialize = {
 	mime_type: string | null,
 	/**  Its size in bytes, if the server says. */
 	size: number | null,
+};
+
+/**  Whether a server's tool results wait for review before a model reads them. */
+export type ResultReviewDto = 
+/**
+ *  Held when the server is tagged untrusted-content or the tool says it reaches the open
+ *  world.
+ */
+"default" | 
+/**  Always held. */
+"always" | 
+/**  Never held. */
+"never";
+
+/**  A folder a server may see. */
+export type RootDto = RootDto_Serialize | RootDto_Deserialize;
+
+/**  A folder a server may see. */
+export type RootDto_Deserialize = {
+	/**  The `file://` URI the server is told. */
+	uri: string,
+	/**  Its name. */
+	name?: string | null,
+	/**  The local path, when the URI is a local folder. */
+	path?: string | null,
+};
+
+/**  A folder a server may see. */
+export type RootDto_Serialize = {
+	/**  The `file://` URI the server is told. */
+	uri: string,
+	/**  Its name. */
+	name: string | null,
+	/**  The local path, when the URI is a local folder. */
+	path: string | null,
 };
 
 /**  One rule or grant, for display. */
@@ -1366,6 +1640,56 @@ export type RuleDto_Serialize = {
 	/**  For a conversation grant, the conversation. */
 	conversation: string | null,
 };
+
+/**  One message of a sampling prompt. */
+export type SamplingMessageDto = {
+	/**  Who. */
+	role: SamplingRoleDto,
+	/**  The text (untrusted, editable). */
+	text: string,
+};
+
+/**  A server's sampling request as the person reviews and edits it. */
+export type SamplingPromptDto = SamplingPromptDto_Serialize | SamplingPromptDto_Deserialize;
+
+/**  A server's sampling request as the person reviews and edits it. */
+export type SamplingPromptDto_Deserialize = {
+	/**  The server's system prompt. */
+	system_prompt?: string | null,
+	/**  The messages, in order. */
+	messages: SamplingMessageDto[],
+	/**  Output limit, in tokens. */
+	max_tokens: number,
+	/**  Temperature, when the server asked for one. */
+	temperature?: number | null,
+	/**  Models the server would like (shown only; the person picks). */
+	model_hints: string[],
+	/**  Context the server asked to include; never included. */
+	context_requested?: string | null,
+};
+
+/**  A server's sampling request as the person reviews and edits it. */
+export type SamplingPromptDto_Serialize = {
+	/**  The server's system prompt. */
+	system_prompt: string | null,
+	/**  The messages, in order. */
+	messages: SamplingMessageDto[],
+	/**  Output limit, in tokens. */
+	max_tokens: number,
+	/**  Temperature, when the server asked for one. */
+	temperature: number | null,
+	/**  Models the server would like (shown only; the person picks). */
+	model_hints: string[],
+	/**  Context the server asked to include; never included. */
+	context_requested: string | null,
+};
+
+/**  Who wrote a message of a sampling prompt. */
+export type SamplingRoleDto = 
+/**  The user side. */
+"user" | 
+/**  The model side. */
+"assistant";
 
 /**  How far an "allow" reaches (AP-02). */
 export type ScopeDto = 

@@ -130,11 +130,15 @@ pub fn check(text: &str) -> Result<CheckedUrl, UrlRefusal> {
 /// argument), else with the platform's default browser.
 pub fn open(url: &CheckedUrl, browser: Option<&Path>) -> std::io::Result<()> {
     match browser {
-        Some(program) => std::process::Command::new(program)
-            .arg(&url.url)
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .map(drop),
+        Some(program) => {
+            let mut child = std::process::Command::new(program)
+                .arg(&url.url)
+                .stdin(std::process::Stdio::null())
+                .spawn()?;
+            // Reaped on a thread of its own, so no zombie is left until the app exits.
+            std::thread::spawn(move || child.wait());
+            Ok(())
+        }
         None => webbrowser::open(&url.url),
     }
 }

@@ -64,6 +64,14 @@ impl Redactor {
         Self { values }
     }
 
+    /// Adds one more secret value (ignored when too short to be one).
+    pub fn add(&mut self, secret: &Secret) {
+        if secret.0.len() >= MIN_REDACT_LEN && !self.values.contains(&secret.0) {
+            self.values.push(secret.0.clone());
+            self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()

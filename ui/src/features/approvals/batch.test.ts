@@ -11,7 +11,7 @@ import type { ApprovalDto } from "../../ipc/bindings";
 
 const req = (n: number, over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   nonce: `n${n}`, server: "fs", tool: `tool${n}`, arguments: JSON.stringify({ path: `/tmp/${n}`, deep: { k: [1, 2] } }),
-  origin: "model", conversation: "c-1", hints: [], reason: `rule r${n}`, warning: null, requested_at_ms: n, ...over,
+  origin: "model", conversation: "c-1", hints: [], reason: `rule r${n}`, warning: null, requested_at_ms: n, suggested_constraints: [], ...over,
 });
 const flush = async () => { for (let i = 0; i < 40; i++) await Promise.resolve(); };
 
@@ -82,7 +82,7 @@ describe("batch review", () => {
     expect(runAll.disabled).toBe(false);
     runAll.click();
     await flush();
-    expect(m.answerApproval.mock.calls).toEqual(["n1", "n2", "n3"].map((n) => [n, { kind: "allow", arguments: null, scope: "once" }]));
+    expect(m.answerApproval.mock.calls).toEqual(["n1", "n2", "n3"].map((n) => [n, { kind: "allow", arguments: null, scope: "once", constraints: [] }]));
     expect(root.querySelector(".batch-dialog")).toBeNull();
     expect(root.querySelector(".approval-dialog")).toBeNull();
   });
@@ -105,7 +105,7 @@ describe("batch review", () => {
     const d = await openBatch();
     (d.querySelector('[data-nonce="n2"] .batch-allow') as HTMLButtonElement).click();
     await flush();
-    expect(m.answerApproval).toHaveBeenLastCalledWith("n2", { kind: "allow", arguments: null, scope: "once" });
+    expect(m.answerApproval).toHaveBeenLastCalledWith("n2", { kind: "allow", arguments: null, scope: "once", constraints: [] });
     expect(nonces()).toEqual(["n1", "n3"]);
     pending = pending.filter((p) => p.nonce !== "n3"); // withdrawn
     fire("approvals");

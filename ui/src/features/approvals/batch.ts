@@ -18,7 +18,7 @@ export interface BatchHandle {
   update: (pending: ApprovalDto[]) => void;
 }
 
-const ONCE: ApprovalAnswerDto_Deserialize = { kind: "allow", arguments: null, scope: "once" };
+const ONCE: ApprovalAnswerDto_Deserialize = { kind: "allow", arguments: null, scope: "once", constraints: [] };
 const NO: ApprovalAnswerDto_Deserialize = { kind: "deny", reason: null };
 /** Arguments this short are shown open. */
 const OPEN_LINES = 12;

@@ -24,6 +24,7 @@ const req = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   reason: "no rule matches fs › write_file",
   warning: null,
   requested_at_ms: 0,
+  suggested_constraints: [],
   ...over,
 });
 const small = () => req({ arguments: JSON.stringify({ path: "/tmp/x" }, null, 2) });
@@ -55,7 +56,7 @@ describe("approvalDialog", () => {
     expect(document.activeElement?.classList.contains("deny")).toBe(true);
     click(d, ".allow");
     click(d, ".deny");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "once" }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "once", constraints: [] }]]);
     expect(d.isConnected).toBe(false);
   });
 
@@ -110,7 +111,7 @@ describe("approvalDialog", () => {
     expect(document.activeElement).toBe(t);
     t.value = '{ "path": "/tmp/y" }';
     click(d, ".allow");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{ "path": "/tmp/y" }', scope: "once" }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{ "path": "/tmp/y" }', scope: "once", constraints: [] }]]);
     expect(d.isConnected).toBe(false);
   });
 
@@ -119,7 +120,7 @@ describe("approvalDialog", () => {
     const d = approvalDialog(small(), answer);
     edit(d, '{"path":"/tmp/x"}');
     click(d, ".allow");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "once" }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "once", constraints: [] }]]);
   });
 
   it("blocks arguments that are not a JSON object, locally", () => {
@@ -161,7 +162,7 @@ describe("approvalDialog", () => {
     (d.querySelector(".approval-args-edit") as HTMLTextAreaElement).value = '{"path": "5"}';
     click(d, ".allow");
     await flush();
-    expect(answer.mock.calls[1]).toEqual([{ kind: "allow", arguments: '{"path": "5"}', scope: "once" }]);
+    expect(answer.mock.calls[1]).toEqual([{ kind: "allow", arguments: '{"path": "5"}', scope: "once", constraints: [] }]);
     expect(d.isConnected).toBe(false);
   });
 });
@@ -194,7 +195,7 @@ describe("mountApprovals", () => {
     edit(d, '{"path": 1}');
     click(d, ".allow");
     await flush();
-    expect(m.answerApproval).toHaveBeenLastCalledWith("n1", { kind: "allow", arguments: '{"path": 1}', scope: "once" });
+    expect(m.answerApproval).toHaveBeenLastCalledWith("n1", { kind: "allow", arguments: '{"path": 1}', scope: "once", constraints: [] });
     expect(root.querySelector(".approval-dialog")).toBe(d);
     expect(d.querySelector(".approval-error")?.textContent).toBe("does not match the schema");
     (d.querySelector(".approval-reason") as HTMLInputElement).value = "fine, no";

@@ -5,11 +5,15 @@
 // the focus; Escape or closing the dialog means no, without a reason. One dialog at a time,
 // oldest request first; when more wait, "Review all N" opens the batch review (AP-06).
 //
+// "Always, with these arguments…" opens the conditions Rust suggests from this call's arguments
+// (the same domain, a folder, only SELECT statements, exactly this value), all ticked; the grant
+// it makes allows later calls only while every ticked condition holds (AP-02).
+//
 // An answer can be refused by Rust (edited arguments that do not match the tool's schema): the
 // request then stays pending, so the dialog stays open with the reason shown and can be answered
 // again. It closes only once an answer was accepted.
 import { commands, events } from "../../ipc/bindings";
-import type { ApprovalAnswerDto_Deserialize, ApprovalDto, ScopeDto } from "../../ipc/bindings";
+import type { ApprovalAnswerDto_Deserialize, ApprovalDto, ConstraintDto, ScopeDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { attachFindings } from "./findings";
 import { hintsLine, message, parseArguments, reasonLine, sameArguments, warningBox, whoAsks } from "./args";
@@ -29,6 +33,37 @@ export function showQueue(dialog: HTMLElement, total: number): void {
   const all = q.querySelector(".approval-review-all");
   if (more) more.textContent = `${total - 1} more waiting`;
   if (all) all.textContent = `Review all ${total}`;
+}
+
+/** The "Always, with these arguments…" expander: each suggested condition as a ticked box. */
+export function constraintsChooser(suggested: ConstraintDto[], onAllow: (chosen: string[]) => void): HTMLElement | null {
+  if (suggested.length === 0) return null;
+  const boxes = suggested.map((c) => {
+    const box = h("input", { type: "checkbox", class: "constraint-choice", checked: true });
+    box.dataset.condition = c.condition_json;
+    return box;
+  });
+  const go = h("button", { type: "button", class: "allow-always-constrained" }, "Always allow with these conditions");
+  const sync = () => {
+    const none = boxes.every((b) => !b.checked);
+    go.disabled = none;
+    go.title = none
+      ? "Tick at least one condition, or use “Always allow this tool”"
+      : "Run this call, and later calls of this tool without asking while every ticked condition holds";
+  };
+  boxes.forEach((b) => b.addEventListener("change", sync));
+  go.addEventListener("click", () => {
+    const chosen = boxes.filter((b) => b.checked).map((b) => b.dataset.condition ?? "");
+    if (chosen.length > 0) onAllow(chosen);
+  });
+  sync();
+  return h("details", { class: "approval-constraints" },
+    h("summary", {}, "Always, with these arguments…"),
+    h("p", { class: "hint" }, "Later calls of this tool run without asking only when all the ticked conditions hold; any other call asks again."),
+    h("ul", { class: "constraint-list" }, ...suggested.map((c, i) =>
+      h("li", {}, h("label", {}, boxes[i] ?? null, " ", h("span", { class: "constraint-text" }, c.description))))),
+    h("div", { class: "actions" }, go),
+  );
 }
 
 /** Builds the dialog for one request; it closes once `answer` accepts an answer. */
@@ -65,6 +100,7 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
   };
   const setBusy = (busy: boolean) => {
     for (const b of [deny, allow, conversation, always, edit]) if (b) b.disabled = busy;
+    dialog.querySelectorAll<HTMLButtonElement>(".allow-always-constrained").forEach((b) => (b.disabled = busy));
     dialog.setAttribute("aria-busy", String(busy));
   };
   const finish = () => {
@@ -114,7 +150,7 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
     edit.hidden = true;
     editor.focus();
   });
-  const allowWith = (scope: ScopeDto) => {
+  const allowWith = (scope: ScopeDto, constraints: string[] = []) => {
     let edited: string | null = null;
     if (editor) {
       const p = parseArguments(editor.value);
@@ -125,11 +161,12 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
       }
       if (!sameArguments(p.value, req.arguments)) edited = editor.value;
     }
-    reply({ kind: "allow", arguments: edited, scope });
+    reply({ kind: "allow", arguments: edited, scope, constraints });
   };
   allow.addEventListener("click", () => allowWith("once"));
   conversation?.addEventListener("click", () => allowWith("conversation"));
   always.addEventListener("click", () => allowWith("always"));
+  const constrained = constraintsChooser(req.suggested_constraints ?? [], (chosen) => allowWith("always", chosen));
   const sayNo = () => reply({ kind: "deny", reason: reason.value.trim() || null });
   deny.addEventListener("click", sayNo);
   reason.addEventListener("keydown", (ev) => {
@@ -151,6 +188,7 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
     error,
     h("div", { class: "actions approval-actions" }, reason, deny),
     h("div", { class: "actions approval-allow-actions" }, always, conversation, allow),
+    constrained,
   ];
   dialog.append(...parts.filter((p): p is HTMLElement => p !== null));
   dialog.addEventListener("cancel", (ev) => {

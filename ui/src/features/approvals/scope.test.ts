@@ -7,7 +7,7 @@ import type { ApprovalDto } from "../../ipc/bindings";
 
 const req = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   nonce: "n1", server: "fs", tool: "write_file", arguments: '{\n  "path": "/tmp/x"\n}',
-  origin: "model", conversation: "c-1", hints: [], reason: "rule r3 asks", warning: null, requested_at_ms: 0, ...over,
+  origin: "model", conversation: "c-1", hints: [], reason: "rule r3 asks", warning: null, requested_at_ms: 0, suggested_constraints: [], ...over,
 });
 const click = (d: HTMLElement, sel: string) => (d.querySelector(sel) as HTMLButtonElement).click();
 
@@ -52,7 +52,7 @@ describe("approval scopes, reason and warning", () => {
       const d = approvalDialog(req(), answer);
       document.body.append(d);
       click(d, sel);
-      expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope }]]);
+      expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope, constraints: [] }]]);
       expect(d.isConnected).toBe(false);
     }
     const answer = vi.fn();
@@ -60,7 +60,7 @@ describe("approval scopes, reason and warning", () => {
     click(d, ".approval-edit");
     (d.querySelector(".approval-args-edit") as HTMLTextAreaElement).value = '{"path": "/tmp/z"}';
     click(d, ".allow-always");
-    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{"path": "/tmp/z"}', scope: "always" }]]);
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: '{"path": "/tmp/z"}', scope: "always", constraints: [] }]]);
   });
 
   it("every answer button is disabled while an answer is on its way", () => {
@@ -83,5 +83,39 @@ describe("approval scopes, reason and warning", () => {
     expect(q.querySelector(".approval-review-all")?.textContent).toBe("Review all 4");
     click(d, ".approval-review-all");
     expect(onReview).toHaveBeenCalledTimes(1);
+  });
+
+  it("offers the suggested conditions, all ticked, and sends the ticked ones with scope always", () => {
+    const suggested = [
+      { description: '"url" is on example.com (or a subdomain)', condition_json: '{"kind":"domain_in","arg":"url","domains":["example.com"]}' },
+      { description: '"mode" is exactly "<b>fast</b>"', condition_json: '{"kind":"matches","arg":"mode","pattern":"fast"}' },
+    ];
+    expect(approvalDialog(req(), () => {}).querySelector(".approval-constraints")).toBeNull();
+    const answer = vi.fn();
+    const d = approvalDialog(req({ suggested_constraints: suggested }), answer);
+    document.body.append(d);
+    const details = d.querySelector("details.approval-constraints") as HTMLDetailsElement;
+    expect(details.querySelector("summary")?.textContent).toBe("Always, with these arguments…");
+    expect(details.open).toBe(false);
+    const boxes = Array.from(d.querySelectorAll<HTMLInputElement>("input.constraint-choice"));
+    expect(boxes.map((b) => b.checked)).toEqual([true, true]);
+    expect(details.textContent).toContain('"mode" is exactly "<b>fast</b>"');
+    expect(details.querySelector("b")).toBeNull();
+    boxes[1]!.checked = false;
+    boxes[1]!.dispatchEvent(new Event("change"));
+    click(d, ".allow-always-constrained");
+    expect(answer.mock.calls).toEqual([[{ kind: "allow", arguments: null, scope: "always", constraints: [suggested[0]!.condition_json] }]]);
+  });
+
+  it("cannot grant with no condition ticked from the expander", () => {
+    const answer = vi.fn();
+    const d = approvalDialog(req({ suggested_constraints: [{ description: "d", condition_json: '{"kind":"writes"}' }] }), answer);
+    const box = d.querySelector("input.constraint-choice") as HTMLInputElement;
+    box.checked = false;
+    box.dispatchEvent(new Event("change"));
+    const go = d.querySelector(".allow-always-constrained") as HTMLButtonElement;
+    expect(go.disabled).toBe(true);
+    go.click();
+    expect(answer).not.toHaveBeenCalled();
   });
 });

@@ -16,6 +16,7 @@ import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
 import { exportDialog, importDialog } from "./transfer";
 import { pinReviewDialog, reviewLabel } from "./pin-review";
+import { accessPanel } from "./access";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
@@ -102,6 +103,18 @@ export function mountServers(root: HTMLElement): () => void {
     );
   };
 
+  // The access section of each server outlives its card, so a status change does not close it or
+  // lose what is being typed there.
+  const panels = new Map<string, HTMLDetailsElement>();
+  const panel = (name: string) => {
+    let p = panels.get(name);
+    if (!p) {
+      p = accessPanel(name);
+      panels.set(name, p);
+    }
+    return p;
+  };
+
   // One card per server, rebuilt only when its row changed: a crash-looping neighbour must
   // not steal the focus or the click target of the card someone is using.
   const card = (s: ServerRow, now: number): HTMLElement => {
@@ -145,6 +158,7 @@ export function mountServers(root: HTMLElement): () => void {
         h("button", { class: "logs", onclick: () => showLogs(s.name) }, "Logs"),
         h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
       ),
+      panel(s.name),
     );
   };
 
@@ -152,6 +166,7 @@ export function mountServers(root: HTMLElement): () => void {
   const render = (rows: ServerRow[]) => {
     if (rows.length === 0) {
       cards.clear();
+      panels.clear();
       list.replaceChildren(
         h("div", { class: "empty" },
           h("h2", {}, "No servers yet"),
@@ -176,6 +191,7 @@ export function mountServers(root: HTMLElement): () => void {
       return el;
     });
     for (const name of [...cards.keys()]) if (!rows.some((r) => r.name === name)) cards.delete(name);
+    for (const name of [...panels.keys()]) if (!rows.some((r) => r.name === name)) panels.delete(name);
     // Move only what is out of place.
     els.forEach((el, i) => {
       if (list.children[i] !== el) list.insertBefore(el, list.children[i] ?? null);

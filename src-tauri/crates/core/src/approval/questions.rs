@@ -132,6 +132,7 @@ pub enum Reply {
 
 /// Why an answer was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum QuestionError {
     /// Nothing waits under that nonce.
     #[error("no question with that id is waiting; it was answered or withdrawn")]

@@ -150,6 +150,35 @@ pub fn check(prompt: &SamplingPrompt) -> Result<(), String> {
     if prompt.max_tokens == 0 || prompt.max_tokens > MAX_TOKENS {
         return Err(format!("max tokens must be 1 to {MAX_TOKENS}"));
     }
+    let total: usize = prompt
+        .messages
+        .iter()
+        .map(|m| m.text.chars().count())
+        .sum::<usize>()
+        + prompt
+            .system_prompt
+            .as_deref()
+            .map_or(0, |s| s.chars().count());
+    if total > TEXT_MAX {
+        return Err(format!(
+            "the prompt has {total} characters of text; at most {TEXT_MAX}"
+        ));
+    }
+    if prompt
+        .temperature
+        .is_some_and(|t| !(0.0..=2.0).contains(&t))
+    {
+        return Err("the temperature must be between 0 and 2".into());
+    }
+    if prompt.model_hints.len() > 10
+        || prompt.model_hints.iter().any(|h| h.chars().count() > 100)
+        || prompt
+            .context_requested
+            .as_deref()
+            .is_some_and(|c| c.chars().count() > 40)
+    {
+        return Err("the model hints or the context note are too long".into());
+    }
     Ok(())
 }
 
@@ -248,6 +277,11 @@ mod tests {
         let mut p = read(&json!({"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}], "maxTokens": 5})).unwrap();
         assert!(check(&p).is_ok());
         p.messages[0].text = "  ".into();
+        assert!(check(&p).is_err());
+        p.messages[0].text = "x".repeat(TEXT_MAX + 1);
+        assert!(check(&p).is_err(), "an edit cannot grow past the cap");
+        p.messages[0].text = "x".into();
+        p.temperature = Some(3.0);
         assert!(check(&p).is_err());
     }
 }

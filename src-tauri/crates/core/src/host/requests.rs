@@ -36,29 +36,61 @@ use crate::store::{ResultReview as ReviewSetting, ServerTag};
 
 /// Sampling requests one server may have run per hour.
 pub const SAMPLING_PER_HOUR: usize = 30;
+/// The longest a sampling completion may take.
+const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
 /// Characters of a sampling response kept in the audit log.
 const AUDIT_RESPONSE_MAX: usize = 2_000;
 
-/// Sampling requests run per server in the last hour.
+/// Per server: sampling requests started in the last hour, and whether one is in flight.
 #[derive(Debug, Default)]
-pub(super) struct SamplingLog(Mutex<HashMap<ServerId, VecDeque<Instant>>>);
+struct SamplingState {
+    started: VecDeque<Instant>,
+    busy: bool,
+}
+
+/// Sampling requests per server (AP-08's rate limit): one at a time, [`SAMPLING_PER_HOUR`] an
+/// hour.
+#[derive(Debug, Default)]
+pub(super) struct SamplingLog(Arc<Mutex<HashMap<ServerId, SamplingState>>>);
+
+/// A server's sampling slot, released when dropped.
+pub(super) struct SamplingSlot {
+    log: Arc<Mutex<HashMap<ServerId, SamplingState>>>,
+    server: ServerId,
+}
+
+impl Drop for SamplingSlot {
+    fn drop(&mut self) {
+        let mut map = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(state) = map.get_mut(&self.server) {
+            state.busy = false;
+        }
+    }
+}
 
 impl SamplingLog {
-    /// Takes a slot for `server`, or says why not.
-    fn take(&self, server: &ServerId) -> Result<(), String> {
+    /// Takes the slot for `server` (checking and claiming in one step), or says why not.
+    fn take(&self, server: &ServerId) -> Result<SamplingSlot, String> {
         let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let runs = map.entry(server.clone()).or_default();
-        let hour = Duration::from_secs(3600);
-        while runs.front().is_some_and(|t| t.elapsed() > hour) {
-            runs.pop_front();
+        let state = map.entry(server.clone()).or_default();
+        if state.busy {
+            return Err("a sampling request of this server is already waiting for the user".into());
         }
-        if runs.len() >= SAMPLING_PER_HOUR {
+        let hour = Duration::from_secs(3600);
+        while state.started.front().is_some_and(|t| t.elapsed() > hour) {
+            state.started.pop_front();
+        }
+        if state.started.len() >= SAMPLING_PER_HOUR {
             return Err(format!(
                 "rate limited: Switchboard lets a server sample a model at most {SAMPLING_PER_HOUR} times an hour"
             ));
         }
-        runs.push_back(Instant::now());
-        Ok(())
+        state.started.push_back(Instant::now());
+        state.busy = true;
+        Ok(SamplingSlot {
+            log: Arc::clone(&self.0),
+            server: server.clone(),
+        })
     }
 }
 
@@ -145,6 +177,27 @@ impl Host {
         }
     }
 
+    /// What a person typed into credential-looking fields never reaches the server's
+    /// protocol trace or the process log: added to both redaction sets before the answer is
+    /// sent (and recorded).
+    fn treat_as_secrets(
+        &self,
+        server: &ServerId,
+        form: &elicit::FormQuestion,
+        content: &Map<String, Value>,
+    ) {
+        let logs = self.handle(server).map(|h| h.logs().clone());
+        for name in &form.sensitive {
+            if let Some(Value::String(v)) = content.get(name) {
+                let secret = crate::redact::Secret::new(v.clone());
+                crate::redact::register_for_logs(&secret);
+                if let Some(logs) = &logs {
+                    logs.add_secret(&secret);
+                }
+            }
+        }
+    }
+
     async fn elicit(&self, server: ServerId, params: Value) -> ElicitationAnswer {
         let ctx = server_ctx(&server);
         let message = |p: &Value| {
@@ -191,6 +244,7 @@ impl Host {
                     .await;
                 let (answer, reply, content) = match reply {
                     Some(Reply::Elicit(ElicitReply::Accept { content })) => {
+                        self.treat_as_secrets(&server, &form, &content);
                         let logged = elicit::redacted(&form, &content);
                         (
                             ElicitationAnswer::Accept(content),
@@ -381,11 +435,21 @@ impl Host {
             name: provider.to_owned(),
             reason: e.to_string(),
         };
-        let stream = client
-            .stream(sampling::request(prompt, &model), CancellationToken::new())
+        // The person cannot stop a completion once they pressed Run, so it gets a deadline; the
+        // server cancelling its request drops this future, and the stream with it.
+        let run = async {
+            let stream = client
+                .stream(sampling::request(prompt, &model), CancellationToken::new())
+                .await
+                .map_err(failed)?;
+            crate::llm::collect(stream).await.map_err(failed)
+        };
+        let answer = tokio::time::timeout(SAMPLING_TIMEOUT, run)
             .await
-            .map_err(failed)?;
-        let answer = crate::llm::collect(stream).await.map_err(failed)?;
+            .map_err(|_| HostError::Provider {
+                name: provider.to_owned(),
+                reason: format!("no complete answer within {} s", SAMPLING_TIMEOUT.as_secs()),
+            })??;
         Ok((model, answer.message.text()))
     }
 
@@ -405,16 +469,19 @@ impl Host {
         self.server(server).await?;
         let mut roots = Vec::with_capacity(folders.len());
         for folder in folders {
-            let path = std::fs::canonicalize(folder).map_err(|source| HostError::Io {
-                context: format!("the folder {} cannot be used", folder.display()),
-                source,
-            })?;
-            if !path.is_dir() {
+            // A relative path would be resolved against wherever the app happens to run.
+            if !folder.is_absolute() {
                 return Err(HostError::Invalid(format!(
-                    "{} is not a folder",
-                    path.display()
+                    "{} is not an absolute path",
+                    folder.display()
                 )));
             }
+            let path = std::fs::canonicalize(folder)
+                .ok()
+                .filter(|p| p.is_dir())
+                .ok_or_else(|| {
+                    HostError::Invalid(format!("{} is not an existing folder", folder.display()))
+                })?;
             let uri = url::Url::from_directory_path(&path)
                 .map_err(|()| HostError::Invalid(format!("{} is not absolute", path.display())))?
                 .to_string();

@@ -153,6 +153,12 @@ impl ServerLogs {
         *lock(&self.redactor) = r;
     }
 
+    /// Adds a secret value to scrub from everything recorded from now on (a credential a
+    /// person typed into a server's form, say), keeping those set before.
+    pub fn add_secret(&self, secret: &crate::redact::Secret) {
+        lock(&self.redactor).add(secret);
+    }
+
     fn redact(&self, s: &str) -> String {
         let r = lock(&self.redactor);
         if r.is_empty() {
