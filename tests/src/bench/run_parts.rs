@@ -42,7 +42,12 @@ pub async fn run(host: &Host, echo: &ToolRef, rule: &str, n: usize) -> Result<()
     let time = |v: &mut Vec<u64>, s: Instant| v.push(s.elapsed().as_nanos() as u64);
     for _ in 0..n {
         let s = Instant::now();
-        let rules: Vec<_> = store.policy_rules().await?.into_iter().map(|r| r.rule).collect();
+        let rules: Vec<_> = store
+            .policy_rules()
+            .await?
+            .into_iter()
+            .map(|r| r.rule)
+            .collect();
         time(&mut t[0], s);
         let s = Instant::now();
         let tags = store.server_tags(&echo.server).await?;
@@ -100,7 +105,9 @@ pub async fn run(host: &Host, echo: &ToolRef, rule: &str, n: usize) -> Result<()
         time(&mut t[6], s);
         let s = Instant::now();
         let fin = AuditEvent::finished(&r, false, Duration::from_micros(50));
-        host.audit(fin, audit).await.ok_or_else(|| anyhow!("audit"))?;
+        host.audit(fin, audit)
+            .await
+            .ok_or_else(|| anyhow!("audit"))?;
         time(&mut t[7], s);
         let s = Instant::now();
         let r = host
@@ -111,6 +118,32 @@ pub async fn run(host: &Host, echo: &ToolRef, rule: &str, n: usize) -> Result<()
         let s = Instant::now();
         let _ = host.pending_approvals();
         time(&mut t[9], s);
+        let mut batch = Vec::new();
+        for _ in 0..16 {
+            let a = AuditContext::for_call(echo, &origin, CallRef::random());
+            batch.push((AuditEvent::proposed(&args, &origin), a.clone()));
+            batch.push((
+                AuditEvent::Decided {
+                    decision: Verdict::Allow,
+                    by: Actor::Policy {
+                        rule: Some(rule.to_owned()),
+                    },
+                    reason: None,
+                },
+                a.clone(),
+            ));
+            batch.push((AuditEvent::Started, a.clone()));
+            batch.push((
+                AuditEvent::finished(&r, false, Duration::from_micros(50)),
+                a,
+            ));
+        }
+        let s = Instant::now();
+        let k = host.audit_all(batch).await;
+        time(&mut t[10], s);
+        if k != 64 {
+            return Err(anyhow!("batch wrote {k}"));
+        }
     }
     eprintln!("run_tool parts, c=1, {n} iterations (each timed alone):");
     let names = [
@@ -124,6 +157,7 @@ pub async fn run(host: &Host, echo: &ToolRef, rule: &str, n: usize) -> Result<()
         "host.audit(finished) (writer, commit)",
         "host.run_tool (whole)",
         "pending_approvals()",
+        "audit_all(64 events = 16 calls) one commit",
     ];
     for (i, name) in names.iter().enumerate() {
         report(name, std::mem::take(&mut t[i]));
