@@ -327,6 +327,18 @@ async fn roots_are_the_folders_the_person_chose_and_changes_are_announced() {
     let (host, dir) = host().await;
     let r = run(&host, "list_roots", json!({}), None).await.unwrap();
     assert_eq!(text(&r), "no roots");
+    // A call's end is queued for the audit log, not waited for; a reader still sees it.
+    let page = host
+        .audit_page(&switchboard_core::store::AuditQuery::default())
+        .await
+        .unwrap();
+    assert!(
+        page.entries
+            .iter()
+            .any(|e| e.kind.as_str() == "finished" && e.tool.as_deref() == Some("list_roots")),
+        "{:?}",
+        page.entries
+    );
     let a = dir.path().join("project a");
     std::fs::create_dir_all(&a).unwrap();
     let roots = host

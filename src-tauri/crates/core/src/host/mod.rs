@@ -210,6 +210,7 @@ impl HostBuilder {
             source,
         })?;
         let store = Store::open(&self.data_dir.join("switchboard.sqlite")).await?;
+        let audit = audit::AuditWriter::spawn(store.clone());
         let secrets = self
             .secrets
             .unwrap_or_else(|| Secrets::new(crate::secrets::KeyringStore::new(APP_ID)));
@@ -234,6 +235,7 @@ impl HostBuilder {
                 questions: PendingQuestions::new(events.clone()),
                 sampling: requests::SamplingLog::default(),
                 browser: self.browser,
+                audit,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 http: reqwest::Client::new(),
@@ -273,6 +275,8 @@ pub(crate) struct Inner {
     sampling: requests::SamplingLog,
     /// The program that opens URLs, when not the system browser.
     browser: Option<PathBuf>,
+    /// The queue in front of the audit table (group commit).
+    audit: audit::AuditWriter,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
@@ -360,6 +364,7 @@ impl Host {
             h.logs().persist();
         }))
         .await;
+        self.inner.audit.flush().await;
         self.inner.store.close().await;
     }
 }

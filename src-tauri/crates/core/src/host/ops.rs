@@ -212,8 +212,9 @@ impl Host {
         // Deciding and counting are one step, so parallel calls cannot all slip under a limit.
         let decision = {
             let _one_at_a_time = self.inner.policy_lock.lock().await;
-            let d = self.decide_call(&call, info).await?;
-            if let Decision::Allow { rule } = &d {
+            let (d, limited) = self.decide_call(&call, info).await?;
+            // Hits are counted only for limits; an unlimited rule costs no disk sync.
+            if let (Decision::Allow { rule }, true) = (&d, limited) {
                 self.rule_hit(rule, &origin).await;
             }
             d
@@ -362,7 +363,8 @@ impl Host {
             Ok(r) => AuditEvent::finished(r, r.is_error, began.elapsed()),
             Err(e) => AuditEvent::failed(e, began.elapsed()),
         };
-        self.audit(finished, audit.clone()).await;
+        // After the fact: queued, not waited for (readers flush first).
+        self.audit_later(finished, audit.clone());
         let result = match result {
             // AP-05: the person may read it before the model does.
             Ok(r) => {

@@ -27,11 +27,13 @@ fn rule_error(e: crate::approval::RuleError) -> HostError {
 
 impl Host {
     /// Decides a call: gathers the context and runs the policy.
+    /// Decides a call; the flag says whether an allowing rule has a limit (so its hit must be
+    /// counted).
     pub(super) async fn decide_call(
         &self,
         call: &Call<'_>,
         info: Option<&ToolInfo>,
-    ) -> Result<Decision, HostError> {
+    ) -> Result<(Decision, bool), HostError> {
         let store = &self.inner.store;
         let rules: Vec<Rule> = store
             .policy_rules()
@@ -81,7 +83,16 @@ impl Host {
             can_exfiltrate: tags.contains(&ServerTag::External) || claims_open_world,
             home: home.as_deref(),
         };
-        Ok(decide(&Policy { rules }, call, &ctx))
+        let policy = Policy { rules };
+        let decision = decide(&policy, call, &ctx);
+        let limited = match &decision {
+            Decision::Allow { rule } => policy
+                .rules
+                .iter()
+                .any(|r| &r.id == rule && r.limit.is_some()),
+            _ => false,
+        };
+        Ok((decision, limited))
     }
 
     /// What the conversation's finished tool calls brought in (AP-04): private data from a
