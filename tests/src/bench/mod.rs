@@ -5,7 +5,6 @@ pub mod chat;
 pub mod peers;
 pub mod raw;
 pub mod report;
-pub mod run_parts;
 pub mod switchboard;
 
 use std::time::Duration;

@@ -86,10 +86,6 @@ fn check(r: &ToolResult) -> Result<()> {
     }
 }
 
-pub fn arguments_pub() -> Map<String, Value> {
-    arguments()
-}
-
 fn arguments() -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("text".into(), Value::String(TEXT.into()));
@@ -145,17 +141,6 @@ async fn measure(host: &Host, server: &Path, plan: &Plan, entry: Entry) -> Resul
         }
         Entry::Connection => Caller::Connection(handle.connection()?),
     });
-    let parts: Option<usize> = std::env::var("SB_RUN_PARTS")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    if let (Entry::Run, Some(n)) = (entry, parts) {
-        let echo = ToolRef {
-            server: ServerId::new("bench").map_err(|e| anyhow!("{e}"))?,
-            tool: "echo".into(),
-        };
-        eprintln!("\nFRESH HOST:");
-        super::run_parts::run(host, &echo, RULE, n).await?;
-    }
     let audit = match entry {
         Entry::Run => Some(AuditCheck::start(&caller, host).await?),
         _ => None,
@@ -170,14 +155,6 @@ async fn measure(host: &Host, server: &Path, plan: &Plan, entry: Entry) -> Resul
     if let Some(audit) = audit {
         let calls = plan.warmup + plan.calls * plan.conc.len();
         audit.finish(host, calls).await?;
-    }
-    if let (Entry::Run, Some(n)) = (entry, parts) {
-        let echo = ToolRef {
-            server: ServerId::new("bench").map_err(|e| anyhow!("{e}"))?,
-            tool: "echo".into(),
-        };
-        eprintln!("\nAFTER THE LEVELS:");
-        super::run_parts::run(host, &echo, RULE, n).await?;
     }
     Ok(out)
 }
