@@ -66,7 +66,8 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
     current = id;
     runButton.disabled = true;
     cancelButton.hidden = false;
-    status.textContent = "Waiting for your approval…";
+    // Approval, then the tool (which may itself ask you something): the call is out of our hands.
+    status.textContent = "Waiting for approval, then for the tool…";
     progress.replaceChildren();
     output.replaceChildren();
     const r = await deps.run(id, server, tool.name, JSON.stringify(v.value), (p) => {
