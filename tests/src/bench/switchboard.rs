@@ -4,11 +4,11 @@
 //! - [`Host::call_tool`]: catalog, pin and disabled-tool checks, progress forwarding, tracing
 //!   span; no approval;
 //! - [`Host::run_tool`], the path the chat loop and the shells take: the same, plus the policy
-//!   decision (rules and server tags read from SQLite under the host's policy lock, a rule hit
-//!   written) and the hash-chained audit log (the proposal, decision and start in one
-//!   transaction, the result in another; `synchronous=FULL`). The host gets one user rule,
-//!   [`RULE`], allowing `echo` on the bench server, and calls run with [`Origin::Manual`] (no
-//!   conversation, so no data-flow lookup);
+//!   decision (rules and server tags read from SQLite under the host's policy lock) and the
+//!   hash-chained audit log (`synchronous=FULL`): the proposal, decision and start are on disk
+//!   before the call goes out, its end is queued. The host gets one user rule, [`RULE`] (no
+//!   limit, so no rule hit is counted), allowing `echo` on the bench server, and calls run with
+//!   [`Origin::Manual`] (no conversation, so no data-flow lookup and no result review);
 //! - straight through the supervised [`Connection::call_tool`], to see what the host layer
 //!   costs.
 //!
@@ -191,11 +191,18 @@ async fn allow_echo(host: &Host, echo: &ToolRef) -> Result<()> {
         ..CallOptions::default()
     };
     let run = host.run_tool(echo, arguments(), Origin::Manual, opts);
-    let r = match tokio::time::timeout(Duration::from_secs(10), run).await {
+    // Pinned, not moved into the timeout: the request is still pending (and listed) when the
+    // error below is built.
+    tokio::pin!(run);
+    let r = match tokio::time::timeout(Duration::from_secs(10), &mut run).await {
         Ok(r) => r.map_err(|e| anyhow!("the first run_tool call failed: {e}"))?,
         Err(_) => bail!(
-            "the first run_tool call did not finish in 10 s; pending approvals: {:?}",
+            "the first run_tool call did not finish in 10 s: it waits for a person, so {RULE:?} \
+             does not allow it; pending: {:?}",
             host.pending_approvals()
+                .iter()
+                .map(|p| format!("{} {}: {}", p.server, p.tool, p.reason))
+                .collect::<Vec<_>>()
         ),
     };
     check(&r)?;
