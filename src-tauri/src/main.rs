@@ -70,8 +70,6 @@ fn main() -> anyhow::Result<()> {
     let app = tauri::Builder::default()
         .plugin(navigation_lock())
         .manage(host)
-        .manage(ipc::run::Runs::default())
-        .manage(ipc::chat::ChatRuns::default())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -21,6 +21,71 @@ use switchboard_core::ids::ServerId;
 use switchboard_core::mcp::supervisor::{ServerStatus, SupervisorConfig};
 use switchboard_core::secrets::{MemoryStore, Secrets};
 
+/// The id of the rule [`CallAllowed`] adds.
+pub const ALLOW_ALL: &str = "tests-allow-every-call";
+
+/// Tool calls the way a person makes them from a shell, for tests about what servers and the
+/// host do rather than about the policy: through the governed seam (`Host::run_tool`, origin
+/// manual), under a rule that allows every tool call, added to the host the first time.
+pub trait CallAllowed {
+    /// Runs `tool` with `arguments`.
+    fn call_allowed(
+        &self,
+        tool: &switchboard_core::ids::ToolRef,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        opts: switchboard_core::host::CallOptions,
+    ) -> impl std::future::Future<
+        Output = Result<
+            switchboard_core::mcp::catalog::ToolResult,
+            switchboard_core::host::HostError,
+        >,
+    > + Send;
+}
+
+impl CallAllowed for Host {
+    async fn call_allowed(
+        &self,
+        tool: &switchboard_core::ids::ToolRef,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        opts: switchboard_core::host::CallOptions,
+    ) -> Result<switchboard_core::mcp::catalog::ToolResult, switchboard_core::host::HostError> {
+        allow_every_call(self).await;
+        self.run_tool(
+            tool,
+            arguments,
+            switchboard_core::approval::Origin::Manual,
+            opts,
+        )
+        .await
+    }
+}
+
+/// Adds the [`ALLOW_ALL`] rule unless the host has it.
+pub async fn allow_every_call(host: &Host) {
+    use switchboard_core::approval::{Effect, On, Rule, Source};
+    let rules = host
+        .policy_rules()
+        .await
+        .unwrap_or_else(|e| panic!("policy: {e}"));
+    if rules.iter().any(|r| r.id == ALLOW_ALL) {
+        return;
+    }
+    host.put_policy_rule(Rule {
+        id: ALLOW_ALL.into(),
+        effect: Effect::Allow,
+        server: "*".into(),
+        on: On::Tool,
+        tool: "*".into(),
+        origin: None,
+        when: Vec::new(),
+        limit: None,
+        note: Some("tests: every tool call runs without asking".into()),
+        source: Source::User,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("policy: {e}"));
+}
+
 /// A host on a fresh temporary data dir, with an in-memory secret store and fast supervisor
 /// timings. Keep the returned `TempDir` alive for the host's lifetime.
 pub async fn test_host() -> (Host, tempfile::TempDir) {

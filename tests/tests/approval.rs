@@ -123,26 +123,22 @@ async fn deny_cancel_and_invalid_arguments_never_reach_the_server() {
     );
 
     // Cancelled while waiting: the request is withdrawn.
-    let cancel = CancellationToken::new();
+    let id = host.open_run();
     let runner = host.clone();
-    let token = cancel.clone();
+    let token = id.clone();
     let run = tokio::spawn(async move {
         runner
             .run_tool(
                 &echo(),
                 args("later"),
                 Origin::Manual,
-                CallOptions {
-                    cancel: Some(token),
-                    progress: None,
-                    started: None,
-                },
+                CallOptions::default().run(token),
             )
             .await
     });
     wait_pending(&host, 1).await;
     let stale = host.pending_approvals()[0].nonce.clone();
-    cancel.cancel();
+    assert!(host.cancel_run(&id));
     let r = run.await.unwrap();
     assert!(
         matches!(r, Err(HostError::Mcp(McpError::Cancelled))),

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
+use switchboard_core::approval::Origin;
 use switchboard_core::host::CallOptions;
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::naming;
@@ -46,7 +47,7 @@ async fn list_changed_refreshes_the_catalog() {
     let (host, _dir) = test_host().await;
     let h = start_trusted(&host, fake_spec("live", &[])).await;
     assert!(!h.catalog().tools.iter().any(|t| t.name == "late_tool"));
-    host.call_tool(
+    host.call_allowed(
         &tref("live", "trigger_list_changed"),
         Default::default(),
         CallOptions::default(),
@@ -64,7 +65,7 @@ async fn list_changed_refreshes_the_catalog() {
     );
     // A tool that appears later is held until the person approves it (TD-02).
     let r = host
-        .call_tool(
+        .call_allowed(
             &tref("live", "late_tool"),
             Default::default(),
             CallOptions::default(),
@@ -78,7 +79,7 @@ async fn list_changed_refreshes_the_catalog() {
         .await
         .unwrap();
     let r = host
-        .call_tool(
+        .call_allowed(
             &tref("live", "late_tool"),
             Default::default(),
             CallOptions::default(),
@@ -131,7 +132,7 @@ async fn older_protocol_versions_are_negotiated_and_unknown_ones_refused() {
             other => panic!("{other}"),
         }
         let r = host
-            .call_tool(
+            .call_allowed(
                 &tref(&name, "echo"),
                 json!({"text": "hi"}).as_object().cloned().unwrap(),
                 CallOptions::default(),
@@ -172,7 +173,7 @@ async fn tools_of_two_servers_get_distinct_llm_names_that_map_back_exactly() {
     let names = host.tool_names().await.unwrap();
     assert!(names.llm_name(&tref("two", "echo")).is_none());
     let err = host
-        .call_tool(
+        .call_allowed(
             &tref("two", "echo"),
             Default::default(),
             CallOptions::default(),
@@ -181,7 +182,7 @@ async fn tools_of_two_servers_get_distinct_llm_names_that_map_back_exactly() {
         .unwrap_err();
     assert!(err.to_string().contains("disabled"), "{err}");
     let err = host
-        .call_tool(
+        .call_allowed(
             &tref("one", "no_such_tool"),
             Default::default(),
             CallOptions::default(),
@@ -200,7 +201,7 @@ async fn last_known_tools_survive_a_restart() {
     let before = h.catalog().tools.len();
     let mut watch = h.watch_status();
     let _ = host
-        .call_tool(
+        .call_allowed(
             &tref("flappy", "crash"),
             Default::default(),
             CallOptions::default(),
@@ -228,16 +229,33 @@ async fn resources_prompts_and_completion() {
     let (host, _dir) = test_host().await;
     start_trusted(&host, fake_spec("rp", &[])).await;
     let id = sid("rp");
-    let text = host.read_resource(&id, "fake://text").await.unwrap();
+    let text = host
+        .read_resource(&id, "fake://text", Origin::Manual, CallOptions::default())
+        .await
+        .unwrap();
     assert!(text[0].text.as_deref().unwrap().contains("hello"));
-    let item = host.read_resource(&id, "fake://item/42").await.unwrap();
+    let item = host
+        .read_resource(
+            &id,
+            "fake://item/42",
+            Origin::Manual,
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
     assert!(item[0].text.as_deref().unwrap().contains("42"));
-    let err = host.read_resource(&id, "fake://nope").await.unwrap_err();
+    let err = host
+        .read_resource(&id, "fake://nope", Origin::Manual, CallOptions::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("-32002"), "{err}");
     let args = [("name".to_owned(), "bob".to_owned())]
         .into_iter()
         .collect();
-    let p = host.get_prompt(&id, "greet", &args).await.unwrap();
+    let p = host
+        .get_prompt(&id, "greet", &args, Origin::Manual, CallOptions::default())
+        .await
+        .unwrap();
     assert_eq!(p.messages.len(), 1);
     let values = host
         .complete_prompt_argument(&id, "greet", "name", "b")
@@ -288,7 +306,7 @@ async fn schemas_never_fetch_and_invalid_arguments_never_reach_the_server() {
     assert!(canary.accept().is_err(), "the schema's $ref was fetched");
 
     let err = host
-        .call_tool(
+        .call_allowed(
             &tref("schemas", "add"),
             json!({"a": "one"}).as_object().cloned().unwrap(),
             CallOptions::default(),

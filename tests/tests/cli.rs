@@ -80,7 +80,14 @@ fn add_trust_list_call_and_logs() {
     );
     assert!(tools[0]["llm_name"].as_str().unwrap().starts_with("fake__"));
 
-    let o = cli.run(&["call", "fake", "add", "--args", r#"{"a": 20, "b": 22}"#]);
+    let o = cli.run(&[
+        "call",
+        "fake",
+        "add",
+        "--yes",
+        "--args",
+        r#"{"a": 20, "b": 22}"#,
+    ]);
     assert!(o.status.success(), "{}", err(&o));
     assert!(out(&o).contains("42"));
 
@@ -88,6 +95,7 @@ fn add_trust_list_call_and_logs() {
         "call",
         "fake",
         "slow",
+        "--yes",
         "--args",
         r#"{"steps": 3, "ms": 30}"#,
     ]);
@@ -98,7 +106,7 @@ fn add_trust_list_call_and_logs() {
         err(&o)
     );
 
-    let o = cli.run(&["call", "fake", "fail"]);
+    let o = cli.run(&["call", "fake", "fail", "--yes"]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
 
     let o = cli.run(&["call", "fake", "echo", "--args", "not json"]);
@@ -222,6 +230,7 @@ fn ctrl_c_cancels_the_call_on_the_server() {
             "call",
             "slow",
             "slow",
+            "--yes",
             "--args",
             r#"{"steps": 200, "ms": 50}"#,
         ])

@@ -132,7 +132,10 @@ async fn import_moves_secrets_to_the_store_and_starts_nothing() {
     assert!(github.summary.starts_with("/bin/sh"), "{}", github.summary);
     assert_eq!(github.secrets.len(), 1);
     assert!(
-        !host.secret_is_set(&github.secrets[0]).await.unwrap(),
+        !host
+            .server_secret_is_set(&github.id, &github.secrets[0])
+            .await
+            .unwrap(),
         "the preview stored a secret"
     );
     assert!(
@@ -150,7 +153,8 @@ async fn import_moves_secrets_to_the_store_and_starts_nothing() {
     assert_eq!(added, names, "the import added what the preview showed");
     assert_eq!(out.added.len(), 2, "{out:?}");
     assert_eq!(out.secrets_stored.len(), 1);
-    assert!(host.secret_is_set(&out.secrets_stored[0]).await.unwrap());
+    let (server, name) = &out.secrets_stored[0];
+    assert!(host.server_secret_is_set(server, name).await.unwrap());
     assert!(
         out.notes.iter().any(|n| n.message.contains("autoApprove")),
         "{:?}",

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
+use switchboard_core::approval::Origin;
 use switchboard_core::config::{HttpSpec, ServerSpec, Timeouts, TransportSpec};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
@@ -41,7 +42,7 @@ async fn exercise(host: &Host, name: &str) {
     );
 
     let r = host
-        .call_tool(
+        .call_allowed(
             &tref(name, "echo"),
             json!({"message": "hello everything"})
                 .as_object()
@@ -56,7 +57,7 @@ async fn exercise(host: &Host, name: &str) {
         "{r:?}"
     );
     let r = host
-        .call_tool(
+        .call_allowed(
             &tref(name, "get-sum"),
             json!({"a": 2, "b": 40}).as_object().cloned().unwrap(),
             CallOptions::default(),
@@ -69,17 +70,13 @@ async fn exercise(host: &Host, name: &str) {
     );
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    host.call_tool(
+    host.call_allowed(
         &tref(name, "trigger-long-running-operation"),
         json!({"duration": 1, "steps": 4})
             .as_object()
             .cloned()
             .unwrap(),
-        CallOptions {
-            cancel: None,
-            progress: Some(tx),
-            started: None,
-        },
+        CallOptions::default().progress(tx),
     )
     .await
     .unwrap();
@@ -90,10 +87,23 @@ async fn exercise(host: &Host, name: &str) {
     assert!(steps >= 3, "{name}: only {steps} progress notifications");
 
     let first = &c.resources[0];
-    let read = host.read_resource(&sid(name), &first.uri).await.unwrap();
+    let read = host
+        .read_resource(
+            &sid(name),
+            &first.uri,
+            Origin::Manual,
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
     assert!(!read.is_empty());
     let templ = host
-        .read_resource(&sid(name), "demo://resource/dynamic/text/7")
+        .read_resource(
+            &sid(name),
+            "demo://resource/dynamic/text/7",
+            Origin::Manual,
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(templ[0].text.is_some(), "{templ:?}");
@@ -102,7 +112,13 @@ async fn exercise(host: &Host, name: &str) {
         .into_iter()
         .collect();
     let p = host
-        .get_prompt(&sid(name), "args-prompt", &args)
+        .get_prompt(
+            &sid(name),
+            "args-prompt",
+            &args,
+            Origin::Manual,
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert!(!p.messages.is_empty());

@@ -61,7 +61,7 @@ fn secrets_live_in_the_os_keyring_and_nowhere_else() {
     assert!(o.status.success());
     let o = run(dir.path(), &["server", "trust", "kr", "--yes"], "");
     assert!(o.status.success());
-    let o = run(dir.path(), &["call", "kr", "env"], "");
+    let o = run(dir.path(), &["call", "kr", "env", "--yes"], "");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // The value reached the server (the env tool prints its environment)...
     assert!(

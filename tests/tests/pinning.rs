@@ -11,13 +11,12 @@ use switchboard_core::approval::pins::{Field, HoldReason, ItemKind};
 use switchboard_core::approval::{Answer, Origin};
 use switchboard_core::chat::{HostTools, ToolRunner};
 use switchboard_core::host::{CallOptions, Host, HostError, SendRequest, TurnInput};
-use switchboard_core::ids::{ServerId, ToolRef};
+use switchboard_core::ids::{ConversationId, ServerId, ToolRef};
 use switchboard_core::mcp::hygiene::{FindingKind, Hidden};
 use switchboard_core::mcp::McpError;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::*;
-use tokio_util::sync::CancellationToken;
 
 fn tref(server: &str, tool: &str) -> ToolRef {
     ToolRef {
@@ -31,14 +30,14 @@ fn text(t: &str) -> serde_json::Map<String, serde_json::Value> {
 }
 
 async fn echo(host: &Host, server: &str) -> Result<(), HostError> {
-    host.call_tool(&tref(server, "echo"), text("hi"), CallOptions::default())
+    host.call_allowed(&tref(server, "echo"), text("hi"), CallOptions::default())
         .await
         .map(|_| ())
 }
 
 /// The LLM-facing tool names a turn would offer.
 async fn offered(host: &Host) -> Vec<String> {
-    HostTools::load(host, "c")
+    HostTools::load(host, &ConversationId::random())
         .await
         .unwrap()
         .specs()
@@ -79,12 +78,12 @@ async fn rug_after_first_call(mode: &str, tool: &str, reason: HoldReason) -> Vec
     let before = h.catalog();
     wait_for_catalog(&host, &id, |c| *c != *before).await;
     let call = host
-        .call_tool(&tref(&name, tool), text("x"), CallOptions::default())
+        .call_allowed(&tref(&name, tool), text("x"), CallOptions::default())
         .await
         .map(|_| ());
     assert_held(call, reason);
     let err = host
-        .call_tool(&tref(&name, tool), text("x"), CallOptions::default())
+        .call_allowed(&tref(&name, tool), text("x"), CallOptions::default())
         .await
         .unwrap_err()
         .to_string();
@@ -103,7 +102,7 @@ async fn rug_after_first_call(mode: &str, tool: &str, reason: HoldReason) -> Vec
         "{held:?}"
     );
     // Tools that did not change stay usable.
-    host.call_tool(
+    host.call_allowed(
         &tref(&name, "add"),
         json!({"a": 1, "b": 2}).as_object().unwrap().clone(),
         CallOptions::default(),
@@ -131,7 +130,7 @@ async fn rug_after_first_call(mode: &str, tool: &str, reason: HoldReason) -> Vec
     host.approve_reviewed(&id, Some(vec![tool.into()]), Some(&review.surface))
         .await
         .unwrap();
-    host.call_tool(&tref(&name, tool), text("x"), CallOptions::default())
+    host.call_allowed(&tref(&name, tool), text("x"), CallOptions::default())
         .await
         .unwrap();
     assert!(offered(&host)
@@ -266,9 +265,10 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
                     model: None,
                     input: TurnInput::text(format!("hello {n}")),
                     max_steps: None,
+                    attached: Vec::new(),
+                    run: None,
                 },
                 tx,
-                CancellationToken::new(),
             )
             .await
             .unwrap();
@@ -357,7 +357,7 @@ async fn poisoned_descriptions_are_flagged_and_lying_annotations_still_ask() {
                 &tref("evil", "lying_write"),
                 args,
                 Origin::Model {
-                    conversation: "c".into(),
+                    conversation: ConversationId::random(),
                 },
                 CallOptions::default(),
             )
@@ -391,7 +391,7 @@ async fn oversize_definitions_are_left_out_with_a_visible_reason() {
         .expect("bloated is listed as excluded");
     assert!(why.contains("at most 8192"), "{why}");
     let r = host
-        .call_tool(
+        .call_allowed(
             &tref("fat", "bloated"),
             Default::default(),
             CallOptions::default(),
@@ -411,11 +411,11 @@ async fn tools_past_the_first_use_cap_wait_for_review_but_stay_listed() {
     let h = start_trusted(&host, fake_spec("many", &["--tools", "250"])).await;
     assert_eq!(h.catalog().tools.len(), 264, "every tool is still listed");
     echo(&host, "many").await.unwrap();
-    host.call_tool(&tref("many", "gen_0185"), text("x"), CallOptions::default())
+    host.call_allowed(&tref("many", "gen_0185"), text("x"), CallOptions::default())
         .await
         .unwrap();
     assert_held(
-        host.call_tool(&tref("many", "gen_0249"), text("x"), CallOptions::default())
+        host.call_allowed(&tref("many", "gen_0249"), text("x"), CallOptions::default())
             .await
             .map(|_| ()),
         HoldReason::New,
@@ -430,7 +430,7 @@ async fn tools_past_the_first_use_cap_wait_for_review_but_stay_listed() {
     host.approve_pin_changes(h.id(), Some(vec!["gen_0249".into()]))
         .await
         .unwrap();
-    host.call_tool(&tref("many", "gen_0249"), text("x"), CallOptions::default())
+    host.call_allowed(&tref("many", "gen_0249"), text("x"), CallOptions::default())
         .await
         .unwrap();
     assert_eq!(host.held_tools(h.id()).await.unwrap().len(), 63);

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::approval::questions::{ElicitReply, Question, QuestionRequest, Reply};
-use switchboard_core::approval::{Condition, Effect, Origin, Rule, Source};
+use switchboard_core::approval::{Condition, Effect, On, Origin, Rule, Source};
 use switchboard_core::host::{CallOptions, Host};
-use switchboard_core::ids::ToolRef;
+use switchboard_core::ids::{ConversationId, ToolRef};
 use switchboard_core::mcp::catalog::ToolResult;
 use switchboard_core::store::ServerTag;
 use switchboard_tests::fake_llm::{FakeLlm, Reply as LlmReply, Scenario};
@@ -40,6 +40,7 @@ async fn host() -> (Host, tempfile::TempDir) {
         id: "let-it-run".into(),
         effect: Effect::Allow,
         server: SERVER.into(),
+        on: On::Tool,
         tool: "*".into(),
         origin: None,
         when: Vec::<Condition>::new(),
@@ -63,7 +64,7 @@ fn run(
     let tool = tool(name);
     let origin = match conv {
         Some(c) => Origin::Model {
-            conversation: c.to_owned(),
+            conversation: ConversationId::parse(c).unwrap(),
         },
         None => Origin::Manual,
     };
@@ -221,6 +222,7 @@ async fn forms_are_checked_and_urls_are_checked_before_anyone_sees_them() {
         id: "let-it-run".into(),
         effect: Effect::Allow,
         server: SERVER.into(),
+        on: On::Tool,
         tool: "*".into(),
         origin: None,
         when: Vec::new(),
@@ -367,7 +369,7 @@ async fn roots_are_the_folders_the_person_chose_and_changes_are_announced() {
 #[tokio::test]
 async fn a_result_of_an_untrusted_content_server_waits_for_review() {
     let (host, _dir) = host().await;
-    let conv = "0123456789abcdef0123456789abcdef";
+    let conv = "01234567-89ab-4def-8123-456789abcdef";
     // Untagged: no review.
     let r = run(&host, "echo", json!({"text": "plain"}), Some(conv))
         .await
@@ -428,24 +430,21 @@ async fn a_result_of_an_untrusted_content_server_waits_for_review() {
 async fn cancelling_the_call_withdraws_the_question_it_raised() {
     let (host, dir) = host().await;
     for name in ["ask_user", "ask_model"] {
-        let cancel = tokio_util::sync::CancellationToken::new();
+        let id = host.open_run();
         let runner = host.clone();
-        let token = cancel.clone();
+        let token = id.clone();
         let call = tokio::spawn(async move {
             runner
                 .run_tool(
                     &tool(name),
                     map(json!({"prompt": "p"})),
                     Origin::Manual,
-                    CallOptions {
-                        cancel: Some(token),
-                        ..CallOptions::default()
-                    },
+                    CallOptions::default().run(token),
                 )
                 .await
         });
         next_question(&host).await;
-        cancel.cancel();
+        assert!(host.cancel_run(&id));
         assert!(
             call.await.unwrap().is_err(),
             "{name}: the call ends cancelled"

@@ -40,7 +40,7 @@ async fn crash_mid_call_fails_fast_and_the_server_comes_back() {
     let h = start_trusted(&host, fake_spec("crashy", &[])).await;
     let started = Instant::now();
     let err = host
-        .call_tool(
+        .call_allowed(
             &tool("crashy", "crash"),
             args(json!({})),
             CallOptions::default(),
@@ -62,7 +62,7 @@ async fn crash_mid_call_fails_fast_and_the_server_comes_back() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let r = loop {
         match host
-            .call_tool(
+            .call_allowed(
                 &tool("crashy", "echo"),
                 args(json!({"text": "back"})),
                 CallOptions::default(),
@@ -90,7 +90,7 @@ async fn sigkill_mid_call_fails_pending_calls_within_a_second() {
     let parked = {
         let host = host.clone();
         tokio::spawn(async move {
-            host.call_tool(
+            host.call_allowed(
                 &tool("killed", "sleep"),
                 args(json!({"ms": 30000})),
                 CallOptions::default(),
@@ -101,7 +101,7 @@ async fn sigkill_mid_call_fails_pending_calls_within_a_second() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
     let _ = host
-        .call_tool(
+        .call_allowed(
             &tool("killed", "kill_self"),
             args(json!({})),
             CallOptions::default(),
@@ -129,7 +129,7 @@ async fn timeout_sends_cancellation_and_the_session_stays_usable() {
     start_trusted(&host, spec).await;
     let started = Instant::now();
     let err = host
-        .call_tool(
+        .call_allowed(
             &tool("slowpoke", "sleep"),
             args(json!({"ms": 10000})),
             CallOptions::default(),
@@ -139,7 +139,7 @@ async fn timeout_sends_cancellation_and_the_session_stays_usable() {
     assert!(matches!(err, HostError::Mcp(McpError::Timeout(_))), "{err}");
     assert!(started.elapsed() < Duration::from_secs(4));
     let r = host
-        .call_tool(
+        .call_allowed(
             &tool("slowpoke", "echo"),
             args(json!({"text": "still here"})),
             CallOptions::default(),
@@ -171,14 +171,10 @@ async fn user_cancel_reaches_the_server_and_progress_is_forwarded() {
     // Progress arrives at the caller and as host events.
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let r = host
-        .call_tool(
+        .call_allowed(
             &tool("prog", "slow"),
             args(json!({"steps": 3, "ms": 50})),
-            CallOptions {
-                cancel: None,
-                progress: Some(tx),
-                started: None,
-            },
+            CallOptions::default().progress(tx),
         )
         .await
         .unwrap();
@@ -196,22 +192,18 @@ async fn user_cancel_reaches_the_server_and_progress_is_forwarded() {
     }
     assert!(progress_events >= 2);
 
-    // Cancel a long call.
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let c2 = cancel.clone();
+    // Cancel a long call, through its run as a shell does.
+    let run = host.open_run();
+    let (h2, r2) = (host.clone(), run.clone());
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        c2.cancel();
+        assert!(h2.cancel_run(&r2));
     });
     let err = host
-        .call_tool(
+        .call_allowed(
             &tool("prog", "slow"),
             args(json!({"steps": 100, "ms": 100})),
-            CallOptions {
-                cancel: Some(cancel),
-                progress: None,
-                started: None,
-            },
+            CallOptions::default().run(run),
         )
         .await
         .unwrap_err();
@@ -223,7 +215,7 @@ async fn user_cancel_reaches_the_server_and_progress_is_forwarded() {
         .await
     );
     // The session is still usable.
-    host.call_tool(
+    host.call_allowed(
         &tool("prog", "echo"),
         args(json!({"text": "x"})),
         CallOptions::default(),
@@ -242,7 +234,7 @@ async fn garbage_on_stdout_is_skipped_and_counted() {
     )
     .await;
     let r = host
-        .call_tool(
+        .call_allowed(
             &tool("noisy", "echo"),
             args(json!({"text": "ok"})),
             CallOptions::default(),
@@ -291,7 +283,7 @@ async fn a_stderr_flood_is_drained_and_bounded() {
     .await;
     for i in 0..20 {
         let r = host
-            .call_tool(
+            .call_allowed(
                 &tool("flood", "echo"),
                 args(json!({"text": format!("n{i}")})),
                 CallOptions::default(),
@@ -362,12 +354,6 @@ async fn host_secrets_never_reach_the_child_environment() {
         ),
     ];
     let (host, _dir) = test_host_with(|b| b.host_env(host_env)).await;
-    host.set_secret(
-        &"my.token".parse().unwrap(),
-        Secret::new("configured-secret-value"),
-    )
-    .await
-    .unwrap();
     let spec = with_env(
         with_env(
             fake_spec("envy", &[]),
@@ -377,9 +363,21 @@ async fn host_secrets_never_reach_the_child_environment() {
         "PLAIN",
         ValueSource::Plain("p".into()),
     );
-    let h = start_trusted(&host, spec).await;
+    let id = add_trusted(&host, spec).await;
+    // The server's own secret, set once the server exists.
+    host.set_server_secret(
+        &id,
+        &"my.token".parse().unwrap(),
+        Secret::new("configured-secret-value"),
+        false,
+    )
+    .await
+    .unwrap();
+    let h = host.start_server(&id).await.unwrap();
+    let status = h.wait_settled(Duration::from_secs(30)).await;
+    assert!(matches!(status, ServerStatus::Running { .. }), "{status}");
     let r = host
-        .call_tool(
+        .call_allowed(
             &tool("envy", "env"),
             args(json!({})),
             CallOptions::default(),

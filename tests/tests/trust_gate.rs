@@ -3,10 +3,28 @@
 
 use std::time::Duration;
 
-use switchboard_core::config::TransportSpec;
+use switchboard_core::config::{ServerSpec, TransportSpec, ValueSource};
 use switchboard_core::host::TrustState;
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_tests::*;
+
+/// Rewrites a server's stored spec behind the host's back, through a separate connection to
+/// the SQLite file (as a file edit or another process would).
+async fn edit_on_disk(data_dir: &std::path::Path, spec: &ServerSpec) {
+    use sqlx::ConnectOptions as _;
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(data_dir.join("switchboard.sqlite"))
+        .connect()
+        .await
+        .unwrap();
+    let done = sqlx::query("UPDATE servers SET spec_json = ? WHERE id = ?")
+        .bind(serde_json::to_string(spec).unwrap())
+        .bind(spec.id.as_str())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(done.rows_affected(), 1);
+}
 
 /// A server whose launch command touches a canary file before exec'ing the fake server.
 fn canary_spec(name: &str, canary: &std::path::Path) -> switchboard_core::config::ServerSpec {
@@ -67,7 +85,7 @@ async fn unapproved_server_never_runs_and_changes_void_approval() {
     if let TransportSpec::Stdio(s) = &mut changed.transport {
         s.args[1] = format!("{} # edited", s.args[1]);
     }
-    host.store().update_server(&changed).await.unwrap();
+    edit_on_disk(dir.path(), &changed).await;
     h.restart().await;
     let status = h.wait_settled(Duration::from_secs(10)).await;
     assert!(
@@ -128,5 +146,46 @@ async fn executables_resolve_to_absolute_paths_via_the_search_path() {
     let exe = &view.lines[0].1;
     assert_eq!(exe, &bin.path().join("my-mcp-server").display().to_string());
     assert!(view.lines[1].1.contains("login shell"), "{:?}", view.lines);
+    host.shutdown().await;
+}
+
+/// SP-01/SP-03: env values are shown and approved; a changed value (here one that makes the
+/// runtime load other code) voids the approval, and the warning says why it matters.
+#[tokio::test]
+async fn a_changed_env_value_voids_approval() {
+    let (host, dir) = test_host().await;
+    let spec = with_env(
+        fake_spec("envy", &[]),
+        "NODE_OPTIONS",
+        ValueSource::Plain("--max-old-space-size=64".into()),
+    );
+    let id = add_trusted(&host, spec.clone()).await;
+    let view = host.trust_view(&id).await.unwrap();
+    assert_eq!(view.state, TrustState::Trusted);
+    assert!(
+        view.lines
+            .iter()
+            .any(|(k, v)| k == "env NODE_OPTIONS" && v == "--max-old-space-size=64"),
+        "{:?}",
+        view.lines
+    );
+    assert!(
+        view.warnings.iter().any(|w| w.contains("NODE_OPTIONS")),
+        "{:?}",
+        view.warnings
+    );
+    let mut changed = spec;
+    changed.values_mut()[0].value = ValueSource::Plain("--require /tmp/evil.js".into());
+    edit_on_disk(dir.path(), &changed).await;
+    assert_eq!(
+        host.trust_view(&id).await.unwrap().state,
+        TrustState::Changed
+    );
+    let h = host.start_server(&id).await.unwrap();
+    let status = h.wait_settled(Duration::from_secs(10)).await;
+    assert!(
+        matches!(status, ServerStatus::NeedsTrust { .. }),
+        "{status}"
+    );
     host.shutdown().await;
 }

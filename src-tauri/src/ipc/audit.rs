@@ -20,6 +20,8 @@ const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
 
 struct App {
     _dir: tempfile::TempDir,
+    /// The host's secret store, to look behind the IPC.
+    secrets: Secrets,
     _app: tauri::App<tauri::test::MockRuntime>,
     window: tauri::WebviewWindow<tauri::test::MockRuntime>,
 }
@@ -30,9 +32,10 @@ fn secret_ref(name: &str) -> ValueSource {
 
 fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
+    let secrets = Secrets::new(MemoryStore::default());
     let host: Host = tauri::async_runtime::block_on(async {
         let host = HostBuilder::new(dir.path())
-            .secrets(Secrets::new(MemoryStore::default()))
+            .secrets(secrets.clone())
             .build()
             .await
             .unwrap();
@@ -69,18 +72,24 @@ fn app() -> App {
             .await
             .unwrap();
         }
-        for s in ["local.API_KEY", "remote.Authorization"] {
-            host.set_secret(&SecretName::new(s).unwrap(), Secret::new(CANARY.to_owned()))
-                .await
-                .unwrap();
+        for (server, s) in [
+            ("local", "local.API_KEY"),
+            ("remote", "remote.Authorization"),
+        ] {
+            host.set_server_secret(
+                &ServerId::new(server).unwrap(),
+                &SecretName::new(s).unwrap(),
+                Secret::new(CANARY.to_owned()),
+                false,
+            )
+            .await
+            .unwrap();
         }
         host
     });
     let builder = super::specta_builder::<tauri::test::MockRuntime>();
     let app = mock_builder()
         .manage(host)
-        .manage(super::run::Runs::default())
-        .manage(super::chat::ChatRuns::default())
         .invoke_handler(builder.invoke_handler())
         .build(tauri::generate_context!())
         .unwrap();
@@ -89,6 +98,7 @@ fn app() -> App {
         .unwrap();
     App {
         _dir: dir,
+        secrets,
         _app: app,
         window,
     }
@@ -129,7 +139,7 @@ fn no_response_carries_a_secret_value() {
     .to_string();
     let calls: Vec<(&str, Value)> = vec![
         ("list_servers", json!({})),
-        ("trust_view", json!({"name": "local"})),
+        ("trust_view", json!({"name": "local", "bindings": []})),
         ("server_form", json!({"name": "local"})),
         ("server_form", json!({"name": "remote"})),
         ("doctor", json!({"name": "local"})),
@@ -146,10 +156,19 @@ fn no_response_carries_a_secret_value() {
         ("export_config", json!({"format": "cursor"})),
         ("import_preview", json!({"text": import, "format": null})),
         // An edit that keeps the stored secrets answers without echoing them.
-        ("update_server", json!({"request": form("stdio", "local")})),
-        ("update_server", json!({"request": form("http", "remote")})),
+        (
+            "update_server",
+            json!({"replaceSecrets": false, "request": form("stdio", "local"), "replaceSecrets": false}),
+        ),
+        (
+            "update_server",
+            json!({"replaceSecrets": false, "request": form("http", "remote"), "replaceSecrets": false}),
+        ),
         ("server_form", json!({"name": "local"})),
-        ("import_config", json!({"text": import, "format": "claude"})),
+        (
+            "import_config",
+            json!({"text": import, "format": "claude", "replaceSecrets": false}),
+        ),
         ("list_servers", json!({})),
         ("server_form", json!({"name": "x"})),
     ];
@@ -180,33 +199,39 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
     let long = "a".repeat(100_000);
     let bidi = "srv\u{202e}txt.exe";
     let cases: Vec<(&str, Value)> = vec![
-        ("trust_view", json!({"name": "../../etc/passwd"})),
-        ("trust_view", json!({"name": bidi})),
-        ("trust_view", json!({"name": long})),
-        ("trust_view", json!({"name": 5})),
-        ("trust_view", json!({})),
+        (
+            "trust_view",
+            json!({"bindings": [], "name": "../../etc/passwd"}),
+        ),
+        ("trust_view", json!({"bindings": [], "name": bidi})),
+        ("trust_view", json!({"bindings": [], "name": long})),
+        ("trust_view", json!({"bindings": [], "name": 5})),
+        ("trust_view", json!({"bindings": []})),
         ("server_form", json!({"name": "名前"})),
         (
             "approve_server",
-            json!({"name": "local", "fingerprint": "0".repeat(64)}),
+            json!({"name": "local", "fingerprint": "0".repeat(64), "bindings": []}),
         ),
         ("remove_server", json!({"name": ""})),
         (
             "add_server",
-            json!({"request": {"kind": "stdio", "name": long, "command": "x", "args": [], "cwd": "", "env": []}}),
+            json!({"replaceSecrets": false, "request": {"kind": "stdio", "name": long, "command": "x", "args": [], "cwd": "", "env": []}}),
         ),
         (
             "add_server",
-            json!({"request": {"kind": "stdio", "name": "ok", "command": "", "args": [], "cwd": "", "env": []}}),
+            json!({"replaceSecrets": false, "request": {"kind": "stdio", "name": "ok", "command": "", "args": [], "cwd": "", "env": []}}),
         ),
         (
             "add_server",
-            json!({"request": {"kind": "http", "name": "h", "url": "file:///etc/passwd", "headers": []}}),
+            json!({"replaceSecrets": false, "request": {"kind": "http", "name": "h", "url": "file:///etc/passwd", "headers": []}}),
         ),
-        ("add_server", json!({"request": {"kind": "martian"}})),
+        (
+            "add_server",
+            json!({"replaceSecrets": false, "request": {"kind": "martian"}}),
+        ),
         (
             "update_server",
-            json!({"request": {"kind": "stdio", "name": "nope", "command": "x", "args": [], "cwd": "", "env": []}}),
+            json!({"replaceSecrets": false, "request": {"kind": "stdio", "name": "nope", "command": "x", "args": [], "cwd": "", "env": []}}),
         ),
         (
             "answer_approval",
@@ -248,7 +273,10 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
             "import_preview",
             json!({"text": "x".repeat(5 * 1024 * 1024), "format": null}),
         ),
-        ("import_config", json!({"text": "[]", "format": "claude"})),
+        (
+            "import_config",
+            json!({"text": "[]", "format": "claude", "replaceSecrets": false}),
+        ),
         ("export_config", json!({"format": "notepad"})),
         (
             "set_tool_enabled",
@@ -396,6 +424,91 @@ fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
     );
 }
 
+/// SE-04 / issue 10: a form that is refused writes nothing, a typed or credential-looking value
+/// goes to the server's own namespace, and the form cannot bind another namespace's secret.
+#[test]
+fn a_refused_form_writes_nothing() {
+    let app = app();
+    let key = |server: &str, name: &str| {
+        switchboard_core::secrets::SecretKey::server(
+            &ServerId::new(server).unwrap(),
+            &SecretName::new(name).unwrap(),
+        )
+    };
+    let is_set = |server: &str, name: &str| {
+        tauri::async_runtime::block_on(app.secrets.is_set(key(server, name))).unwrap()
+    };
+    let refused = [
+        // The name is taken.
+        json!({"kind": "stdio", "name": "local", "command": "/bin/true", "args": [], "cwd": "",
+               "env": [{"name": "NEW_TOKEN", "value": "typed-CANARY-1", "secret": true}]}),
+        // A secret header to another machine over plain http.
+        json!({"kind": "http", "name": "cleartext", "url": "http://example.com/mcp",
+               "headers": [{"name": "Authorization", "value": "typed-CANARY-2", "secret": true}]}),
+        // A credential typed as plain text is a secret too, and so refused over plain http.
+        json!({"kind": "http", "name": "cleartext2", "url": "http://example.com/mcp",
+               "headers": [{"name": "X-Api-Key", "value": "sk-CANARY0123456789abcdef", "secret": false}]}),
+        // Duplicate names.
+        json!({"kind": "stdio", "name": "dupes", "command": "/bin/true", "args": [], "cwd": "",
+               "env": [{"name": "A_TOKEN", "value": "typed-CANARY-3", "secret": true},
+                       {"name": "A_TOKEN", "value": "x", "secret": false}]}),
+    ];
+    for request in refused {
+        let out = call(
+            &app,
+            "add_server",
+            json!({"request": request, "replaceSecrets": false}),
+        );
+        assert!(out.is_err(), "{request}: accepted");
+    }
+    for (server, name) in [
+        ("local", "NEW_TOKEN"),
+        ("cleartext", "Authorization"),
+        ("cleartext2", "X-Api-Key"),
+        ("dupes", "A_TOKEN"),
+    ] {
+        assert!(!is_set(server, name), "{server}/{name} was written");
+    }
+    // Accepted: the plain credential moves to the keyring, and the form never shows it.
+    let ok = json!({"kind": "stdio", "name": "gh", "command": "/bin/true", "args": [], "cwd": "",
+        "env": [{"name": "GITHUB_PERSONAL_ACCESS_TOKEN", "value": "ghp_CANARYform0123456789", "secret": false},
+                {"name": "LOG_LEVEL", "value": "debug", "secret": false}]});
+    call(
+        &app,
+        "add_server",
+        json!({"request": ok, "replaceSecrets": false}),
+    )
+    .unwrap();
+    assert!(is_set("gh", "GITHUB_PERSONAL_ACCESS_TOKEN"));
+    let form = call(&app, "server_form", json!({"name": "gh"})).unwrap();
+    assert!(!form.contains("CANARY"), "{form}");
+    let form: Value = serde_json::from_str(&form).unwrap();
+    assert_eq!(form["env"][0]["secret"], json!(true), "{form}");
+    // A leftover secret under the name a new server's value would get stops the add until the
+    // person confirms.
+    tauri::async_runtime::block_on(app.secrets.set(key("again", "API_KEY"), Secret::new("old")))
+        .unwrap();
+    let again = json!({"kind": "stdio", "name": "again", "command": "/bin/true", "args": [], "cwd": "",
+        "env": [{"name": "API_KEY", "value": "new-value", "secret": true}]});
+    let err = call(
+        &app,
+        "add_server",
+        json!({"request": again, "replaceSecrets": false}),
+    )
+    .unwrap_err();
+    assert!(err.contains("secret_exists"), "{err}");
+    let old = tauri::async_runtime::block_on(app.secrets.get(key("again", "API_KEY"))).unwrap();
+    assert_eq!(old.expose(), "old");
+    call(
+        &app,
+        "add_server",
+        json!({"request": again, "replaceSecrets": true}),
+    )
+    .unwrap();
+    let new = tauri::async_runtime::block_on(app.secrets.get(key("again", "API_KEY"))).unwrap();
+    assert_eq!(new.expose(), "new-value");
+}
+
 #[test]
 fn roots_and_result_review_round_trip() {
     let app = app();
@@ -447,18 +560,10 @@ fn provider_keys_never_come_back() {
         json!({"name": "work", "key": PROVIDER_CANARY}),
     )
     .unwrap();
-    // A conversation to list and load (the store holds it; no model is called).
+    // A conversation to list and load (no model is called).
     let id = tauri::async_runtime::block_on(async {
         let state = app.window.state::<Host>();
-        let store = state.store();
-        let c = store.create_conversation("hello").await.unwrap();
-        store
-            .append_message(
-                &c.id,
-                &switchboard_core::llm::Message::user_text("what is **up**?"),
-            )
-            .await
-            .unwrap();
+        let c = state.create_conversation("what is **up**?").await.unwrap();
         c.id.to_string()
     });
     let calls: Vec<(&str, Value)> = vec![
@@ -585,32 +690,32 @@ fn hostile_chat_inputs_get_typed_errors() {
         ),
         (
             "send_message",
-            json!({"runId": "c1", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "onEvent": ch}),
+            json!({"runId": "c1", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "attached": [], "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c2", "conversation": "bad", "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "onEvent": ch}),
+            json!({"runId": "c2", "conversation": "bad", "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "attached": [], "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c3", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "  ", "images": []}, "onEvent": ch}),
+            json!({"runId": "c3", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "  ", "images": []}, "attached": [], "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c4", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "edit", "message": "12; DROP TABLE messages", "text": "x"}, "onEvent": ch}),
+            json!({"runId": "c4", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "edit", "message": "12; DROP TABLE messages", "text": "x"}, "attached": [], "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c5", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "x", "images": vec![json!({"mime_type": "image/png", "data": "AA=="}); 9]}, "onEvent": ch}),
+            json!({"runId": "c5", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "x", "images": vec![json!({"mime_type": "image/png", "data": "AA=="}); 9]}, "attached": [], "onEvent": ch}),
             "invalid",
         ),
         (
             "send_message",
-            json!({"runId": "c6", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "regenerate"}, "onEvent": ch}),
+            json!({"runId": "c6", "conversation": null, "provider": "nope", "model": null, "input": {"kind": "regenerate"}, "attached": [], "onEvent": ch}),
             "invalid",
         ),
         ("conversation_info", json!({"id": "../../etc"}), "invalid"),
@@ -626,7 +731,7 @@ fn hostile_chat_inputs_get_typed_errors() {
         ),
         (
             "send_message",
-            json!({"runId": long, "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "onEvent": ch}),
+            json!({"runId": long, "conversation": null, "provider": "nope", "model": null, "input": {"kind": "message", "text": "hi", "images": []}, "attached": [], "onEvent": ch}),
             "",
         ),
     ];
@@ -651,7 +756,7 @@ fn hostile_chat_inputs_get_typed_errors() {
         }
     }
     assert_eq!(
-        call(&app, "cancel_chat", json!({"runId": "c1"})).unwrap(),
+        call(&app, "cancel_run", json!({"runId": "c1"})).unwrap(),
         "false"
     );
     assert_eq!(call(&app, "list_conversations", json!({})).unwrap(), "[]");

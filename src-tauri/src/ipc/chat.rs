@@ -1,6 +1,7 @@
-//! Chat turns: one user message in, the turn's events out on a Channel, cancellable by the id
-//! the window chose. Tool calls the model asks for go through the same approval dialog as
-//! manual runs (Origin "model" with the conversation id); nothing here decides anything.
+//! Chat turns: one user message in, the turn's events out on a Channel, stopped through the
+//! run the host minted (`open_run` / `cancel_run`, as for tool runs). Tool calls the model asks
+//! for go through the same approval dialog as manual runs (Origin "model" with the
+//! conversation id); nothing here decides anything.
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -14,17 +15,13 @@ use tauri::State;
 use super::content::ProgressDto;
 use super::conversations::{conversation_id, result_text};
 use super::providers::optional;
-use super::run::Runs;
+use super::run::parse_run;
 use super::{ErrorCode, IpcError};
 
 /// The longest message accepted.
 const TEXT_MAX: usize = 512 * 1024;
 /// Tool result text sent to the window at most (the store keeps the whole result).
 const RESULT_TEXT_MAX: usize = 64 * 1024;
-
-/// Chat turns that can still be stopped, by the id the window chose.
-#[derive(Debug, Default)]
-pub struct ChatRuns(Runs);
 
 /// One step of a turn, as the chat view shows it. All text is untrusted.
 #[derive(Clone, Debug, Serialize, Type)]
@@ -278,27 +275,42 @@ fn input(dto: TurnInputDto) -> Result<TurnInput, IpcError> {
     })
 }
 
+/// Servers one message may name as the sources of what it carries, at most.
+const ATTACHED_MAX: usize = 64;
+
 /// Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
-/// message, an edit of an earlier one, or a regenerated answer. Its events arrive on
-/// `on_event`. Returns the conversation id once the turn is over.
+/// message, an edit of an earlier one, or a regenerated answer. `attached` names the servers
+/// the message brings something from (attached resources, slash prompts), for the trifecta
+/// guard. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
+/// conversation id once the turn is over.
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
 pub async fn send_message(
     host: State<'_, Host>,
-    runs: State<'_, ChatRuns>,
     run_id: String,
     conversation: Option<String>,
     provider: String,
     model: Option<String>,
     input: TurnInputDto,
+    attached: Vec<String>,
     on_event: Channel<ChatEventDto>,
 ) -> Result<String, IpcError> {
     let input = self::input(input)?;
     let conversation = conversation.as_deref().map(conversation_id).transpose()?;
     let provider = Host::provider_name(&provider)?;
     let model = optional("model", model)?;
-    let run = runs.0.start(&run_id)?;
+    if attached.len() > ATTACHED_MAX {
+        return Err(IpcError {
+            code: ErrorCode::Invalid,
+            message: format!("a message names at most {ATTACHED_MAX} source servers"),
+        });
+    }
+    let attached = attached
+        .iter()
+        .map(|s| Host::server_id(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let run = parse_run(&run_id)?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let forward = tokio::spawn(async move {
         let mut open = true;
@@ -315,16 +327,10 @@ pub async fn send_message(
         model,
         input,
         max_steps: None,
+        attached,
+        run: Some(run),
     };
-    let outcome = host.send_message(req, tx, run.token.clone()).await;
-    drop(run);
+    let outcome = host.send_message(req, tx).await;
     let _ = forward.await;
     Ok(outcome?.conversation.to_string())
-}
-
-/// Stops a turn started by `send_message`. Returns whether such a turn was going.
-#[tauri::command]
-#[specta::specta]
-pub fn cancel_chat(runs: State<'_, ChatRuns>, run_id: String) -> bool {
-    runs.0.cancel(&run_id)
 }

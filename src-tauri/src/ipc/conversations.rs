@@ -162,13 +162,11 @@ pub(super) fn conversation_id(id: &str) -> Result<ConversationId, IpcError> {
 #[specta::specta]
 pub async fn list_conversations(host: State<'_, Host>) -> Result<Vec<ConversationDto>, IpcError> {
     let page = host
-        .store()
         .list_conversations(&ConversationQuery {
             limit: 200,
             ..Default::default()
         })
-        .await
-        .map_err(switchboard_core::host::HostError::from)?;
+        .await?;
     Ok(page
         .items
         .into_iter()
@@ -189,21 +187,13 @@ pub async fn load_conversation(
     id: String,
 ) -> Result<Vec<MessageDto>, IpcError> {
     let id = conversation_id(&id)?;
-    let store = host.store();
-    let found = store
-        .get_conversation(&id)
-        .await
-        .map_err(switchboard_core::host::HostError::from)?;
-    if found.is_none() {
+    if host.conversation(&id).await?.is_none() {
         return Err(IpcError {
             code: ErrorCode::NotFound,
             message: "no such conversation".into(),
         });
     }
-    let messages = store
-        .load_messages(&id)
-        .await
-        .map_err(switchboard_core::host::HostError::from)?;
+    let messages = host.messages(&id).await?;
     Ok(messages.into_iter().map(Into::into).collect())
 }
 
@@ -224,10 +214,7 @@ pub async fn rename_conversation(
             message: format!("a title must be 1 to {TITLE_MAX} characters on one line"),
         });
     }
-    host.store()
-        .rename_conversation(&id, title)
-        .await
-        .map_err(switchboard_core::host::HostError::from)?;
+    host.rename_conversation(&id, title).await?;
     Ok(())
 }
 
@@ -236,11 +223,7 @@ pub async fn rename_conversation(
 #[specta::specta]
 pub async fn delete_conversation(host: State<'_, Host>, id: String) -> Result<bool, IpcError> {
     let id = conversation_id(&id)?;
-    Ok(host
-        .store()
-        .delete_conversation(&id)
-        .await
-        .map_err(switchboard_core::host::HostError::from)?)
+    Ok(host.delete_conversation(&id).await?)
 }
 
 /// Full-text search over every message, best first.
@@ -256,11 +239,7 @@ pub async fn search_conversations(
             message: "the search is too long".into(),
         });
     }
-    let hits = host
-        .store()
-        .search(&query, 50)
-        .await
-        .map_err(switchboard_core::host::HostError::from)?;
+    let hits = host.search_conversations(&query, 50).await?;
     Ok(hits
         .into_iter()
         .map(|h| SearchHitDto {

@@ -1,7 +1,8 @@
-//! The add/edit server form. Values marked secret go to the OS keyring under `<server>.<NAME>`
-//! and the stored spec refers to them by name; no response ever carries a secret value back
-//! (SE-05): the edit form shows a secret as "set" or "not set", and an empty secret field on
-//! save keeps the stored value.
+//! The add/edit server form. Values marked secret, and plain values that look like
+//! credentials, go to the OS keyring in the server's own namespace and the stored spec refers to
+//! them by name; no response ever carries a secret value back (SE-05): the edit form shows a
+//! secret as "set" or "not set", and an empty secret field on save keeps the stored value. The
+//! core checks everything before it writes anything, so a refused form stores nothing.
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -9,8 +10,8 @@ use switchboard_core::config::escape::short_for_display;
 use switchboard_core::config::{
     HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
-use switchboard_core::host::Host;
-use switchboard_core::ids::{SecretName, ServerId};
+use switchboard_core::host::{AddOptions, Host};
+use switchboard_core::ids::ServerId;
 use switchboard_core::redact::Secret;
 use tauri::State;
 
@@ -67,71 +68,91 @@ fn invalid(message: impl Into<String>) -> IpcError {
     }
 }
 
-/// Turns form entries into references, storing the secret ones in the keyring. A secret
-/// entry left empty keeps the reference it had in `before` (the edit form never receives the
-/// value, so it cannot send it back).
-async fn entries(
-    host: &Host,
-    server: &ServerId,
+/// Turns form entries into values and the secrets typed for them. A secret entry left empty
+/// keeps the value it had in `before` (the edit form never receives the value, so it cannot
+/// send it back); a typed secret replaces it.
+fn entries(
     items: Vec<ValueEntry>,
     before: &[NamedValue],
-) -> Result<Vec<NamedValue>, IpcError> {
+) -> Result<(Vec<NamedValue>, Vec<(String, Secret)>), IpcError> {
     let mut out = Vec::with_capacity(items.len());
+    let mut typed = Vec::new();
     for e in items {
         let kept = before.iter().find_map(|b| match &b.value {
-            ValueSource::Secret(s) if b.name == e.name => Some(s.clone()),
+            ValueSource::Secret(_) | ValueSource::Bound(_) if b.name == e.name => {
+                Some(b.value.clone())
+            }
             _ => None,
         });
-        let value = if e.secret && e.value.is_empty() {
-            match kept {
-                Some(secret) => ValueSource::Secret(secret),
-                None => {
-                    return Err(invalid(format!(
-                        "enter a value for the secret {}",
-                        shown(&e.name)
-                    )))
+        let value = match (e.secret, e.value.is_empty(), kept) {
+            (true, true, Some(kept)) => kept,
+            (true, true, None) => {
+                return Err(invalid(format!(
+                    "enter a value for the secret {}",
+                    shown(&e.name)
+                )))
+            }
+            (true, false, kept) => {
+                typed.push((e.name.clone(), Secret::new(e.value)));
+                // A typed value replaces the field's own secret under its name.
+                match kept {
+                    Some(own @ ValueSource::Secret(_)) => own,
+                    _ => ValueSource::Plain(String::new()),
                 }
             }
-        } else if e.secret {
-            let secret = SecretName::new(format!("{server}.{}", e.name)).map_err(|err| {
-                invalid(format!("{} cannot name a secret: {err}", shown(&e.name)))
-            })?;
-            host.set_secret(&secret, Secret::new(e.value)).await?;
-            ValueSource::Secret(secret)
-        } else {
-            ValueSource::Plain(e.value)
+            (false, _, _) => ValueSource::Plain(e.value),
         };
         out.push(NamedValue {
             name: e.name,
             value,
         });
     }
-    Ok(out)
+    Ok((out, typed))
 }
 
-/// Adds a server. It does not start: a local server waits for approval of what it runs.
+/// Adds a server. It does not start: it waits for approval of what it runs or where it
+/// connects. `replace_secrets` is the person's confirmation after a `secret_exists` error.
 #[tauri::command]
 #[specta::specta]
-pub async fn add_server(host: State<'_, Host>, request: AddServerRequest) -> Result<(), IpcError> {
-    let spec = build_spec(&host, request, None).await?;
-    host.add_server(spec).await?;
+pub async fn add_server(
+    host: State<'_, Host>,
+    request: AddServerRequest,
+    replace_secrets: bool,
+) -> Result<(), IpcError> {
+    let (spec, secrets) = build_spec(request, None)?;
+    host.add_server_with(
+        spec,
+        AddOptions {
+            secrets,
+            replace_secrets,
+        },
+    )
+    .await?;
     Ok(())
 }
 
-/// Saves an edited server. The name cannot change. A changed launch voids its approval, so a
-/// local server waits for the trust dialog again.
+/// Saves an edited server. The name cannot change. A changed launch voids its approval, so the
+/// server waits for the trust dialog again.
 #[tauri::command]
 #[specta::specta]
 pub async fn update_server(
     host: State<'_, Host>,
     request: AddServerRequest,
+    replace_secrets: bool,
 ) -> Result<(), IpcError> {
     let id = Host::server_id(request.name())?;
     let before = host.server(&id).await?;
-    let mut spec = build_spec(&host, request, Some(&before)).await?;
+    let (mut spec, secrets) = build_spec(request, Some(&before))?;
     spec.enabled = before.enabled;
     spec.timeouts = before.timeouts;
-    host.update_server(spec).await?;
+    host.update_server_with(
+        spec,
+        AddOptions {
+            secrets,
+            replace_secrets,
+        },
+    )
+    .await?;
     Ok(())
 }
 
@@ -143,21 +164,16 @@ impl AddServerRequest {
     }
 }
 
-/// Validates the form (everything but the secrets first, so a bad form stores nothing), then
-/// stores the secrets and returns the spec.
-async fn build_spec(
-    host: &Host,
+/// The spec the form describes and the secrets typed into it. The core validates it all
+/// before anything is stored.
+fn build_spec(
     request: AddServerRequest,
     before: Option<&ServerSpec>,
-) -> Result<ServerSpec, IpcError> {
+) -> Result<(ServerSpec, Vec<(String, Secret)>), IpcError> {
     let name = request.name();
     let id = ServerId::new(name).map_err(|e| invalid(format!("the name {}: {e}", shown(name))))?;
-    let before_values: &[NamedValue] = match before.map(|b| &b.transport) {
-        Some(TransportSpec::Stdio(s)) => &s.env,
-        Some(TransportSpec::Http(h)) => &h.headers,
-        None => &[],
-    };
-    let transport = match request {
+    let before_values: &[NamedValue] = before.map(|b| b.values()).unwrap_or(&[]);
+    let (transport, typed) = match request {
         AddServerRequest::Stdio {
             command,
             args,
@@ -165,26 +181,15 @@ async fn build_spec(
             env,
             ..
         } => {
-            let probe = plain(&env);
-            spec(&id, stdio(command.clone(), args.clone(), &cwd, probe))
-                .validate()
-                .map_err(|e| invalid(e.to_string()))?;
-            stdio(
-                command,
-                args,
-                &cwd,
-                entries(host, &id, env, before_values).await?,
-            )
+            let (env, typed) = entries(env, before_values)?;
+            (stdio(command, args, &cwd, env), typed)
         }
         AddServerRequest::Http { url, headers, .. } => {
-            let probe = plain(&headers);
-            spec(&id, http(url.clone(), probe))
-                .validate()
-                .map_err(|e| invalid(e.to_string()))?;
-            http(url, entries(host, &id, headers, before_values).await?)
+            let (headers, typed) = entries(headers, before_values)?;
+            (http(url, headers), typed)
         }
     };
-    Ok(spec(&id, transport))
+    Ok((spec(&id, transport), typed))
 }
 
 /// One environment variable or header as the edit form shows it.
@@ -228,7 +233,11 @@ pub enum ServerFormDto {
     },
 }
 
-async fn form_entries(host: &Host, values: &[NamedValue]) -> Result<Vec<FormEntryDto>, IpcError> {
+async fn form_entries(
+    host: &Host,
+    server: &ServerId,
+    values: &[NamedValue],
+) -> Result<Vec<FormEntryDto>, IpcError> {
     let mut out = Vec::with_capacity(values.len());
     for v in values {
         out.push(match &v.value {
@@ -242,7 +251,14 @@ async fn form_entries(host: &Host, values: &[NamedValue]) -> Result<Vec<FormEntr
                 name: v.name.clone(),
                 value: String::new(),
                 secret: true,
-                secret_set: host.secret_is_set(s).await?,
+                secret_set: host.server_secret_is_set(server, s).await?,
+            },
+            // A binding is made in the trust dialog; the form keeps it as it is.
+            ValueSource::Bound(_) => FormEntryDto {
+                name: v.name.clone(),
+                value: String::new(),
+                secret: true,
+                secret_set: true,
             },
         });
     }
@@ -253,35 +269,22 @@ async fn form_entries(host: &Host, values: &[NamedValue]) -> Result<Vec<FormEntr
 #[tauri::command]
 #[specta::specta]
 pub async fn server_form(host: State<'_, Host>, name: String) -> Result<ServerFormDto, IpcError> {
-    let spec = host.server(&Host::server_id(&name)?).await?;
+    let id = Host::server_id(&name)?;
+    let spec = host.server(&id).await?;
     Ok(match spec.transport {
         TransportSpec::Stdio(s) => ServerFormDto::Stdio {
             name,
             command: s.command,
             args: s.args,
             cwd: s.cwd.map(|c| c.display().to_string()).unwrap_or_default(),
-            env: form_entries(&host, &s.env).await?,
+            env: form_entries(&host, &id, &s.env).await?,
         },
         TransportSpec::Http(h) => ServerFormDto::Http {
             name,
             url: h.url,
-            headers: form_entries(&host, &h.headers).await?,
+            headers: form_entries(&host, &id, &h.headers).await?,
         },
     })
-}
-
-fn plain(items: &[ValueEntry]) -> Vec<NamedValue> {
-    items
-        .iter()
-        .map(|e| NamedValue {
-            name: e.name.clone(),
-            value: ValueSource::Plain(if e.secret {
-                String::new()
-            } else {
-                e.value.clone()
-            }),
-        })
-        .collect()
 }
 
 fn stdio(command: String, args: Vec<String>, cwd: &str, env: Vec<NamedValue>) -> TransportSpec {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use specta::Type;
-use switchboard_core::host::{Host, HostError};
+use switchboard_core::host::Host;
 use switchboard_core::ids::MessageId;
 use tauri::State;
 
@@ -66,7 +66,7 @@ pub async fn conversation_info(
     id: String,
 ) -> Result<ConversationInfoDto, IpcError> {
     let id = conversation_id(&id)?;
-    let summaries = host.store().summaries(&id).await.map_err(HostError::from)?;
+    let summaries = host.summaries(&id).await?;
     let usage = host.conversation_usage(&id).await?;
     Ok(ConversationInfoDto {
         summaries: summaries
@@ -122,10 +122,6 @@ pub async fn fork_conversation(
             )));
         }
     }
-    let fork = host
-        .store()
-        .fork_conversation(&id, at, title.as_deref())
-        .await
-        .map_err(HostError::from)?;
+    let fork = host.fork_conversation(&id, at, title.as_deref()).await?;
     Ok(fork.id.to_string())
 }

@@ -47,6 +47,9 @@ pub enum ErrorCode {
     NotRunning,
     /// The OS keyring failed or is unavailable.
     Keyring,
+    /// A secret is already stored where the request would write; repeat it with the person's
+    /// confirmation (`replace_secrets`) to replace it.
+    SecretExists,
     /// The MCP server failed or misbehaved.
     Server,
     /// The user or the policy refused a tool call.
@@ -81,6 +84,8 @@ impl From<HostError> for IpcError {
                 ErrorCode::NeedsTrust
             }
             HostError::Secret(_) => ErrorCode::Keyring,
+            HostError::SecretExists(_) => ErrorCode::SecretExists,
+            HostError::CrossReference { .. } => ErrorCode::Invalid,
             HostError::Mcp(switchboard_core::mcp::McpError::NotRunning { .. }) => {
                 ErrorCode::NotRunning
             }
@@ -124,6 +129,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             pins::tool_findings,
             form::update_server,
             form::server_form,
+            run::open_run,
             run::run_tool,
             run::cancel_run,
             run::pending_approvals,
@@ -155,7 +161,6 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             policy::server_tags,
             policy::set_server_tags,
             chat::send_message,
-            chat::cancel_chat,
             audit_log::audit_entries,
             audit_log::verify_audit,
             questions::pending_questions,

@@ -24,7 +24,9 @@ pub struct RuleDto {
     pub effect: String,
     /// The server pattern.
     pub server: String,
-    /// The tool pattern.
+    /// What it covers: `tool`, `resource`, `prompt` or `any`.
+    pub on: String,
+    /// The tool pattern (for resource rules the URI's, for prompt rules the prompt's).
     pub tool: String,
     /// Its conditions and limit, in words (JSON of each condition).
     pub conditions: Vec<String>,
@@ -42,7 +44,7 @@ impl From<Rule> for RuleDto {
     fn from(r: Rule) -> Self {
         let (grant, conversation) = match r.source {
             Source::User => (false, None),
-            Source::Grant { conversation, .. } => (true, conversation),
+            Source::Grant { conversation, .. } => (true, conversation.map(|c| c.to_string())),
         };
         Self {
             conditions: r
@@ -56,6 +58,7 @@ impl From<Rule> for RuleDto {
             id: r.id,
             effect: r.effect.as_str().into(),
             server: r.server,
+            on: r.on.as_str().into(),
             tool: r.tool,
             note: r.note,
             grant,

@@ -261,7 +261,7 @@ impl From<QuestionRequest> for QuestionDto {
             },
             Question::ToolResult(r) => QuestionKindDto::ToolResult {
                 tool: r.tool,
-                conversation: r.conversation,
+                conversation: r.conversation.map(|c| c.to_string()),
                 reason: r.reason,
                 result: r.result.into(),
             },

@@ -5,12 +5,17 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use specta::Type;
-use switchboard_core::host::Host;
+use switchboard_core::approval::Origin;
+use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::mcp::supervisor::ServerStatus;
 use tauri::State;
 
 use super::content::{ContentDto, PromptResultDto};
-use super::IpcError;
+use super::conversations::conversation_id;
+use super::{ErrorCode, IpcError};
+
+/// The longest resource URI accepted.
+const URI_MAX: usize = 16 * 1024;
 
 /// One resource.
 #[derive(Clone, Debug, Serialize, Type)]
@@ -142,24 +147,46 @@ pub async fn server_context(host: State<'_, Host>) -> Result<Vec<ServerContextDt
     Ok(out)
 }
 
-/// Reads one resource.
+/// Who a read or prompt is for: the resource and prompt pages (`None`), or a message being
+/// written in `conversation` (`Some("")` for a conversation not started yet), whose model will
+/// read it.
+fn origin(into: Option<String>) -> Result<Origin, IpcError> {
+    Ok(match into {
+        None => Origin::Manual,
+        Some(c) if c.is_empty() => Origin::Attach { conversation: None },
+        Some(c) => Origin::Attach {
+            conversation: Some(conversation_id(&c)?),
+        },
+    })
+}
+
+/// Reads one resource through the host's seam (policy, audit). `into` names the conversation
+/// it is attached to, if any.
 #[tauri::command]
 #[specta::specta]
 pub async fn read_resource(
     host: State<'_, Host>,
     server: String,
     uri: String,
+    into: Option<String>,
 ) -> Result<Vec<ContentDto>, IpcError> {
     let id = Host::server_id(&server)?;
+    if uri.len() > URI_MAX {
+        return Err(IpcError {
+            code: ErrorCode::Invalid,
+            message: format!("a resource URI is at most {URI_MAX} bytes"),
+        });
+    }
     Ok(host
-        .read_resource(&id, &uri)
+        .read_resource(&id, &uri, origin(into)?, CallOptions::default())
         .await?
         .into_iter()
         .map(Into::into)
         .collect())
 }
 
-/// Expands a prompt with its arguments.
+/// Expands a prompt with its arguments through the host's seam. `into` names the conversation
+/// it goes into (a slash command), if any.
 #[tauri::command]
 #[specta::specta]
 pub async fn get_prompt(
@@ -167,9 +194,13 @@ pub async fn get_prompt(
     server: String,
     name: String,
     args: HashMap<String, String>,
+    into: Option<String>,
 ) -> Result<PromptResultDto, IpcError> {
     let id = Host::server_id(&server)?;
-    Ok(host.get_prompt(&id, &name, &args).await?.into())
+    Ok(host
+        .get_prompt(&id, &name, &args, origin(into)?, CallOptions::default())
+        .await?
+        .into())
 }
 
 /// Completion values the server suggests for a prompt argument.

@@ -6,68 +6,32 @@
 //! nonce. The same dialog answers calls a model asks for, so a person always sees the exact
 //! arguments before anything runs.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::approval::suggest::{describe, suggest_constraints};
 use switchboard_core::approval::{Answer, ApprovalRequest, Condition, Origin, Scope};
 use switchboard_core::host::{CallOptions, Host};
-use switchboard_core::ids::ToolRef;
+use switchboard_core::ids::{RunId, ToolRef};
 use tauri::ipc::Channel;
 use tauri::State;
-use tokio_util::sync::CancellationToken;
 
 use super::content::{ProgressDto, ToolResultDto};
 use super::{ErrorCode, IpcError};
 
-/// Calls started from the window that can still be cancelled, by the id the window chose.
-#[derive(Debug, Default)]
-pub struct Runs(Mutex<HashMap<String, CancellationToken>>);
-
-impl Runs {
-    pub(super) fn start(&self, id: &str) -> Result<RunGuard<'_>, IpcError> {
-        if id.is_empty() || id.len() > 64 {
-            return Err(IpcError {
-                code: ErrorCode::Invalid,
-                message: "a run id must be 1 to 64 characters".into(),
-            });
-        }
-        let token = CancellationToken::new();
-        let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if runs.contains_key(id) {
-            return Err(IpcError {
-                code: ErrorCode::Invalid,
-                message: format!("a run with id {id:?} is already going"),
-            });
-        }
-        runs.insert(id.to_owned(), token.clone());
-        Ok(RunGuard {
-            runs: self,
-            id: id.to_owned(),
-            token,
-        })
-    }
-
-    pub(super) fn cancel(&self, id: &str) -> bool {
-        let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        runs.get(id).map(CancellationToken::cancel).is_some()
-    }
+/// Opens a run for a tool call or a chat turn and returns its id, minted by the host: pass it
+/// to `run_tool` or `send_chat`, and to `cancel_run` to stop it.
+#[tauri::command]
+#[specta::specta]
+pub fn open_run(host: State<'_, Host>) -> String {
+    host.open_run().to_string()
 }
 
-/// Removes the run when the call ends, however it ends.
-pub(super) struct RunGuard<'a> {
-    runs: &'a Runs,
-    id: String,
-    pub(super) token: CancellationToken,
-}
-
-impl Drop for RunGuard<'_> {
-    fn drop(&mut self) {
-        let mut runs = self.runs.0.lock().unwrap_or_else(PoisonError::into_inner);
-        runs.remove(&self.id);
-    }
+/// Reads a run id the host minted.
+pub(super) fn parse_run(id: &str) -> Result<RunId, IpcError> {
+    RunId::parse(id).map_err(|_| IpcError {
+        code: ErrorCode::Invalid,
+        message: "not a run id; open one with open_run".into(),
+    })
 }
 
 /// Asks to run a tool with `args_json` (a JSON object as text). The call waits for the user's
@@ -76,7 +40,6 @@ impl Drop for RunGuard<'_> {
 #[specta::specta]
 pub async fn run_tool(
     host: State<'_, Host>,
-    runs: State<'_, Runs>,
     run_id: String,
     server: String,
     tool: String,
@@ -102,7 +65,7 @@ pub async fn run_tool(
         server: Host::server_id(&server)?,
         tool: tool.into(),
     };
-    let run = runs.start(&run_id)?;
+    let run = parse_run(&run_id)?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let forward = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
@@ -116,24 +79,19 @@ pub async fn run_tool(
             &tool,
             arguments,
             Origin::Manual,
-            CallOptions {
-                cancel: Some(run.token.clone()),
-                progress: Some(tx),
-                started: None,
-            },
+            CallOptions::default().run(run).progress(tx),
         )
         .await;
-    drop(run);
     let _ = forward.await;
     Ok(result?.into())
 }
 
-/// Cancels a run started by `run_tool`: a pending approval is withdrawn, a running call is
-/// cancelled at the server. Returns whether such a run was going.
+/// Stops a run (a tool call or a chat turn): a pending approval is withdrawn, a running call
+/// is cancelled at the server, a turn keeps what arrived. Returns whether such a run was open.
 #[tauri::command]
 #[specta::specta]
-pub fn cancel_run(runs: State<'_, Runs>, run_id: String) -> bool {
-    runs.cancel(&run_id)
+pub fn cancel_run(host: State<'_, Host>, run_id: String) -> bool {
+    RunId::parse(&run_id).is_ok_and(|id| host.cancel_run(&id))
 }
 
 /// A call waiting for the user's answer, with everything the dialog shows (AP-01).
@@ -143,7 +101,9 @@ pub struct ApprovalDto {
     pub nonce: String,
     /// The server.
     pub server: String,
-    /// The tool.
+    /// `tool` (a call), `resource` (a read) or `prompt` (a prompt get).
+    pub kind: String,
+    /// The tool or prompt, or the resource's URI.
     pub tool: String,
     /// The exact arguments, pretty-printed JSON, untruncated.
     pub arguments: String,
@@ -186,7 +146,8 @@ impl From<ApprovalRequest> for ApprovalDto {
     fn from(r: ApprovalRequest) -> Self {
         let (origin, conversation) = match r.origin {
             Origin::Manual => ("manual", None),
-            Origin::Model { conversation } => ("model", Some(conversation)),
+            Origin::Attach { conversation } => ("manual", conversation.map(|c| c.to_string())),
+            Origin::Model { conversation } => ("model", Some(conversation.to_string())),
         };
         let suggested_constraints = match &r.arguments {
             serde_json::Value::Object(args) => {
@@ -201,6 +162,7 @@ impl From<ApprovalRequest> for ApprovalDto {
             suggested_constraints,
             nonce: r.nonce.to_string(),
             server: r.server.to_string(),
+            kind: r.kind.as_str().into(),
             tool: r.tool,
             arguments: serde_json::to_string_pretty(&r.arguments).unwrap_or_default(),
             origin: origin.into(),
@@ -369,6 +331,7 @@ mod tests {
         let req = ApprovalRequest {
             nonce: serde_json::from_value(json!("00ff")).unwrap(),
             server: switchboard_core::ids::ServerId::new("web").unwrap(),
+            kind: switchboard_core::approval::RequestKind::Tool,
             tool: "fetch".into(),
             arguments: json!({"url": "https://docs.example.com/a", "count": 3}),
             origin: Origin::Manual,

@@ -1,9 +1,9 @@
 //! Server commands: list, review and approve the launch plan, start, stop, enable, remove.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::config::TransportSpec;
-use switchboard_core::host::{Host, TrustState};
+use switchboard_core::config::{Binding, TransportSpec, ValueSource};
+use switchboard_core::host::{FieldBinding, Host, TrustState};
 use switchboard_core::mcp::supervisor::ServerStatus;
 use tauri::State;
 
@@ -93,7 +93,8 @@ pub struct ServerRow {
     pub trust: TrustStateDto,
     /// Its status.
     pub status: StatusDto,
-    /// Secrets it refers to that the keyring does not hold (names only; SE-05).
+    /// Secrets it refers to that the keyring does not hold: its own by name, bound ones as
+    /// `provider:NAME` / `server:SERVER/NAME` (names only; SE-05).
     pub missing_secrets: Vec<String>,
     /// Tools, instructions, prompts or templates new or changed since approved, waiting for
     /// review (TD-02; see `pin_review`).
@@ -110,8 +111,6 @@ pub enum TrustStateDto {
     NotApproved,
     /// Changed since approval.
     Changed,
-    /// Remote: nothing runs locally.
-    NotRequired,
     /// The command cannot be resolved (see doctor).
     Unresolvable,
 }
@@ -122,16 +121,18 @@ impl From<TrustState> for TrustStateDto {
             TrustState::Trusted => Self::Trusted,
             TrustState::NotApproved => Self::NotApproved,
             TrustState::Changed => Self::Changed,
-            TrustState::NotRequired => Self::NotRequired,
         }
     }
 }
 
-/// What the trust dialog shows (SP-01): labelled, escaped, untruncated lines.
+/// What the trust dialog shows (SP-01, SP-10): labelled, escaped, untruncated lines, env
+/// values or headers with their secret bindings (never secret values).
 #[derive(Clone, Debug, Serialize, Type)]
 pub struct TrustViewDto {
     /// The server.
     pub name: String,
+    /// Whether it is a remote server (the lines show a URL and headers, not a command).
+    pub remote: bool,
     /// (label, value) pairs.
     pub lines: Vec<(String, String)>,
     /// Dangerous patterns found (SP-02).
@@ -140,6 +141,46 @@ pub struct TrustViewDto {
     pub fingerprint: String,
     /// The current state.
     pub state: TrustStateDto,
+    /// The env vars or headers that take a secret, and where each takes it from.
+    pub fields: Vec<TrustFieldDto>,
+    /// Secrets outside the server's own namespace a field could be bound to: `provider:NAME`
+    /// and `server:SERVER/NAME` (names only).
+    pub bind_options: Vec<String>,
+}
+
+/// One env var or header of the trust dialog that takes a secret.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct TrustFieldDto {
+    /// The env var or header.
+    pub field: String,
+    /// `None` for the server's own secret, else the binding (`provider:NAME`,
+    /// `server:SERVER/NAME`).
+    pub bound: Option<String>,
+}
+
+/// A binding the person makes in the trust dialog (SE-04).
+#[derive(Clone, Debug, Deserialize, Type)]
+pub struct BindingRequest {
+    /// The env var or header.
+    pub field: String,
+    /// `provider:NAME` or `server:SERVER/NAME`; `None` for the server's own secret.
+    pub to: Option<String>,
+}
+
+fn bindings(requests: Vec<BindingRequest>) -> Result<Vec<FieldBinding>, IpcError> {
+    requests
+        .into_iter()
+        .map(|b| {
+            let to = match b.to {
+                None => None,
+                Some(t) => Some(Binding::parse(&t).map_err(|e| IpcError {
+                    code: super::ErrorCode::Invalid,
+                    message: e.to_string(),
+                })?),
+            };
+            Ok(FieldBinding { field: b.field, to })
+        })
+        .collect()
 }
 
 /// Every configured server with its live status.
@@ -152,13 +193,8 @@ pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcEr
             Ok(t) => t.state.into(),
             Err(_) => TrustStateDto::Unresolvable,
         };
-        let mut missing_secrets = Vec::new();
-        for name in v.spec.secret_refs() {
-            // An unreadable keyring counts as missing: the server cannot start either way.
-            if !host.secret_is_set(name).await.unwrap_or(false) {
-                missing_secrets.push(name.to_string());
-            }
-        }
+        // An unreadable keyring counts as missing: the server cannot start either way.
+        let missing_secrets = host.missing_secrets(&v.spec).await;
         rows.push(ServerRow {
             name: v.spec.id.to_string(),
             transport: match v.spec.transport {
@@ -176,31 +212,80 @@ pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcEr
     Ok(rows)
 }
 
-/// The launch plan to review before approving.
+/// The launch plan (or URL and headers) to review before approving, with `bindings` made.
 #[tauri::command]
 #[specta::specta]
-pub async fn trust_view(host: State<'_, Host>, name: String) -> Result<TrustViewDto, IpcError> {
-    let v = host.trust_view(&Host::server_id(&name)?).await?;
+pub async fn trust_view(
+    host: State<'_, Host>,
+    name: String,
+    bindings: Vec<BindingRequest>,
+) -> Result<TrustViewDto, IpcError> {
+    let id = Host::server_id(&name)?;
+    let made = self::bindings(bindings)?;
+    let v = host.trust_view_with(&id, &made).await?;
+    let mut fields = Vec::new();
+    for nv in v.plan.values() {
+        let bound = match &nv.value {
+            ValueSource::Plain(_) => continue,
+            ValueSource::Secret(_) => None,
+            ValueSource::Bound(b) => Some(b.to_string()),
+        };
+        fields.push(TrustFieldDto {
+            field: nv.name.clone(),
+            bound,
+        });
+    }
+    let mut bind_options: Vec<String> = host
+        .list_providers()
+        .await?
+        .iter()
+        .map(|p| Binding::Provider(p.name.clone()).to_string())
+        .collect();
+    for other in host
+        .list_servers()
+        .await?
+        .iter()
+        .filter(|o| o.spec.id != id)
+    {
+        for secret in other.spec.secret_refs() {
+            bind_options.push(
+                Binding::Server {
+                    server: other.spec.id.clone(),
+                    name: secret.clone(),
+                }
+                .to_string(),
+            );
+        }
+    }
     Ok(TrustViewDto {
         name,
+        remote: matches!(
+            v.plan,
+            switchboard_core::config::launch::LaunchPlan::Http { .. }
+        ),
         lines: v.lines,
         warnings: v.warnings,
         fingerprint: v.fingerprint.0,
         state: v.state.into(),
+        fields,
+        bind_options,
     })
 }
 
-/// Approves exactly the plan with `fingerprint` and starts the server.
+/// Makes `bindings`, approves exactly the plan with `fingerprint` (the one shown with the same
+/// bindings) and starts the server.
 #[tauri::command]
 #[specta::specta]
 pub async fn approve_server(
     host: State<'_, Host>,
     name: String,
     fingerprint: String,
+    bindings: Vec<BindingRequest>,
 ) -> Result<(), IpcError> {
     let id = Host::server_id(&name)?;
+    let made = self::bindings(bindings)?;
     let fp = switchboard_core::config::launch::Fingerprint(fingerprint);
-    host.trust_server(&id, &fp).await?;
+    host.trust_server_with(&id, &made, &fp).await?;
     host.start_server(&id).await?;
     Ok(())
 }

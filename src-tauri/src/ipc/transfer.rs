@@ -48,7 +48,7 @@ pub struct NoteDto {
     /// The server concerned.
     pub server: Option<String>,
     /// A short kind: dropped_field, skipped_server, renamed, secret_moved, needs_secret,
-    /// secret_not_movable.
+    /// secret_not_movable, refused_reference.
     pub kind: String,
     /// The sentence, names escaped.
     pub message: String,
@@ -63,6 +63,7 @@ impl From<ImportNote> for NoteDto {
             NoteKind::SecretMoved => "secret_moved",
             NoteKind::NeedsSecret => "needs_secret",
             NoteKind::SecretNotMovable => "secret_not_movable",
+            NoteKind::RefusedReference => "refused_reference",
             _ => "other",
         };
         Self {
@@ -100,9 +101,9 @@ pub struct ImportPreviewDto {
 /// What an import did.
 #[derive(Clone, Debug, Serialize, Type)]
 pub struct ImportResultDto {
-    /// Servers added; local ones wait for approval.
+    /// Servers added; every one waits for approval before it starts or connects.
     pub added: Vec<String>,
-    /// Secrets stored in the keyring, by name.
+    /// Secrets stored in the keyring, as `SERVER: NAME` (names only).
     pub secrets_stored: Vec<String>,
     /// Notes.
     pub notes: Vec<NoteDto>,
@@ -133,18 +134,26 @@ pub async fn import_preview(
     })
 }
 
-/// Imports `text`. Nothing starts; secret-looking values go to the keyring first.
+/// Imports `text`. Nothing starts or connects; secret-looking values go to the keyring first.
+/// `replace_secrets` is the person's confirmation after a `secret_exists` error.
 #[tauri::command]
 #[specta::specta]
 pub async fn import_config(
     host: State<'_, Host>,
     text: String,
     format: Option<FormatDto>,
+    replace_secrets: bool,
 ) -> Result<ImportResultDto, IpcError> {
-    let o = host.import_config(&text, format.map(Into::into)).await?;
+    let o = host
+        .import_config_with(&text, format.map(Into::into), replace_secrets)
+        .await?;
     Ok(ImportResultDto {
         added: o.added.iter().map(ToString::to_string).collect(),
-        secrets_stored: o.secrets_stored.iter().map(ToString::to_string).collect(),
+        secrets_stored: o
+            .secrets_stored
+            .iter()
+            .map(|(server, name)| format!("{server}: {name}"))
+            .collect(),
         notes: o.notes.into_iter().map(Into::into).collect(),
     })
 }

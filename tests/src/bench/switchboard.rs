@@ -28,8 +28,9 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{Map, Value};
-use switchboard_core::approval::{Answer, Effect, Origin, Rule, Source};
+use switchboard_core::approval::{AllowedBy, Answer, Effect, On, Origin, Rule, Source};
 use switchboard_core::config::{ServerSpec, StdioSpec, Timeouts, TransportSpec};
+use switchboard_core::harness;
 use switchboard_core::host::{CallOptions, Host, HostBuilder};
 use switchboard_core::ids::{ServerId, ToolRef};
 use switchboard_core::mcp::catalog::{Content, ToolResult};
@@ -45,11 +46,11 @@ pub const RULE: &str = "sb-bench-allow-echo";
 /// Which entry point of the core is called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
-    /// `Host::call_tool`.
+    /// The host's checks without the seam (`harness::call_tool_ungoverned`).
     Host,
     /// `Host::run_tool` under an allow rule, with the audit log.
     Run,
-    /// `ServerHandle::connection()?.call_tool`.
+    /// The supervised connection's `call_tool` (`harness::connection`).
     Connection,
 }
 
@@ -62,8 +63,7 @@ enum Caller {
 impl Caller {
     async fn call(&self, arguments: Map<String, Value>) -> Result<()> {
         let r = match self {
-            Caller::Host(host, tool) => host
-                .call_tool(tool, arguments, CallOptions::default())
+            Caller::Host(host, tool) => harness::call_tool_ungoverned(host, tool, arguments)
                 .await
                 .map_err(|e| anyhow!("echo failed: {e}"))?,
             Caller::Run(host, tool) => host
@@ -139,7 +139,7 @@ async fn measure(host: &Host, server: &Path, plan: &Plan, entry: Entry) -> Resul
             allow_echo(host, &echo).await?;
             Caller::Run(host.clone(), echo)
         }
-        Entry::Connection => Caller::Connection(handle.connection()?),
+        Entry::Connection => Caller::Connection(harness::connection(&handle)?),
     });
     let audit = match entry {
         Entry::Run => Some(AuditCheck::start(&caller, host).await?),
@@ -176,6 +176,7 @@ async fn allow_echo(host: &Host, echo: &ToolRef) -> Result<()> {
         id: RULE.into(),
         effect: Effect::Allow,
         server: echo.server.to_string(),
+        on: On::Tool,
         tool: echo.tool.to_string(),
         origin: None,
         when: Vec::new(),
@@ -186,10 +187,7 @@ async fn allow_echo(host: &Host, echo: &ToolRef) -> Result<()> {
     .await
     .map_err(|e| anyhow!("could not add the policy rule {RULE:?}: {e}"))?;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let opts = CallOptions {
-        started: Some(tx),
-        ..CallOptions::default()
-    };
+    let opts = CallOptions::default().started(tx);
     let run = host.run_tool(echo, arguments(), Origin::Manual, opts);
     // Pinned, not moved into the timeout: the request is still pending (and listed) when the
     // error below is built.
@@ -209,7 +207,7 @@ async fn allow_echo(host: &Host, echo: &ToolRef) -> Result<()> {
     let started = rx
         .await
         .map_err(|_| anyhow!("run_tool never reported the call as started"))?;
-    if started.allowed_by.as_deref() != Some(RULE) {
+    if started.allowed_by != Some(AllowedBy::Rule(RULE.into())) {
         bail!("run_tool was not allowed by {RULE:?} but by {started:?}");
     }
     Ok(())

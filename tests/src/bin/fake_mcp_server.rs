@@ -62,6 +62,10 @@
 //! | `ask_model {prompt, system?, max_tokens=200}` | `client-requests`: `sampling/createMessage`; text `model=<model> text=<text>` |
 //! | `list_roots` | `client-requests`: `roots/list`; the roots' URIs, one per line, or `no roots` |
 //! | `roots_changed_count` | `client-requests`: how many `notifications/roots/list_changed` arrived |
+//! | `paint\e[2J..` | `hostile-text`: a name, title and description with screen-clearing, cursor-moving and colour escapes; echoes `text` wrapped in escapes |
+//! | `forge\n..` | `hostile-text`: a name with a line break, cursor-up/erase and a bidi override; echoes like `paint..` |
+//! | `hostile_error` | `hostile-text`: JSON-RPC error `-32000` whose message carries a line break and escapes |
+//! | `flood_questions {count=20}` | `question-flood`: sends `count` form elicitations at once; text `accept=A decline=D cancel=C error=E timeout=T` |
 //!
 //! Bad tool arguments give an `isError` result; an unknown tool gives `-32602`.
 //!
@@ -119,6 +123,11 @@
 //! - `rug-instructions`: from the second start on (needs `--state-file`), the instructions differ.
 //! - `poisoned`: adds `poisoned_add` and `lying_write` (see the tools table).
 //! - `oversize`: adds `bloated` with a description over the 8 KiB cap.
+//!
+//! Hostile text and floods (RN-04, RL-12):
+//! - `hostile-text`: adds `paint..`, `forge..` and `hostile_error` (see the tools table); the
+//!   instructions and a stderr line at startup carry the same escapes.
+//! - `question-flood`: adds `flood_questions` (needs the client's elicitation capability).
 //!
 //! Server-initiated requests (MCP 2025-11-25 elicitation, sampling, roots):
 //! - `client-requests`: adds `ask_user`, `open_url`, `ask_model`, `list_roots` and

@@ -13,7 +13,7 @@ usage: fake-mcp-server [FLAGS]
                           fork-grandchild, ignore-sigterm, list-changed-storm,
                           slow-init[=MS], banner, rug-description, rug-param,
                           rug-new-tool, rug-restart, rug-instructions, poisoned, oversize,
-                          client-requests
+                          client-requests, hostile-text, question-flood
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
@@ -62,6 +62,11 @@ pub struct Modes {
     /// Adds the tools that send requests to the client (`ask_user`, `open_url`, `ask_model`,
     /// `list_roots`) and `roots_changed_count`.
     pub client_requests: bool,
+    /// Escape codes, bidi overrides and line breaks in tool names, titles, descriptions, the
+    /// instructions, stderr, a result and an error message (RN-04).
+    pub hostile_text: bool,
+    /// Adds `flood_questions`, which sends many elicitations at once (RL-12).
+    pub question_flood: bool,
 }
 
 /// Parsed command line.
@@ -140,6 +145,8 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "poisoned" => m.poisoned = true,
         "oversize" => m.oversize = true,
         "client-requests" => m.client_requests = true,
+        "hostile-text" => m.hostile_text = true,
+        "question-flood" => m.question_flood = true,
         "slow-init" => *slow_init = Some(DEFAULT_SLOW_INIT_MS),
         other => match other.strip_prefix("slow-init=") {
             Some(ms) => *slow_init = Some(number("--mode slow-init", ms)?),
@@ -248,6 +255,14 @@ mod tests {
         );
         assert!(run(&["--mode", "client-request"]).is_err());
         assert!(USAGE.contains("client-requests"));
+    }
+
+    #[test]
+    fn hostile_modes() {
+        let cfg = run(&["--mode", "hostile-text,question-flood"]).unwrap();
+        assert!(cfg.modes.hostile_text && cfg.modes.question_flood);
+        assert!(!run(&[]).unwrap().modes.hostile_text);
+        assert!(USAGE.contains("hostile-text") && USAGE.contains("question-flood"));
     }
 
     #[test]

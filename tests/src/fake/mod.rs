@@ -8,10 +8,13 @@
 //! - [`peer`]: the client as seen from the server: its capabilities, and the requests we send
 //!   it and wait on (`--mode client-requests`).
 //! - [`client_tools`]: the tools of `--mode client-requests` (elicitation, sampling, roots).
+//! - [`hostile`]: `--mode hostile-text` (escape codes in every server text) and
+//!   `--mode question-flood` (many elicitations at once).
 
 pub mod catalog;
 pub mod cli;
 pub mod client_tools;
+pub mod hostile;
 pub mod modes;
 pub mod out;
 pub mod peer;
@@ -54,6 +57,9 @@ pub fn run() -> anyhow::Result<()> {
 
     if let Some(banner) = &cfg.stderr_banner {
         elog!("{banner}");
+    }
+    if modes.hostile_text {
+        elog!("{}", hostile::stderr_line());
     }
     if modes.crash_on_init {
         elog!("fake-mcp-server: crash-on-init: exiting with status 1");

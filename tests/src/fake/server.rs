@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 use super::catalog::{self as cat, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST};
 use super::cli::Config;
 use super::client_tools::{self, ClientTool};
+use super::hostile;
 use super::modes;
 use super::out::{elog, Out};
 use super::peer::{self, Peer};
@@ -118,6 +119,12 @@ impl Server {
                 }
                 if cfg.modes.client_requests {
                     t.extend(client_tools::tools());
+                }
+                if cfg.modes.hostile_text {
+                    t.extend(hostile::tools());
+                }
+                if cfg.modes.question_flood {
+                    t.push(hostile::flood_tool());
                 }
                 t.extend(
                     cfg.raw_tools
@@ -272,8 +279,11 @@ impl Server {
         self.peer.set_capabilities(params.get("capabilities"));
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = cat::negotiate_version(self.cfg.protocol.as_deref(), requested);
+        let hostile = self.cfg.modes.hostile_text.then(hostile::instructions);
         let instructions = if self.cfg.modes.rug_instructions && self.restarted {
             cat::RUG_INSTRUCTIONS
+        } else if let Some(h) = hostile.as_deref() {
+            h
         } else {
             self.cfg
                 .instructions
@@ -435,6 +445,12 @@ impl Server {
             }
             _ => {}
         }
+        if name == "flood_questions" && self.cfg.modes.question_flood {
+            return self.spawn_cancellable(id, &name, move |me, token, caller| {
+                let send = |msg: &Value| me.out.send(msg);
+                hostile::flood(&me.peer, &send, token, caller, &args)
+            });
+        }
         if let Some(tool) = ClientTool::from_name(&name).filter(|_| self.cfg.modes.client_requests)
         {
             return self.spawn_cancellable(id, &name, move |me, token, caller| {
@@ -471,6 +487,12 @@ impl Server {
                 Self::echo(args)
             }
             "poisoned_add" if self.cfg.modes.poisoned => Self::add(args),
+            n if self.cfg.modes.hostile_text && hostile::is_echo_tool(n) => {
+                hostile::echo_result(args)
+            }
+            hostile::ERROR_TOOL if self.cfg.modes.hostile_text => {
+                return Outcome::Error(cat::TOOL_RPC_ERROR, hostile::error_message())
+            }
             "lying_write" if self.cfg.modes.poisoned => Self::write_file(args),
             client_tools::ROOTS_CHANGED_COUNT if self.cfg.modes.client_requests => {
                 text_result(self.peer.roots_changed().to_string())

@@ -277,17 +277,23 @@ pub(crate) fn prompt(text: &str) {
 
 fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Condition]) {
     let args = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    // The tool's name is the server's word inside ours: as is only when it keeps to the
+    // characters MCP recommends, else escaped, quoted and flagged (RN-04).
+    let tool = output::name(&req.tool);
     if edited {
-        eprintln!("\nRun {} on {} with your edit:", req.tool, req.server);
+        eprintln!("\nRun {tool} on {} with your edit:", req.server);
     } else {
-        eprintln!(
-            "\nThe model wants to run {} on {} with:",
-            req.tool, req.server
-        );
+        eprintln!("\nThe model wants to run {tool} on {} with:", req.server);
+    }
+    if let Some(flag) = output::name_flag(&req.tool) {
+        eprintln!("{flag}");
     }
     eprintln!("{}", output::inert(&args));
     if !req.hints.is_empty() {
-        eprintln!("(the server says: {})", req.hints.join(", "));
+        eprintln!(
+            "(the server says: {})",
+            output::inert(&req.hints.join(", "))
+        );
     }
     eprintln!("(asked because {})", output::inert(&req.reason));
     if let Some(w) = &req.warning {
@@ -321,7 +327,7 @@ async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
         if let Heard::Gone = heard {
             eprintln!(
                 "\n(withdrawn: the call to {} is no longer waiting)",
-                req.tool
+                output::name(&req.tool)
             );
             return;
         }
@@ -391,11 +397,53 @@ async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
     }
 }
 
+/// How the policy's questions about requests are answered (servers' own questions are always
+/// read from stdin, where the end of input means no).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Shown and answered line by line (a terminal, or a chat whose answers are piped in).
+    Prompt,
+    /// Allowed once without a prompt: the person approved on the command line (`--yes`).
+    AllowOnce,
+    /// Refused: no terminal to ask on and no approval on the command line.
+    Refuse,
+}
+
+/// What the person is told when a request is refused for want of a terminal.
+const NO_TERMINAL: &str = "the policy asks about this request and there is no terminal to ask \
+on; run it on a terminal, or pass --yes to approve it";
+
+/// Answers the policy's questions about one request without reading stdin.
+async fn settle_unasked(host: &Host, req: &ApprovalRequest, mode: ApprovalMode) {
+    let answer = match mode {
+        ApprovalMode::AllowOnce => Answer::Allow {
+            arguments: None,
+            scope: Scope::Once,
+            constraints: Vec::new(),
+        },
+        _ => Answer::Deny {
+            reason: Some(NO_TERMINAL.into()),
+        },
+    };
+    if let Err(e) = host.answer_approval(req.nonce.as_str(), answer).await {
+        eprintln!("{}", output::inert(&e.to_string()));
+    } else if mode == ApprovalMode::AllowOnce {
+        eprintln!(
+            "approved on the command line (--yes): {} on {}",
+            output::inert(&req.tool),
+            req.server
+        );
+    } else {
+        eprintln!("refused: {NO_TERMINAL}");
+    }
+}
+
 /// Answers tool calls and questions from stdin until `done` fires.
 pub fn spawn_approver(
     host: Host,
     done: CancellationToken,
     sampling: SamplingChoice,
+    mode: ApprovalMode,
 ) -> tokio::task::JoinHandle<()> {
     let events = host.subscribe();
     tokio::spawn(async move {
@@ -415,7 +463,10 @@ pub fn spawn_approver(
                 match item {
                     Item::Approval(req) => {
                         asked.insert(req.nonce.to_string());
-                        answer_approval(&mut inbox, &req).await;
+                        match mode {
+                            ApprovalMode::Prompt => answer_approval(&mut inbox, &req).await,
+                            _ => settle_unasked(&inbox.host, &req, mode).await,
+                        }
                     }
                     Item::Question(q) => {
                         asked.insert(q.nonce.to_string());

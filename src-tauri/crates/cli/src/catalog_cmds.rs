@@ -1,19 +1,28 @@
 //! `tools`, `call`, `resources`, `read`, `prompts`, `prompt`.
 //!
 //! Each starts the servers it needs (only enabled, approved ones ever start), waits for them to
-//! settle within their start-up timeout, does its work, and leaves stopping to `main`. While
-//! `call` runs, what the server asks of the person (elicitation, sampling) is asked on the
-//! terminal ([`crate::questions`]).
+//! settle within their start-up timeout, does its work, and leaves stopping to `main`.
+//!
+//! `call`, `read` and `prompt` go through the host's governed seam like every other shell:
+//! holds, the policy (a deny rule stops a person's own call too), the audit log. When the
+//! policy asks, the question is put on the terminal; without a terminal the request is refused
+//! unless the person approved it on the command line with `--yes`. While a request runs, what
+//! the server asks of the person (elicitation, sampling) is asked on the terminal
+//! ([`crate::questions`]). Ctrl-C stops the run through the host (`Host::cancel_run`).
 
 use std::collections::HashMap;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use switchboard_core::host::Host;
-use switchboard_core::ids::{ServerId, ToolRef};
+use switchboard_core::approval::Origin;
+use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::host::{CallOptions, Host, HostError};
+use switchboard_core::ids::{RunId, ServerId, ToolRef};
 use switchboard_core::mcp::catalog::Arguments;
+use switchboard_core::mcp::hygiene::name_outside_spec;
 use switchboard_core::mcp::supervisor::{ServerHandle, ServerStatus};
+use switchboard_core::mcp::McpError;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +49,31 @@ pub struct CallArgs {
     /// approve each); the only configured provider when omitted, else you are asked.
     #[arg(long, value_name = "PROVIDER[:MODEL]")]
     sampling_provider: Option<String>,
+    #[command(flatten)]
+    consent: Consent,
+}
+
+/// How a request that the policy asks about is answered.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct Consent {
+    /// Approve this request if the policy asks about it, without a prompt (for scripts; a
+    /// deny rule still refuses it). Without it, the policy's question needs a terminal.
+    #[arg(long)]
+    yes: bool,
+}
+
+impl Consent {
+    /// How the approver answers the policy's questions about this request.
+    fn mode(self) -> crate::approve::ApprovalMode {
+        use std::io::IsTerminal as _;
+        if std::io::stdin().is_terminal() {
+            crate::approve::ApprovalMode::Prompt
+        } else if self.yes {
+            crate::approve::ApprovalMode::AllowOnce
+        } else {
+            crate::approve::ApprovalMode::Refuse
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -48,6 +82,8 @@ pub struct ReadArgs {
     server: String,
     /// The resource URI.
     uri: String,
+    #[command(flatten)]
+    consent: Consent,
 }
 
 #[derive(Args, Debug)]
@@ -56,6 +92,8 @@ pub struct PromptArgs {
     server: String,
     /// The prompt's name.
     name: String,
+    #[command(flatten)]
+    consent: Consent,
     /// An argument, k=v (repeatable).
     #[arg(long = "arg", value_name = "K=V")]
     args: Vec<String>,
@@ -117,6 +155,7 @@ pub async fn tools(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
                     "server": h.id(),
                     "llm_name": names.llm_name(&r),
                     "tool": t,
+                    "name_outside_spec": name_outside_spec(&t.name),
                 }));
             }
         }
@@ -134,10 +173,69 @@ pub async fn tools(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
                 .lines()
                 .next()
                 .unwrap_or("");
-            println!("  {:<28} {}", inert(&t.name), inert(desc));
+            // Names are shown escaped (a name is one line, and `\e` reads as what it is);
+            // one outside the characters MCP recommends is flagged under it.
+            println!("  {:<28} {}", escape_for_display(&t.name), inert(desc));
+            if let Some(why) = name_outside_spec(&t.name) {
+                println!("    WARNING: the name is outside the characters MCP recommends: {why}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A request in progress: its run (stopped by Ctrl-C through the host) and the approver that
+/// answers on the terminal. `finish` must be called when the request returns.
+struct Governed {
+    run: RunId,
+    done: CancellationToken,
+    approver: tokio::task::JoinHandle<()>,
+    ctrl_c: tokio::task::JoinHandle<()>,
+}
+
+impl Governed {
+    fn start(ctx: &Ctx, consent: Consent, sampling: Option<&str>) -> Self {
+        let run = ctx.host.open_run();
+        let host = ctx.host.clone();
+        let stop = run.clone();
+        let ctrl_c = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ncancelling...");
+                host.cancel_run(&stop);
+            }
+        });
+        let done = CancellationToken::new();
+        let approver = crate::approve::spawn_approver(
+            ctx.host.clone(),
+            done.clone(),
+            crate::approve::SamplingChoice::parse(sampling),
+            consent.mode(),
+        );
+        Self {
+            run,
+            done,
+            approver,
+            ctrl_c,
+        }
+    }
+
+    async fn finish(self) {
+        self.done.cancel();
+        let _ = self.approver.await;
+        self.ctrl_c.abort();
+    }
+}
+
+/// The exit for a request that ended in `result`: 130 for a stopped run, the error otherwise.
+fn ended<T>(result: Result<T, HostError>, what: &str) -> anyhow::Result<Result<T, ExitCode>> {
+    match result {
+        Ok(v) => Ok(Ok(v)),
+        Err(HostError::Mcp(McpError::Cancelled)) => {
+            eprintln!("cancelled; the server was told to stop");
+            Ok(Err(ExitCode::from(130)))
+        }
+        Err(e) => Err(anyhow::Error::new(e).context(what.to_owned())),
+    }
 }
 
 pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
@@ -145,14 +243,6 @@ pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
         .context("--args must be a JSON object, e.g. '{\"text\": \"hi\"}'")?;
     let server = Host::server_id(&a.server)?;
     bring_up(ctx, Some(&a.server)).await?;
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ncancelling...");
-            on_ctrl_c.cancel();
-        }
-    });
     let (tx, mut rx) = mpsc::unbounded_channel();
     let bar = tokio::spawn(async move {
         let mut shown = false;
@@ -168,35 +258,24 @@ pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
         server,
         tool: a.tool.as_str().into(),
     };
-    // The server may ask things while the tool runs (a form, a URL, a model completion).
-    let done = CancellationToken::new();
-    let approver = crate::approve::spawn_approver(
-        ctx.host.clone(),
-        done.clone(),
-        crate::approve::SamplingChoice::parse(a.sampling_provider.as_deref()),
-    );
+    let governed = Governed::start(ctx, a.consent, a.sampling_provider.as_deref());
     let result = ctx
         .host
-        .call_tool(
+        .run_tool(
             &tool,
             arguments,
-            switchboard_core::host::CallOptions {
-                cancel: Some(cancel.clone()),
-                progress: Some(tx),
-                started: None,
-            },
+            Origin::Manual,
+            CallOptions::default()
+                .run(governed.run.clone())
+                .progress(tx),
         )
         .await;
-    done.cancel();
-    let _ = approver.await;
-    ctrl_c.abort();
+    governed.finish().await;
     let _ = bar.await;
-    let result = match result {
-        Err(switchboard_core::host::HostError::Mcp(switchboard_core::mcp::McpError::Cancelled)) => {
-            eprintln!("cancelled; the server was told to stop");
-            return Ok(ExitCode::from(130));
-        }
-        other => other.with_context(|| format!("calling {} on {} failed", a.tool, a.server))?,
+    let what = format!("calling {} on {} failed", inert(&a.tool), inert(&a.server));
+    let result = match ended(result, &what)? {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
     };
     if ctx.json {
         output::json(&result)?;
@@ -251,7 +330,22 @@ pub async fn resources(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
 pub async fn read(ctx: &Ctx, a: ReadArgs) -> anyhow::Result<ExitCode> {
     let server: ServerId = Host::server_id(&a.server)?;
     bring_up(ctx, Some(&a.server)).await?;
-    let contents = ctx.host.read_resource(&server, &a.uri).await?;
+    let governed = Governed::start(ctx, a.consent, None);
+    let result = ctx
+        .host
+        .read_resource(
+            &server,
+            &a.uri,
+            Origin::Manual,
+            CallOptions::default().run(governed.run.clone()),
+        )
+        .await;
+    governed.finish().await;
+    let what = format!("reading {} from {} failed", inert(&a.uri), inert(&a.server));
+    let contents = match ended(result, &what)? {
+        Ok(c) => c,
+        Err(code) => return Ok(code),
+    };
     if ctx.json {
         output::json(&contents)?;
     } else {
@@ -306,7 +400,27 @@ pub async fn prompt(ctx: &Ctx, a: PromptArgs) -> anyhow::Result<ExitCode> {
         args.insert(k.to_owned(), v.to_owned());
     }
     bring_up(ctx, Some(&a.server)).await?;
-    let r = ctx.host.get_prompt(&server, &a.name, &args).await?;
+    let governed = Governed::start(ctx, a.consent, None);
+    let result = ctx
+        .host
+        .get_prompt(
+            &server,
+            &a.name,
+            &args,
+            Origin::Manual,
+            CallOptions::default().run(governed.run.clone()),
+        )
+        .await;
+    governed.finish().await;
+    let what = format!(
+        "getting the prompt {} from {} failed",
+        inert(&a.name),
+        inert(&a.server)
+    );
+    let r = match ended(result, &what)? {
+        Ok(r) => r,
+        Err(code) => return Ok(code),
+    };
     if ctx.json {
         output::json(&r)?;
     } else {

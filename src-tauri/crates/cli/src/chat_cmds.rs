@@ -57,6 +57,11 @@ pub enum ProviderCmd {
         /// The provider.
         name: String,
     },
+    /// Delete a provider's API key from the OS keyring; the provider stays.
+    DeleteKey {
+        /// The provider.
+        name: String,
+    },
 }
 
 /// `switchboard chat`.
@@ -238,8 +243,13 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
             ctx.host.set_provider_key(&name, Secret::new(value)).await?;
             eprintln!(
                 "stored the key of {name} in {}",
-                ctx.host.secrets().describe()
+                ctx.host.secret_store_description()
             );
+        }
+        ProviderCmd::DeleteKey { name } => {
+            let name = Host::provider_name(&name)?;
+            ctx.host.delete_provider_key(&name).await?;
+            eprintln!("deleted the key of {name}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -270,11 +280,12 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     ctx.host.recover_interrupted().await?;
     crate::catalog_cmds::bring_up(ctx, None).await?;
 
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
+    // Ctrl-C stops the turn through the host, like the desktop's Stop button.
+    let run = ctx.host.open_run();
+    let (host, stop) = (ctx.host.clone(), run.clone());
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
+            host.cancel_run(&stop);
         }
     });
     let done = CancellationToken::new();
@@ -283,14 +294,21 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         provider: Some(provider.clone()),
         model: model.clone(),
     };
-    let approver = crate::approve::spawn_approver(ctx.host.clone(), done.clone(), sampling);
+    // A chat is answered line by line, from a terminal or from answers piped in.
+    let approver = crate::approve::spawn_approver(
+        ctx.host.clone(),
+        done.clone(),
+        sampling,
+        crate::approve::ApprovalMode::Prompt,
+    );
     let (tx, mut rx) = mpsc::unbounded_channel();
     let json = ctx.json;
     let printer = tokio::spawn(async move {
         let mut out = std::io::stdout();
         while let Some(ev) = rx.recv().await {
             if json {
-                let _ = writeln!(out, "{}", serde_json::to_string(&ev).unwrap_or_default());
+                let line = serde_json::to_string(&ev).unwrap_or_default();
+                let _ = writeln!(out, "{}", output::json_inert(&line));
                 continue;
             }
             match ev {
@@ -342,9 +360,10 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 model,
                 input,
                 max_steps: a.max_steps,
+                attached: Vec::new(),
+                run: Some(run),
             },
             tx,
-            cancel,
         )
         .await;
     done.cancel();
@@ -365,10 +384,10 @@ fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
 }
 
 pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
-    let store = ctx.host.store();
+    let host = &ctx.host;
     match cmd {
         HistoryCmd::List => {
-            let page = store
+            let page = host
                 .list_conversations(&ConversationQuery {
                     filter: ArchiveFilter::Active,
                     limit: 100,
@@ -385,8 +404,8 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
         }
         HistoryCmd::Show { id } => {
             let id = conversation_id(&id)?;
-            let summaries = store.summaries(&id).await?;
-            for m in store.load_messages(&id).await? {
+            let summaries = host.summaries(&id).await?;
+            for m in host.messages(&id).await? {
                 let who = match m.message.role {
                     switchboard_core::llm::Role::User => "user",
                     switchboard_core::llm::Role::Assistant => "assistant",
@@ -405,7 +424,12 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                     );
                 }
                 for (id, name, args) in m.message.tool_calls() {
-                    println!("  tool call {id}: {name} {args}");
+                    println!(
+                        "  tool call {}: {} {}",
+                        output::inert(id),
+                        output::name(name),
+                        output::inert(&args.to_string())
+                    );
                 }
             }
             let usage = ctx.host.conversation_usage(&id).await?;
@@ -422,7 +446,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
             );
         }
         HistoryCmd::Search { query } => {
-            for hit in store.search(&query, 50).await? {
+            for hit in host.search_conversations(&query, 50).await? {
                 let snippet = hit
                     .snippet
                     .replace(HIGHLIGHT_START, "[")
@@ -436,7 +460,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
             }
         }
         HistoryCmd::Fork { id, at, title } => {
-            let fork = store
+            let fork = host
                 .fork_conversation(&conversation_id(&id)?, MessageId::new(at), title.as_deref())
                 .await?;
             println!("{}", fork.id);
@@ -444,11 +468,16 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
         HistoryCmd::Export { id, format } => {
             let id = conversation_id(&id)?;
             let text = match format.as_str() {
-                "md" | "markdown" => store.export_markdown(&id).await?,
-                "json" => store.export_json(&id).await?,
+                "md" | "markdown" => host.export_markdown(&id).await?,
+                "json" => host.export_json(&id).await?,
                 other => bail!("unknown format {other:?}; use md or json"),
             };
-            print!("{text}");
+            // Meant for a file; on a terminal the server text in it is made inert first.
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                print!("{}", output::inert(&text));
+            } else {
+                print!("{text}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -101,6 +101,9 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(switchboard_core::redact::RedactingStderr::default)
+        // Colours only on a terminal: in a log file or a pipe they are noise, and there every
+        // escape byte then comes from nowhere but a server's text (which is escaped anyway).
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

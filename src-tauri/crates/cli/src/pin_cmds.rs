@@ -101,7 +101,7 @@ fn print_change(r: &PinReview, label: &str, c: &Change) {
     };
     println!("{label} {what}");
     for f in &c.fields {
-        println!("  {}:", f.field);
+        println!("  {}:", reveal(&f.field.to_string()));
         if let Some(b) = &f.before {
             println!("    - {}", indent(&reveal(b)));
         }

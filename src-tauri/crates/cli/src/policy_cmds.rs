@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _};
 use clap::Subcommand;
-use switchboard_core::approval::{Condition, Effect, Limit, Per, Rule, Source};
+use switchboard_core::approval::{Condition, Effect, Limit, On, Per, Rule, Source};
 use switchboard_core::host::Host;
 use switchboard_core::store::ServerTag;
 
@@ -62,8 +62,13 @@ pub struct AddArgs {
     /// The server (`*` wildcards).
     #[arg(long, default_value = "*")]
     server: String,
-    /// The tool (`*` wildcards).
-    #[arg(long, default_value = "*")]
+    /// What the rule covers: `tool` calls (the default), `resource` reads, `prompt` gets (and
+    /// their argument completions), or `any` request.
+    #[arg(long, default_value = "tool", value_parser = ["tool", "resource", "prompt", "any"])]
+    on: String,
+    /// The tool (`*` wildcards); with `--on resource` the resource's URI, with `--on prompt`
+    /// the prompt's name.
+    #[arg(long, default_value = "*", visible_alias = "name")]
     tool: String,
     /// Only calls from `model` or `manual` runs.
     #[arg(long)]
@@ -170,6 +175,12 @@ impl AddArgs {
             id: self.id,
             effect: effect(&self.effect)?,
             server: self.server,
+            on: match self.on.as_str() {
+                "resource" => On::Resource,
+                "prompt" => On::Prompt,
+                "any" => On::Any,
+                _ => On::Tool,
+            },
             tool: self.tool,
             origin: self.origin,
             when,
@@ -199,13 +210,17 @@ fn describe(r: &Rule) -> String {
         } => format!(" [grant, conversation {c}]"),
         Source::Grant { .. } => " [grant, always]".into(),
     };
+    let on = match r.on {
+        On::Tool => String::new(),
+        other => format!("{} ", other.as_str()),
+    };
     format!(
-        "{}\t{}\t{} › {}\t{}{limit}{source}",
-        r.id,
+        "{}\t{}\t{} › {on}{}\t{}{limit}{source}",
+        output::inert(&r.id),
         r.effect.as_str(),
-        r.server,
-        r.tool,
-        when.join(" and ")
+        output::inert(&r.server),
+        output::inert(&r.tool),
+        output::inert(&when.join(" and "))
     )
 }
 

@@ -482,7 +482,7 @@ async fn result(inbox: &mut Inbox, q: &QuestionRequest, r: &ResultReview) {
     eprintln!(
         "\n{}: the tool {} returned this{}; the model has not seen it yet:",
         q.server,
-        inert(&r.tool),
+        crate::output::name(&r.tool),
         if r.result.is_error {
             " (as an error)"
         } else {

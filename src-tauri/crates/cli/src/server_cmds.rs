@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
+use switchboard_core::config::credentials::shown_value;
 use switchboard_core::config::escape::escape_for_display;
 use switchboard_core::config::{
-    HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
+    Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
-use switchboard_core::host::{CheckLevel, Host, TrustState};
+use switchboard_core::host::{AddOptions, CheckLevel, FieldBinding, Host, TrustState};
 use switchboard_core::mcp::logs::{Direction, ServerLogs};
 use switchboard_core::mcp::supervisor::ServerStatus;
 
@@ -58,7 +59,9 @@ pub struct NameArg {
 pub struct AddArgs {
     /// A name for the server (letters, digits, '-', '_', '.').
     name: String,
-    /// Environment variable for the server: K=V, or K=secret:NAME for a keyring secret.
+    /// Environment variable for the server: K=V, or K=secret:NAME for a secret of this server
+    /// (set it with `switchboard secret set --server NAME SECRET`). A value that looks like a
+    /// credential goes to the keyring, not the config.
     #[arg(long = "env", value_name = "K=V")]
     env: Vec<String>,
     /// Working directory for the server.
@@ -67,9 +70,14 @@ pub struct AddArgs {
     /// The Streamable HTTP endpoint of a remote server.
     #[arg(long, conflicts_with_all = ["env", "cwd"])]
     url: Option<String>,
-    /// HTTP header: K=V, or K=secret:NAME for a keyring secret.
+    /// HTTP header: K=V, or K=secret:NAME for a secret of this server. A value that looks like
+    /// a credential goes to the keyring, not the config.
     #[arg(long = "header", value_name = "K=V", requires = "url")]
     headers: Vec<String>,
+    /// Replace secrets already stored under the names this server's values would get (left
+    /// over from an earlier server of the same name); without it the add stops.
+    #[arg(long)]
+    replace_secrets: bool,
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
@@ -91,6 +99,11 @@ pub struct TrustArgs {
     /// Approve without asking (for scripts). The launch spec is still printed.
     #[arg(long)]
     yes: bool,
+    /// Let a value use a secret that is not this server's own: FIELD=provider:NAME (a model
+    /// provider's key) or FIELD=server:SERVER/NAME (another server's secret), or FIELD=own to
+    /// go back to the server's own secret. Shown before you approve, and part of the approval.
+    #[arg(long = "bind", value_name = "FIELD=TARGET")]
+    bind: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -189,7 +202,6 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             bail!("say how to reach the server: `-- COMMAND ARGS...` for a local server or `--url URL` for a remote one")
         }
     };
-    let stdio = matches!(transport, TransportSpec::Stdio(_));
     let spec = ServerSpec {
         id: id.clone(),
         transport,
@@ -199,16 +211,29 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             init_secs: a.init_timeout,
         },
     };
-    ctx.host.add_server(spec).await?;
+    let outcome = ctx
+        .host
+        .add_server_with(
+            spec,
+            AddOptions {
+                replace_secrets: a.replace_secrets,
+                ..AddOptions::default()
+            },
+        )
+        .await?;
     if ctx.json {
-        output::json(&serde_json::json!({"added": id}))?;
+        output::json(&serde_json::json!({"added": id, "moved": outcome.moved}))?;
     } else {
         eprintln!("added {id}");
-        if stdio {
+        for (field, secret) in &outcome.moved {
             eprintln!(
-                "it will not start until you approve what it runs: switchboard server trust {id}"
+                "  the value of {} looks like a credential: it went to the keyring as {id}'s secret {secret}, not into the config",
+                escape_for_display(field)
             );
         }
+        eprintln!(
+            "it will not start until you approve what it runs or where it connects: switchboard server trust {id}"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -237,7 +262,7 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if ctx.json {
         let v: Vec<_> = rows
             .iter()
-            .map(|(s, t)| serde_json::json!({"spec": s.spec, "trust": t}))
+            .map(|(s, t)| serde_json::json!({"spec": masked(&s.spec), "trust": t}))
             .collect();
         output::json(&v)?;
         return Ok(ExitCode::SUCCESS);
@@ -252,7 +277,6 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         };
         let trust = match t {
             Some(TrustState::Trusted) => "approved",
-            Some(TrustState::NotRequired) => "remote",
             Some(TrustState::NotApproved) => "NOT APPROVED",
             Some(TrustState::Changed) => "CHANGED since approval",
             None => "cannot resolve",
@@ -280,7 +304,7 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
     let view = ctx.host.trust_view(&id).await;
     if ctx.json {
         output::json(&serde_json::json!({
-            "spec": spec,
+            "spec": masked(&spec),
             "launch": view.as_ref().ok(),
             "launch_error": view.as_ref().err().map(|e| e.to_string()),
         }))?;
@@ -305,15 +329,18 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
             &h.headers
         }
     };
-    for v in values {
-        let shown = match &v.value {
-            ValueSource::Plain(p) => escape_for_display(p),
-            ValueSource::Secret(n) => {
-                let set = ctx.host.secret_is_set(n).await.unwrap_or(false);
-                format!("secret:{n} ({})", if set { "set" } else { "NOT SET" })
-            }
+    let status = ctx.host.value_status(&spec).await;
+    for (v, st) in values.iter().zip(&status) {
+        let set = match st.set {
+            None => "",
+            Some(true) => " [set]",
+            Some(false) => " [NOT SET]",
         };
-        println!("  {} = {}", v.name, shown);
+        println!(
+            "  {} = {}{set}",
+            escape_for_display(&v.name),
+            shown_value(&v.name, &v.value)
+        );
     }
     match view {
         Ok(v) => {
@@ -335,15 +362,52 @@ fn print_plan(lines: &[(String, String)], warnings: &[String]) {
     }
 }
 
+/// A spec for printing: plain values that look like credentials (which only a database from
+/// before they were moved to the keyring can hold) are hidden.
+fn masked(spec: &ServerSpec) -> ServerSpec {
+    let mut spec = spec.clone();
+    for v in spec.values_mut() {
+        if let ValueSource::Plain(p) = &v.value {
+            if switchboard_core::config::credentials::looks_like_credential(&v.name, p) {
+                v.value = ValueSource::Plain("(hidden)".into());
+            }
+        }
+    }
+    spec
+}
+
+fn parse_bindings(items: &[String]) -> anyhow::Result<Vec<FieldBinding>> {
+    items
+        .iter()
+        .map(|b| {
+            let (field, target) = b
+                .split_once('=')
+                .with_context(|| format!("--bind {b:?} must look like FIELD=provider:NAME, FIELD=server:SERVER/NAME or FIELD=own"))?;
+            let to = match target {
+                "own" => None,
+                other => Some(Binding::parse(other)?),
+            };
+            Ok(FieldBinding {
+                field: field.to_owned(),
+                to,
+            })
+        })
+        .collect()
+}
+
 async fn trust(ctx: &Ctx, t: TrustArgs) -> anyhow::Result<ExitCode> {
     let id = Host::server_id(&t.name)?;
-    let view = ctx.host.trust_view(&id).await?;
-    if view.state == TrustState::NotRequired {
-        eprintln!("{id} is a remote server; it runs nothing on this machine and needs no approval");
-        return Ok(ExitCode::SUCCESS);
-    }
+    let bindings = parse_bindings(&t.bind)?;
+    let view = ctx.host.trust_view_with(&id, &bindings).await?;
     // The plan goes to stderr so stdout stays clean for --json.
-    eprintln!("{id} would run exactly this:");
+    match view.plan {
+        switchboard_core::config::launch::LaunchPlan::Stdio { .. } => {
+            eprintln!("{id} would run exactly this:")
+        }
+        _ => {
+            eprintln!("{id} would connect exactly like this (nothing is sent before you approve):")
+        }
+    }
     for (k, v) in &view.lines {
         eprintln!("  {k:<10} {v}");
     }
@@ -365,7 +429,9 @@ async fn trust(ctx: &Ctx, t: TrustArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     }
-    ctx.host.trust_server(&id, &view.fingerprint).await?;
+    ctx.host
+        .trust_server_with(&id, &bindings, &view.fingerprint)
+        .await?;
     if ctx.json {
         output::json(&serde_json::json!({"trusted": id, "fingerprint": view.fingerprint}))?;
     } else {

@@ -1,12 +1,16 @@
 //! `secret`, `import`, `export`.
+//!
+//! Secrets are always a server's own (`secret set --server S NAME`); a provider's key is set
+//! with `provider set-key`. No command names a keyring entry directly (SE-04).
 
-use std::io::{IsTerminal, Read};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use switchboard_core::config::import::ForeignFormat;
+use switchboard_core::config::import::{read_limited, ForeignFormat};
+use switchboard_core::host::Host;
 use switchboard_core::ids::SecretName;
 use switchboard_core::redact::Secret;
 
@@ -15,18 +19,31 @@ use crate::Ctx;
 
 #[derive(Subcommand, Debug)]
 pub enum SecretCmd {
-    /// Store a secret; the value is read from stdin, or asked for without echo on a terminal.
-    Set(SecretArg),
-    /// Delete a secret.
+    /// Store a secret of a server; the value is read from stdin, or asked for without echo on a
+    /// terminal. An existing value is replaced only with --replace (or a yes on a terminal).
+    Set(SecretSetArgs),
+    /// Delete a secret of a server.
     Delete(SecretArg),
-    /// Say whether a secret is set (never prints it).
+    /// Say whether a secret of a server is set (never prints it).
     Status(SecretArg),
 }
 
 #[derive(Args, Debug)]
 pub struct SecretArg {
-    /// The secret's name, as used in `K=secret:NAME`.
+    /// The server the secret belongs to.
+    #[arg(long)]
+    server: String,
+    /// The secret's name in the server's namespace, as used in `K=secret:NAME`.
     name: String,
+}
+
+#[derive(Args, Debug)]
+pub struct SecretSetArgs {
+    #[command(flatten)]
+    secret: SecretArg,
+    /// Replace the value if one is stored.
+    #[arg(long)]
+    replace: bool,
 }
 
 #[derive(Args, Debug)]
@@ -36,6 +53,10 @@ pub struct ImportArgs {
     /// The format, when detection guesses wrong.
     #[arg(long)]
     format: Option<ForeignFormat>,
+    /// Replace secrets already stored under the names the imported servers' values would get
+    /// (left over from earlier servers of the same names); without it the import stops.
+    #[arg(long)]
+    replace_secrets: bool,
 }
 
 #[derive(Args, Debug)]
@@ -52,35 +73,73 @@ fn secret_name(s: &str) -> anyhow::Result<SecretName> {
     SecretName::new(s).with_context(|| format!("{s:?} is not a usable secret name"))
 }
 
+/// Whether to replace an existing value: `--replace`, or a yes typed on a terminal.
+fn confirm_replace(what: &str) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(false);
+    }
+    eprint!("{what} is already set. Replace it? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
 pub async fn secret(ctx: &Ctx, cmd: SecretCmd) -> anyhow::Result<ExitCode> {
     match cmd {
         SecretCmd::Set(a) => {
-            let name = secret_name(&a.name)?;
+            let server = Host::server_id(&a.secret.server)?;
+            let name = secret_name(&a.secret.name)?;
+            // Asked before the value is typed, so nobody types a key for nothing.
+            let mut replace = a.replace;
+            if !replace && ctx.host.server_secret_is_set(&server, &name).await? {
+                replace = confirm_replace(&format!("{name} of {server}"))?;
+                if !replace {
+                    bail!("{name} of {server} is already set; nothing was changed (pass --replace to replace it)");
+                }
+            }
             let value = if std::io::stdin().is_terminal() {
-                rpassword::prompt_password(format!("value for {name}: "))?
+                rpassword::prompt_password(format!("value for {name} of {server}: "))?
             } else {
                 let mut s = String::new();
-                std::io::stdin().read_to_string(&mut s)?;
+                std::io::stdin().take(64 * 1024).read_to_string(&mut s)?;
                 s.trim_end_matches(['\n', '\r']).to_owned()
             };
             if value.is_empty() {
                 bail!("the secret is empty; nothing was stored");
             }
-            ctx.host.set_secret(&name, Secret::new(value)).await?;
-            eprintln!("stored {name} in {}", ctx.host.secrets().describe());
+            ctx.host
+                .set_server_secret(&server, &name, Secret::new(value), replace)
+                .await?;
+            eprintln!(
+                "stored {name} of {server} in {}",
+                ctx.host.secret_store_description()
+            );
+            let spec = ctx.host.server(&server).await?;
+            if !spec.secret_refs().contains(&&name) {
+                eprintln!("note: {server} does not use a secret named {name} (yet); its values refer to secrets as K=secret:NAME");
+            }
         }
         SecretCmd::Delete(a) => {
+            let server = Host::server_id(&a.server)?;
             let name = secret_name(&a.name)?;
-            ctx.host.delete_secret(&name).await?;
-            eprintln!("deleted {name}");
+            ctx.host.delete_server_secret(&server, &name).await?;
+            eprintln!("deleted {name} of {server}");
         }
         SecretCmd::Status(a) => {
+            let server = Host::server_id(&a.server)?;
             let name = secret_name(&a.name)?;
-            let set = ctx.host.secret_is_set(&name).await?;
+            let set = ctx.host.server_secret_is_set(&server, &name).await?;
             if ctx.json {
-                output::json(&serde_json::json!({"name": name, "set": set}))?;
+                output::json(&serde_json::json!({"server": server, "name": name, "set": set}))?;
             } else {
-                println!("{name}: {}", if set { "set" } else { "not set" });
+                println!(
+                    "{name} of {server}: {}",
+                    if set { "set" } else { "not set" }
+                );
             }
             if !set {
                 return Ok(ExitCode::from(1));
@@ -91,29 +150,33 @@ pub async fn secret(ctx: &Ctx, cmd: SecretCmd) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<ExitCode> {
+    // At most the size cap is read from any source, so `/dev/zero` or an endless pipe fails
+    // fast with the size error.
     let text = if a.file.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
-        s
+        read_limited(std::io::stdin().lock())?
     } else {
-        std::fs::read_to_string(&a.file)
-            .with_context(|| format!("could not read {}", a.file.display()))?
+        let file = std::fs::File::open(&a.file)
+            .with_context(|| format!("could not read {}", a.file.display()))?;
+        read_limited(file).with_context(|| format!("could not import {}", a.file.display()))?
     };
-    let outcome = ctx.host.import_config(&text, a.format).await?;
+    let outcome = ctx
+        .host
+        .import_config_with(&text, a.format, a.replace_secrets)
+        .await?;
     if ctx.json {
         output::json(&outcome)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "imported {} server(s) from a {:?} file; nothing was started",
+        "imported {} server(s) from a {:?} file; nothing was started or contacted",
         outcome.added.len(),
         outcome.format
     );
     for id in &outcome.added {
         println!("  + {id}");
     }
-    for s in &outcome.secrets_stored {
-        println!("  moved secret to the keyring: {s}");
+    for (server, s) in &outcome.secrets_stored {
+        println!("  moved a value to the keyring as {server}'s secret {s}");
     }
     for n in &outcome.notes {
         let who = n
@@ -125,7 +188,7 @@ pub async fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<ExitCode> {
     }
     if !outcome.added.is_empty() {
         println!(
-            "review and approve each server before it can start: switchboard server trust NAME"
+            "nothing starts or connects before you approve it: review each server with switchboard server trust NAME"
         );
     }
     Ok(ExitCode::SUCCESS)

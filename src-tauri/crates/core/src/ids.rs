@@ -137,6 +137,52 @@ impl fmt::Display for ToolRef {
     }
 }
 
+/// One run a shell can stop: a tool call started by hand, or a chat turn. Minted by the host
+/// ([`crate::host::Host::open_run`]) so a shell never invents identities the core keys
+/// cancellation by; 128 random bits in hex, so a guessed id cancels nothing.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct RunId(Arc<str>);
+
+impl RunId {
+    /// A fresh random id (`run-` and 32 hex digits).
+    pub fn random() -> Self {
+        Self(Arc::from(format!(
+            "run-{}",
+            hex::encode(rand::random::<[u8; 16]>())
+        )))
+    }
+
+    /// Validates an id in its text form.
+    pub fn parse(s: &str) -> Result<Self, InvalidId> {
+        match s.strip_prefix("run-") {
+            Some(h)
+                if h.len() == 32 && h.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) =>
+            {
+                Ok(Self(Arc::from(s)))
+            }
+            _ => Err(InvalidId { kind: "run" }),
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
 /// Why a stored identity was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a valid {kind} id")]

@@ -14,7 +14,9 @@
 //!   provider-neutral transcript, streaming first.
 //! - [`chat`]: the agent loop (one turn as a state machine emitting `ChatEvent`s).
 //! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
-//! - [`host`]: the composition root that wires concrete implementations together.
+//! - [`host`]: the composition root that wires concrete implementations together, and the
+//!   one governed seam (`host::run`) every request to a server passes through.
+//! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
 //!
 //! Nothing below [`host`] reads global configuration or the environment; it all arrives
 //! through [`host::HostBuilder`].
@@ -24,6 +26,8 @@ pub mod approval;
 pub mod chat;
 pub mod config;
 pub mod events;
+#[cfg(feature = "harness")]
+pub mod harness;
 pub mod host;
 pub mod ids;
 pub mod llm;

@@ -2,9 +2,13 @@
 //!
 //! A secret travels as [`Secret`], whose `Debug` and `Display` never show the value, so a stray
 //! `?secret` in a `tracing` field cannot leak it. [`Redactor`] scrubs known secret values out of
-//! free text (server stderr, error strings, protocol traces) before it is stored or shown.
+//! free text (server stderr, error strings, protocol traces) before it is stored or shown, in
+//! every form a value takes there (escaped, encoded, inside a Basic credential), and always
+//! before the text is cut to size: half a secret is no longer recognisable as one.
 
 use std::fmt;
+
+mod forms;
 
 /// A secret string. Read it with [`Secret::expose`] at the one place that needs the value.
 #[derive(Clone, PartialEq, Eq)]
@@ -34,15 +38,27 @@ impl fmt::Display for Secret {
     }
 }
 
-/// Replaces every occurrence of known secret values in text with `[redacted]`.
+/// What a secret is replaced with.
+const REDACTED: &str = "[redacted]";
+
+/// Replaces every occurrence of known secret values in text with `[redacted]`, in each form
+/// the value takes in traces and logs (plain, JSON-escaped, `Debug`-escaped, percent-encoded,
+/// inside base64 of `user:secret`; see [`forms`]), and masks the credential of every
+/// `Authorization: Basic|Bearer …` whole.
+///
+/// Redact before cutting text to size: a secret cut in half is no longer recognisable.
 #[derive(Clone, Default)]
 pub struct Redactor {
-    values: Vec<String>,
+    /// The secret values themselves (and the values found inside credentials).
+    secrets: Vec<String>,
+    /// Every form of every secret, longest first, so a form that contains another is replaced
+    /// whole.
+    forms: Vec<String>,
 }
 
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Redactor({} values)", self.values.len())
+        write!(f, "Redactor({} values)", self.secrets.len())
     }
 }
 
@@ -53,46 +69,101 @@ const MIN_REDACT_LEN: usize = 4;
 impl Redactor {
     /// A redactor for the given secrets.
     pub fn new<'a>(secrets: impl IntoIterator<Item = &'a Secret>) -> Self {
-        let mut values: Vec<String> = secrets
-            .into_iter()
-            .map(|s| s.0.clone())
-            .filter(|v| v.len() >= MIN_REDACT_LEN)
-            .collect();
-        // Longest first, so a secret that contains another is replaced whole.
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        values.dedup();
-        Self { values }
+        let mut r = Self::default();
+        for s in secrets {
+            r.insert(&s.0);
+        }
+        r.rebuild();
+        r
     }
 
     /// Adds one more secret value (ignored when too short to be one).
     pub fn add(&mut self, secret: &Secret) {
-        if secret.0.len() >= MIN_REDACT_LEN && !self.values.contains(&secret.0) {
-            self.values.push(secret.0.clone());
-            self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        if self.insert(&secret.0) {
+            self.rebuild();
         }
     }
 
-    /// Whether there is nothing to redact.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+    /// Records a value and the values inside it; whether anything was new.
+    fn insert(&mut self, value: &str) -> bool {
+        if value.len() < MIN_REDACT_LEN || self.secrets.iter().any(|v| v == value) {
+            return false;
+        }
+        self.secrets.push(value.to_owned());
+        for inner in forms::inner_secrets(value) {
+            self.insert(&inner);
+        }
+        true
     }
 
-    /// The text with every known secret replaced.
+    fn rebuild(&mut self) {
+        let mut all: Vec<String> = self
+            .secrets
+            .iter()
+            .flat_map(|s| forms::all(s))
+            .filter(|f| f.len() >= MIN_REDACT_LEN)
+            .collect();
+        all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        all.dedup();
+        self.forms = all;
+    }
+
+    /// Whether no secret value is known (credentials in `Authorization` headers are still
+    /// masked by [`Redactor::redact`]).
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// The longest form of a known secret, in bytes: text cut to `n` bytes is redacted safely by
+    /// redacting its first `n + longest_form()` bytes and then cutting.
+    pub fn longest_form(&self) -> usize {
+        self.forms.first().map_or(0, String::len)
+    }
+
+    /// The text with every known secret, in every form, replaced.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_owned();
-        for v in &self.values {
+        for v in &self.forms {
             if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), "[redacted]");
+                out = out.replace(v.as_str(), REDACTED);
             }
         }
-        out
+        forms::mask_auth(&out).unwrap_or(out)
+    }
+
+    /// The text redacted, then cut to at most `max` bytes at a character boundary with the
+    /// bytes left out noted. Only the part that can reach the result is redacted, so a
+    /// megabyte-long message costs no more than a short one.
+    pub fn redact_then_cut(&self, text: &str, max: usize) -> String {
+        // A secret (or credential) overlapping the first `max` bytes ends within this window;
+        // the slack covers a masked Authorization token running past it.
+        let window = max.saturating_add(self.longest_form()).saturating_add(256);
+        let mut end = window.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let redacted = self.redact(&text[..end]);
+        let unseen = text.len() - end;
+        if redacted.len() <= max && unseen == 0 {
+            return redacted;
+        }
+        let mut cut = max.min(redacted.len());
+        while !redacted.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!(
+            "{}… [{} more bytes]",
+            &redacted[..cut],
+            redacted.len() - cut + unseen
+        )
     }
 }
 
 /// Secret values this process has read, for scrubbing log output. Logging is process-wide by
 /// nature (one subscriber, one stderr), so this is the one piece of global state in the core;
-/// it is only ever added to, by [`crate::secrets::Secrets::get`], and only read by
-/// [`RedactingStderr`].
+/// it is only ever added to, by [`crate::secrets::Secrets::get`] and by the answers a person
+/// types into fields a server's form marks as credentials, and only read by
+/// [`redact_for_logs`].
 static GLOBAL: std::sync::RwLock<Option<Redactor>> = std::sync::RwLock::new(None);
 
 /// Adds a secret to the process-wide log redaction set.
@@ -103,21 +174,18 @@ pub fn register_for_logs(secret: &Secret) {
     let mut g = GLOBAL
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let r = g.get_or_insert_with(Redactor::default);
-    if !r.values.contains(&secret.0) {
-        r.values.push(secret.0.clone());
-        r.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    }
+    g.get_or_insert_with(Redactor::default).add(secret);
 }
 
-/// Scrubs every registered secret from `text`.
+/// Scrubs every registered secret, in every form, from `text`, and masks `Authorization`
+/// credentials.
 pub fn redact_for_logs(text: &str) -> String {
     let g = GLOBAL
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     match &*g {
         Some(r) => r.redact(text),
-        None => text.to_owned(),
+        None => forms::mask_auth(text).unwrap_or_else(|| text.to_owned()),
     }
 }
 
@@ -242,6 +310,77 @@ mod tests {
         let r = Redactor::new(&[Secret::new("abcd"), Secret::new("abcdef")]);
         assert_eq!(r.redact("x abcdef y abcd"), "x [redacted] y [redacted]");
         assert_eq!(Redactor::new(&[Secret::new("ab")]).redact("ab"), "ab");
+    }
+
+    #[test]
+    fn every_form_of_a_secret_is_redacted() {
+        let secret = r#"p@ss"w\ord/é 9"#;
+        let r = Redactor::new(&[Secret::new(secret)]);
+        let basic = |user: &str| {
+            let pair = format!("{user}:{secret}");
+            // The test's own encoder: std base64 with padding.
+            let b = pair.as_bytes();
+            let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let mut out = String::new();
+            for c in b.chunks(3) {
+                let n = (u32::from(c[0]) << 16)
+                    | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+                    | u32::from(*c.get(2).unwrap_or(&0));
+                for i in 0..4 {
+                    if i <= c.len() {
+                        out.push(char::from(table[((n >> (18 - 6 * i)) & 63) as usize]));
+                    } else {
+                        out.push('=');
+                    }
+                }
+            }
+            out
+        };
+        let json = serde_json::to_string(&serde_json::json!({ "k": secret })).unwrap();
+        let twice = serde_json::to_string(&serde_json::json!({ "args": json })).unwrap();
+        let cases = [
+            format!("plain {secret} here"),
+            json.clone(),
+            twice,
+            format!("{secret:?}"),
+            format!("GET /x?token={}", "p%40ss%22w%5Cord%2F%C3%A9%209"),
+            format!("form token={}", "p%40ss%22w%5Cord%2F%C3%A9+9"),
+            format!("log: basic {} sent", basic("alice")),
+            format!("x-other: {}", basic("bob")),
+            format!("x-other: {}", basic("carol1")),
+        ];
+        for text in cases {
+            let out = r.redact(&text);
+            assert!(out.contains("[redacted]"), "{text} -> {out}");
+            for leak in ["ss\"w", "ss\\\"w", "%22w", "\\ord"] {
+                assert!(!out.contains(leak), "{text} -> {out}");
+            }
+        }
+    }
+
+    #[test]
+    fn authorization_credentials_are_masked_without_knowing_them() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.redact("Authorization: Basic dXNlcjpwYXNz"),
+            "Authorization: Basic [redacted]"
+        );
+        assert_eq!(r.redact("plain words"), "plain words");
+    }
+
+    #[test]
+    fn redaction_happens_before_cutting() {
+        let r = Redactor::new(&[Secret::new("cut-canary-0123456789")]);
+        let text = format!(
+            "{}cut-canary-0123456789{}",
+            "x".repeat(95),
+            "y".repeat(1000)
+        );
+        let kept = r.redact_then_cut(&text, 100);
+        assert!(kept.starts_with(&"x".repeat(95)), "{kept}");
+        assert!(!kept.contains("cut-can"), "half a secret survived: {kept}");
+        assert!(kept.ends_with("more bytes]"), "{kept}");
+        assert_eq!(r.redact_then_cut("short", 100), "short");
     }
 
     #[test]

@@ -1,8 +1,22 @@
 //! Secrets: the [`SecretStore`] seam, the OS keyring, and an in-memory store for unit tests.
 //!
-//! SQLite and config files only ever hold a [`SecretName`]; the value lives in the OS keyring
-//! (Secret Service on Linux, Keychain on macOS, Credential Manager on Windows) under the service
-//! name given to [`KeyringStore::new`] and the account `secret:<name>` (SE-01, SE-04).
+//! SQLite and config files only ever hold names; the value lives in the OS keyring (Secret
+//! Service on Linux, Keychain on macOS, Credential Manager on Windows) under the service name
+//! given to [`KeyringStore::new`] (SE-01).
+//!
+//! # Namespaces (SE-04)
+//! Every value is addressed by a typed [`SecretKey`], never by a bare name: a provider's API key
+//! (`provider:<name>`), a secret of one server (`server:<server>:<name>`), and later sign-in
+//! tokens (`signin:<server>:<issuer>`, not written yet). The keyring account is derived from the
+//! key in one place, [`SecretKey::account`]. Server, provider and secret names can only hold
+//! letters, digits, `-`, `_` and `.` (see [`crate::ids`]), so the `:` separators cannot occur
+//! inside a name and no name can reach another namespace: a server called `provider` with a
+//! secret called `openai` is `server:provider:openai`, never the provider key `provider:openai`.
+//! A server config can only name secrets of its own namespace; anything else is an explicit
+//! binding made by the person (see [`crate::config::Binding`]).
+//!
+//! The layout before namespaces stored everything under `secret:<name>`
+//! ([`SecretKey::Legacy`]); only the host's one-time migration reads those entries.
 //!
 //! Keyring calls block (D-Bus round trips), so the async methods run them on the blocking pool.
 //! When no store is available (no D-Bus session, locked or missing collection) every call fails
@@ -10,10 +24,70 @@
 //! plaintext file or the non-persistent kernel keyring behind the user's back (SE-03).
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
-use crate::ids::SecretName;
+use crate::ids::{ProviderName, SecretName, ServerId};
 use crate::redact::Secret;
+
+/// Where a secret lives: its namespace and its name there.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum SecretKey {
+    /// The API key of a model provider.
+    Provider(ProviderName),
+    /// A secret that belongs to one server (an env var or header value of it).
+    Server {
+        /// The server that owns it.
+        server: ServerId,
+        /// Its name within the server's namespace.
+        name: SecretName,
+    },
+    /// An entry of the layout before namespaces (`secret:<name>`). Only the host's one-time
+    /// migration reads these; nothing writes them.
+    Legacy(SecretName),
+}
+
+impl SecretKey {
+    /// A secret of `server`.
+    pub fn server(server: &ServerId, name: &SecretName) -> Self {
+        Self::Server {
+            server: server.clone(),
+            name: name.clone(),
+        }
+    }
+
+    /// The keyring account: the one place a key becomes text. The separators cannot occur in
+    /// any name (see the module docs), so two different keys never share an account.
+    pub fn account(&self) -> String {
+        match self {
+            Self::Provider(p) => format!("provider:{p}"),
+            Self::Server { server, name } => format!("server:{server}:{name}"),
+            Self::Legacy(name) => format!("secret:{name}"),
+        }
+    }
+
+    /// How to set this secret from the command line, for error messages.
+    pub fn how_to_set(&self) -> String {
+        match self {
+            Self::Provider(p) => format!("switchboard provider set-key {p}"),
+            Self::Server { server, name } => {
+                format!("switchboard secret set --server {server} {name}")
+            }
+            Self::Legacy(name) => format!("switchboard secret set --server SERVER {name}"),
+        }
+    }
+}
+
+impl fmt::Display for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Provider(p) => write!(f, "the API key of provider {p}"),
+            Self::Server { server, name } => write!(f, "secret {name} of server {server}"),
+            Self::Legacy(name) => write!(f, "secret {name} (old layout)"),
+        }
+    }
+}
 
 /// Why a secret operation failed.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -22,22 +96,23 @@ pub enum SecretError {
     /// There is no usable OS secret store on this machine or session.
     #[error("the OS keyring is not available ({0}); on Linux a Secret Service (GNOME Keyring, KWallet) must be running and unlocked")]
     Unavailable(String),
-    /// No secret with this name is stored.
-    #[error("no secret named {0} is stored; set it with `switchboard secret set {0}`")]
-    Missing(SecretName),
+    /// No secret is stored under this key.
+    #[error("{key} is not set; set it with `{how}`", key = .0, how = .0.how_to_set())]
+    Missing(SecretKey),
     /// The store refused or failed the operation.
     #[error("the OS keyring failed: {0}")]
     Store(String),
 }
 
-/// A place secret values live. Implementations must never log values.
+/// A place secret values live. Implementations must never log values, and must keep entries
+/// of different [`SecretKey`]s apart (the keyring does it through [`SecretKey::account`]).
 pub trait SecretStore: Send + Sync + 'static {
     /// Stores or replaces a secret.
-    fn set(&self, name: &SecretName, value: &Secret) -> Result<(), SecretError>;
+    fn set(&self, key: &SecretKey, value: &Secret) -> Result<(), SecretError>;
     /// Reads a secret.
-    fn get(&self, name: &SecretName) -> Result<Secret, SecretError>;
+    fn get(&self, key: &SecretKey) -> Result<Secret, SecretError>;
     /// Deletes a secret; deleting a missing secret succeeds.
-    fn delete(&self, name: &SecretName) -> Result<(), SecretError>;
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError>;
     /// A short description of the backing store for `doctor` output.
     fn describe(&self) -> String;
 }
@@ -59,29 +134,29 @@ impl Secrets {
     }
 
     /// Stores a secret.
-    pub async fn set(&self, name: SecretName, value: Secret) -> Result<(), SecretError> {
+    pub async fn set(&self, key: SecretKey, value: Secret) -> Result<(), SecretError> {
         let s = self.0.clone();
-        blocking(move || s.set(&name, &value)).await
+        blocking(move || s.set(&key, &value)).await
     }
 
     /// Reads a secret. Every value read is added to the log redaction set, so it cannot reach
     /// a log line afterwards.
-    pub async fn get(&self, name: SecretName) -> Result<Secret, SecretError> {
+    pub async fn get(&self, key: SecretKey) -> Result<Secret, SecretError> {
         let s = self.0.clone();
-        let value = blocking(move || s.get(&name)).await?;
+        let value = blocking(move || s.get(&key)).await?;
         crate::redact::register_for_logs(&value);
         Ok(value)
     }
 
     /// Deletes a secret.
-    pub async fn delete(&self, name: SecretName) -> Result<(), SecretError> {
+    pub async fn delete(&self, key: SecretKey) -> Result<(), SecretError> {
         let s = self.0.clone();
-        blocking(move || s.delete(&name)).await
+        blocking(move || s.delete(&key)).await
     }
 
     /// Whether a secret is set, without returning it (the UI shows "set / not set", SE-05).
-    pub async fn is_set(&self, name: SecretName) -> Result<bool, SecretError> {
-        match self.get(name).await {
+    pub async fn is_set(&self, key: SecretKey) -> Result<bool, SecretError> {
+        match self.get(key).await {
             Ok(_) => Ok(true),
             Err(SecretError::Missing(_)) => Ok(false),
             Err(e) => Err(e),
@@ -125,9 +200,9 @@ impl KeyringStore {
             .map_err(|e| SecretError::Unavailable(e.to_string()))
     }
 
-    fn entry(&self, name: &SecretName) -> Result<keyring::Entry, SecretError> {
+    fn entry(&self, key: &SecretKey) -> Result<keyring::Entry, SecretError> {
         Self::check_available()?;
-        keyring::Entry::new(&self.service, &format!("secret:{name}")).map_err(map_err)
+        keyring::Entry::new(&self.service, &key.account()).map_err(map_err)
     }
 }
 
@@ -141,22 +216,22 @@ fn map_err(e: keyring::Error) -> SecretError {
 }
 
 impl SecretStore for KeyringStore {
-    fn set(&self, name: &SecretName, value: &Secret) -> Result<(), SecretError> {
-        self.entry(name)?
+    fn set(&self, key: &SecretKey, value: &Secret) -> Result<(), SecretError> {
+        self.entry(key)?
             .set_password(value.expose())
             .map_err(map_err)
     }
 
-    fn get(&self, name: &SecretName) -> Result<Secret, SecretError> {
-        match self.entry(name)?.get_password() {
+    fn get(&self, key: &SecretKey) -> Result<Secret, SecretError> {
+        match self.entry(key)?.get_password() {
             Ok(v) => Ok(Secret::new(v)),
-            Err(keyring::Error::NoEntry) => Err(SecretError::Missing(name.clone())),
+            Err(keyring::Error::NoEntry) => Err(SecretError::Missing(key.clone())),
             Err(e) => Err(map_err(e)),
         }
     }
 
-    fn delete(&self, name: &SecretName) -> Result<(), SecretError> {
-        match self.entry(name)?.delete_credential() {
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
+        match self.entry(key)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
             Err(e) => Err(map_err(e)),
         }
@@ -168,14 +243,15 @@ impl SecretStore for KeyringStore {
 }
 
 /// Secrets held in memory only, for unit tests and for an explicit "session only" choice.
+/// Entries are kept by keyring account, exactly as the OS keyring keeps them.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     // std Mutex: critical sections are a map lookup and never await.
-    values: std::sync::Mutex<HashMap<SecretName, Secret>>,
+    values: std::sync::Mutex<HashMap<String, Secret>>,
 }
 
 impl MemoryStore {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SecretName, Secret>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Secret>> {
         self.values
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -183,18 +259,18 @@ impl MemoryStore {
 }
 
 impl SecretStore for MemoryStore {
-    fn set(&self, name: &SecretName, value: &Secret) -> Result<(), SecretError> {
-        self.lock().insert(name.clone(), value.clone());
+    fn set(&self, key: &SecretKey, value: &Secret) -> Result<(), SecretError> {
+        self.lock().insert(key.account(), value.clone());
         Ok(())
     }
-    fn get(&self, name: &SecretName) -> Result<Secret, SecretError> {
+    fn get(&self, key: &SecretKey) -> Result<Secret, SecretError> {
         self.lock()
-            .get(name)
+            .get(&key.account())
             .cloned()
-            .ok_or_else(|| SecretError::Missing(name.clone()))
+            .ok_or_else(|| SecretError::Missing(key.clone()))
     }
-    fn delete(&self, name: &SecretName) -> Result<(), SecretError> {
-        self.lock().remove(name);
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
+        self.lock().remove(&key.account());
         Ok(())
     }
     fn describe(&self) -> String {
@@ -206,15 +282,51 @@ impl SecretStore for MemoryStore {
 mod tests {
     use super::*;
 
+    fn server_key(server: &str, name: &str) -> SecretKey {
+        SecretKey::server(
+            &ServerId::new(server).unwrap(),
+            &SecretName::new(name).unwrap(),
+        )
+    }
+
     #[tokio::test]
     async fn memory_store_roundtrip() {
         let s = Secrets::new(MemoryStore::default());
-        let n = SecretName::new("gh.token").unwrap();
-        assert!(!s.is_set(n.clone()).await.unwrap());
-        s.set(n.clone(), Secret::new("v1")).await.unwrap();
-        assert_eq!(s.get(n.clone()).await.unwrap().expose(), "v1");
-        s.delete(n.clone()).await.unwrap();
-        assert!(matches!(s.get(n).await, Err(SecretError::Missing(_))));
+        let k = server_key("gh", "token");
+        assert!(!s.is_set(k.clone()).await.unwrap());
+        s.set(k.clone(), Secret::new("v1")).await.unwrap();
+        assert_eq!(s.get(k.clone()).await.unwrap().expose(), "v1");
+        s.delete(k.clone()).await.unwrap();
+        assert!(matches!(s.get(k).await, Err(SecretError::Missing(_))));
+    }
+
+    /// No choice of names makes two namespaces meet: the separators cannot occur in a name.
+    #[tokio::test]
+    async fn namespaces_never_share_an_account() {
+        let s = Secrets::new(MemoryStore::default());
+        let provider = SecretKey::Provider(ProviderName::new("openai").unwrap());
+        s.set(provider.clone(), Secret::new("provider-key"))
+            .await
+            .unwrap();
+        // A server named `provider` with a secret `openai`, and the old-style name.
+        for other in [
+            server_key("provider", "openai"),
+            server_key("provider", "provider.openai"),
+            SecretKey::Legacy(SecretName::new("provider.openai").unwrap()),
+            SecretKey::Legacy(SecretName::new("openai").unwrap()),
+        ] {
+            assert_ne!(other.account(), provider.account());
+            s.set(other, Secret::new("imported")).await.unwrap();
+        }
+        assert_eq!(s.get(provider).await.unwrap().expose(), "provider-key");
+        assert_eq!(server_key("a", "b").account(), "server:a:b");
+        assert_ne!(
+            server_key("a.b", "c").account(),
+            server_key("a", "b.c").account()
+        );
+        for bad in ["a:b", "a/b", "x:y:z"] {
+            assert!(SecretName::new(bad).is_err() && ServerId::new(bad).is_err());
+        }
     }
 
     /// Runs against the real OS keyring only where the test harness started one
@@ -227,7 +339,7 @@ mod tests {
         }
         let service = format!("dev.switchboard.test.{}", std::process::id());
         let s = Secrets::new(KeyringStore::new(service));
-        let n = SecretName::new("unit.roundtrip").unwrap();
+        let n = server_key("unit", "roundtrip");
         s.set(n.clone(), Secret::new("canary-unit-7f3a"))
             .await
             .unwrap();

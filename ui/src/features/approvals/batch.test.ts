@@ -10,7 +10,7 @@ import { mountApprovals } from "./dialog";
 import type { ApprovalDto } from "../../ipc/bindings";
 
 const req = (n: number, over: Partial<ApprovalDto> = {}): ApprovalDto => ({
-  nonce: `n${n}`, server: "fs", tool: `tool${n}`, arguments: JSON.stringify({ path: `/tmp/${n}`, deep: { k: [1, 2] } }),
+  nonce: `n${n}`, kind: "tool", server: "fs", tool: `tool${n}`, arguments: JSON.stringify({ path: `/tmp/${n}`, deep: { k: [1, 2] } }),
   origin: "model", conversation: "c-1", hints: [], reason: `rule r${n}`, warning: null, requested_at_ms: n, suggested_constraints: [], ...over,
 });
 const flush = async () => { for (let i = 0; i < 40; i++) await Promise.resolve(); };

@@ -15,6 +15,7 @@ import type { ApprovalDto } from "../../ipc/bindings";
 
 const req = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
   nonce: "n1",
+  kind: "tool",
   server: "fs",
   tool: "write_file",
   arguments: JSON.stringify({ path: "/tmp/x", content: "y".repeat(100_000) }, null, 2),

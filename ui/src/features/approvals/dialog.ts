@@ -25,6 +25,15 @@ export { parseArguments } from "./args";
 export type AnswerFn = (answer: ApprovalAnswerDto_Deserialize) => Promise<string | null | void> | string | null | void;
 
 /** Shows "N more waiting" and "Review all N" when `total` (this request included) is above 1. */
+/** The dialog's question: what would happen, naming the server. */
+function title(req: ApprovalDto): string {
+  switch (req.kind) {
+    case "resource": return `Read ${req.tool} from ${req.server}?`;
+    case "prompt": return `Get the prompt ${req.tool} from ${req.server}?`;
+    default: return `Run ${req.tool} on ${req.server}?`;
+  }
+}
+
 export function showQueue(dialog: HTMLElement, total: number): void {
   const q = dialog.querySelector<HTMLElement>(".approval-queue");
   if (!q) return;
@@ -176,8 +185,15 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
     }
   });
 
+  // Only a tool call takes edited arguments or grants; a read or a prompt is answered once.
+  if (req.kind !== "tool") {
+    edit.hidden = true;
+    always.hidden = true;
+    if (conversation) conversation.hidden = true;
+    if (constrained) constrained.hidden = true;
+  }
   const parts: (HTMLElement | null)[] = [
-    h("h2", { id: "approval-title" }, `Run ${req.tool} on ${req.server}?`),
+    h("h2", { id: "approval-title" }, title(req)),
     queue,
     h("p", {}, whoAsks(req)),
     reasonLine(req),

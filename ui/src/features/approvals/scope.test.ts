@@ -6,7 +6,7 @@ import { approvalDialog, showQueue } from "./dialog";
 import type { ApprovalDto } from "../../ipc/bindings";
 
 const req = (over: Partial<ApprovalDto> = {}): ApprovalDto => ({
-  nonce: "n1", server: "fs", tool: "write_file", arguments: '{\n  "path": "/tmp/x"\n}',
+  nonce: "n1", kind: "tool", server: "fs", tool: "write_file", arguments: '{\n  "path": "/tmp/x"\n}',
   origin: "model", conversation: "c-1", hints: [], reason: "rule r3 asks", warning: null, requested_at_ms: 0, suggested_constraints: [], ...over,
 });
 const click = (d: HTMLElement, sel: string) => (d.querySelector(sel) as HTMLButtonElement).click();

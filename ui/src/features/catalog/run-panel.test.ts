@@ -20,6 +20,7 @@ const flush = () => new Promise((r) => setTimeout(r, 0));
 
 function deps(over: Partial<RunDeps> = {}): RunDeps {
   return {
+    openRun: vi.fn(async () => "run-00000000000000000000000000000001"),
     run: vi.fn(async () => ({ status: "ok" as const, data: { content: [{ type: "text" as const, text: "hi back" }], structured_content: null, is_error: false } })),
     cancel: vi.fn(async () => true),
     read: vi.fn(async () => ({ status: "ok" as const, data: [{ type: "resource" as const, uri: "fake://text", mime_type: "text/plain", text: "linked body", blob: null }] })),

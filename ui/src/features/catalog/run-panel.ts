@@ -10,11 +10,10 @@ import { buildSchemaForm } from "./schema-form";
 import { renderContent, renderProgress, renderToolResult } from "./result-view";
 import type { ContentDto } from "./result-view";
 
-let runs = 0;
-const newRunId = () => `run-${Date.now().toString(36)}-${++runs}`;
-
 /** What the panel needs from the outside, so tests can stand in for the IPC. */
 export interface RunDeps {
+  /** A run id minted by Rust (cancel_run stops it). */
+  openRun: () => Promise<string>;
   run: (runId: string, server: string, tool: string, args: string, onProgress: (p: ProgressDto) => void) =>
     Promise<{ status: "ok"; data: Parameters<typeof renderToolResult>[0] } | { status: "error"; error: { code: string; message: string } }>;
   cancel: (runId: string) => Promise<unknown>;
@@ -23,13 +22,14 @@ export interface RunDeps {
 }
 
 export const ipcRunDeps: RunDeps = {
+  openRun: () => commands.openRun(),
   run: (runId, server, tool, args, onProgress) => {
     const channel = new Channel<ProgressDto>();
     channel.onmessage = onProgress;
     return commands.runTool(runId, server, tool, args, channel);
   },
   cancel: (runId) => commands.cancelRun(runId),
-  read: (server, uri) => commands.readResource(server, uri),
+  read: (server, uri) => commands.readResource(server, uri, null),
 };
 
 /** Arguments last sent per tool, so reopening a tool offers them again. */
@@ -62,7 +62,7 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
     }
     problems.replaceChildren();
     lastArgs.set(key, v.value);
-    const id = newRunId();
+    const id = await deps.openRun();
     current = id;
     runButton.disabled = true;
     cancelButton.hidden = false;

@@ -12,7 +12,8 @@ const m = vi.hoisted(() => ({
   deleteConversation: vi.fn(),
   searchConversations: vi.fn(),
   sendMessage: vi.fn(),
-  cancelChat: vi.fn(),
+  openRun: vi.fn(),
+  cancelRun: vi.fn(),
   conversationInfo: vi.fn(),
   forkConversation: vi.fn(),
   serverContext: vi.fn(),
@@ -44,9 +45,11 @@ beforeEach(async () => {
   m.listProviders.mockImplementation(() => ok([provider]));
   m.listConversations.mockImplementation(() => ok([]));
   m.loadConversation.mockImplementation(() => ok([]));
-  m.cancelChat.mockResolvedValue(true);
+  let runs = 0;
+  m.openRun.mockImplementation(() => Promise.resolve(`run-${String(++runs).padStart(32, "0")}`));
+  m.cancelRun.mockResolvedValue(true);
   m.conversationInfo.mockImplementation(() => ok(noInfo));
-  m.sendMessage.mockImplementation((_run: string, _c: unknown, _p: string, _m: unknown, _t: unknown, ch: typeof channel) => {
+  m.sendMessage.mockImplementation((_run: string, _c: unknown, _p: string, _m: unknown, _t: unknown, _a: unknown, ch: typeof channel) => {
     channel = ch;
     return new Promise((r) => (finish = r));
   });
@@ -160,7 +163,9 @@ describe("chat page", () => {
     const stop = root.querySelector(".chat-stop") as HTMLButtonElement;
     expect(stop.hidden).toBe(false);
     stop.click();
-    expect(m.cancelChat).toHaveBeenCalledWith(m.sendMessage.mock.calls[0][0]);
+    // The run id Rust minted is the one the turn runs under and the one Stop cancels.
+    expect(m.sendMessage.mock.calls[0][0]).toBe(await m.openRun.mock.results[0].value);
+    expect(m.cancelRun).toHaveBeenCalledWith(m.sendMessage.mock.calls[0][0]);
     channel.onmessage({ event: "cancelled" });
     finish({ status: "ok", data: "c-1" });
     await flush();
@@ -425,7 +430,16 @@ describe("chat page: composer", () => {
     await flush();
     expect(m.sendMessage).not.toHaveBeenCalled();
     expect(input.value).toBe("Hello there");
+    // Expanded for a conversation not started yet.
+    expect(m.getPrompt.mock.calls[0][3]).toBe("");
     await sendText("Hello there");
     expect(m.sendMessage.mock.calls[0][4]).toEqual({ kind: "message", text: "Hello there", images: [] });
+    // The message names the server the prompt came from, for the trifecta guard.
+    expect(m.sendMessage.mock.calls[0][5]).toEqual(["alpha"]);
+    finish({ status: "ok", data: "c-1" });
+    await flush();
+    // Sent: the next message carries nothing from any server.
+    await sendText("and then");
+    expect(m.sendMessage.mock.calls[1][5]).toEqual([]);
   });
 });

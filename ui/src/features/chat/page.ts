@@ -18,7 +18,6 @@ import { resourcePicker } from "./resource-picker";
 import { slashPrompts } from "./slash";
 import "./chat.css";
 
-const newRunId = () => `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
 export function mountChat(root: HTMLElement): () => void {
   let stopped = false;
@@ -49,8 +48,12 @@ export function mountChat(root: HTMLElement): () => void {
     notice.textContent = m ?? "";
   };
   const attach = imageAttachments(note);
-  const attachResource = resourcePicker({ text: () => input.value, setText: (t) => (input.value = t), addImage: (img, name) => attach.add(img, name) }, note);
-  const slash = slashPrompts(input);
+  // The servers the message being written carries something from (attached resources, slash
+  // prompts): sent with it, so the trifecta guard counts them for the conversation.
+  const sources = new Set<string>();
+  const into = { conversation: () => current ?? "", from: (server: string) => void sources.add(server) };
+  const attachResource = resourcePicker({ text: () => input.value, setText: (t) => (input.value = t), addImage: (img, name) => attach.add(img, name), ...into }, note);
+  const slash = slashPrompts(input, into);
   const composer = h("form", { class: "composer" },
     h("div", { class: "composer-main" }, slash.el, attach.chips, input,
       h("div", { class: "composer-tools" }, attach.picker, attachResource)),
@@ -182,7 +185,7 @@ export function mountChat(root: HTMLElement): () => void {
     if (!canRun()) return false;
     fail(null);
     note(null);
-    const runId = newRunId();
+    const runId = await commands.openRun();
     running = runId;
     setBusy(true);
     const turn = new LiveTurn(log, 50, before);
@@ -191,7 +194,9 @@ export function mountChat(root: HTMLElement): () => void {
       if (!stopped) turn.handle(ev);
       log.scrollTop = log.scrollHeight;
     };
-    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, channel);
+    const attached = turnInput.kind === "regenerate" ? [] : Array.from(sources);
+    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, channel);
+    if (r.status === "ok") sources.clear();
     running = null;
     if (stopped) return false;
     turn.render();
@@ -244,7 +249,7 @@ export function mountChat(root: HTMLElement): () => void {
     void attach.addFiles(files);
   });
   stopBtn.addEventListener("click", () => {
-    if (running !== null) void commands.cancelChat(running);
+    if (running !== null) void commands.cancelRun(running);
   });
 
   root.replaceChildren(h("section", { class: "chat" },
@@ -259,6 +264,6 @@ export function mountChat(root: HTMLElement): () => void {
     stopped = true;
     conversations.stop();
     slash.close();
-    if (running !== null) void commands.cancelChat(running);
+    if (running !== null) void commands.cancelRun(running);
   };
 }

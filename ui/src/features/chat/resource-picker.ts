@@ -19,6 +19,10 @@ export interface ResourceTarget {
   setText(text: string): void;
   /** Attaches an image; returns why not, or null. */
   addImage(img: ImageDto, name: string): string | null;
+  /** The conversation the message goes into ("" for one not started yet). */
+  conversation(): string;
+  /** Notes that the message now carries something from `server` (the trifecta guard counts it). */
+  from(server: string): void;
 }
 
 /** A fenced block that no backtick run inside `text` can close early. */
@@ -90,7 +94,7 @@ export function resourcePicker(target: ResourceTarget, report: (message: string 
       reading = true;
       status.textContent = `Reading ${uri}…`;
       status.classList.remove("error");
-      const r = await commands.readResource(server, uri).catch((e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } }));
+      const r = await commands.readResource(server, uri, target.conversation()).catch((e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } }));
       reading = false;
       if (r.status === "error") {
         status.textContent = r.error.message;
@@ -103,6 +107,7 @@ export function resourcePicker(target: ResourceTarget, report: (message: string 
         status.classList.add("error");
         return;
       }
+      target.from(server);
       report(refused.length > 0 ? refused.join(" ") : null);
       close();
       button.focus();

@@ -33,7 +33,14 @@ export function promptText(r: PromptResultDto): { text: string; skipped: number 
   return { text: parts.filter((t): t is string => t !== null && t !== "").join("\n\n"), skipped: parts.filter((t) => t === null).length };
 }
 
-export function slashPrompts(input: HTMLTextAreaElement): SlashPrompts {
+/** Where an expanded prompt goes: the conversation ("" for one not started yet), and a note of
+ * the server it came from (the trifecta guard counts it once the message is sent). */
+export interface SlashTarget {
+  conversation(): string;
+  from(server: string): void;
+}
+
+export function slashPrompts(input: HTMLTextAreaElement, target: SlashTarget = { conversation: () => "", from: () => {} }): SlashPrompts {
   const el = h("div", { class: "slash-popup", hidden: true });
   const listId = `slash-list-${++nextId}`;
   let contexts: ServerContextDto[] | null = null;
@@ -82,13 +89,14 @@ export function slashPrompts(input: HTMLTextAreaElement): SlashPrompts {
     const mine = ++seq;
     status.textContent = "Getting the prompt…";
     status.className = "slash-status hint";
-    const r = await commands.getPrompt(ctx.server, p.name, args).catch((e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } }));
+    const r = await commands.getPrompt(ctx.server, p.name, args, target.conversation()).catch((e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } }));
     if (mine !== seq) return;
     if (r.status === "error") {
       status.textContent = r.error.message;
       status.className = "slash-status slash-error error";
       return;
     }
+    target.from(ctx.server);
     insert(r.data);
   };
 

@@ -125,7 +125,7 @@ describe("mountPrompts", () => {
     expect(get.disabled).toBe(false);
     get.click();
     await flush();
-    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "review", { code: "x = 1" });
+    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "review", { code: "x = 1" }, null);
     expect(c.querySelector(".ctx-prompt-description")?.textContent).toBe("A review");
     const msgs = Array.from(c.querySelectorAll(".ctx-message"));
     expect(msgs.map((x) => x.querySelector(".ctx-role")?.textContent)).toEqual(["user", "assistant"]);
@@ -147,7 +147,7 @@ describe("mountPrompts", () => {
     const c = openCard("simple");
     c.querySelector<HTMLButtonElement>("button.get-prompt")!.click();
     await flush();
-    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "simple", {});
+    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "simple", {}, null);
     const alert = c.querySelector("[role=alert]");
     expect(alert?.textContent).toBe("missing <i>argument</i>");
     expect(alert?.querySelector("i")).toBeNull();
@@ -206,7 +206,7 @@ describe("mountPrompts", () => {
     type(field, "v");
     c.querySelector<HTMLButtonElement>("button.get-prompt")!.click();
     await flush();
-    expect(m.getPrompt).toHaveBeenCalledWith(evil, evil, { [evil]: "v" });
+    expect(m.getPrompt).toHaveBeenCalledWith(evil, evil, { [evil]: "v" }, null);
     expect(c.querySelector(".ctx-message")?.className).toBe("ctx-message role-user");
     expect(c.querySelector(".ctx-role")?.textContent).toBe(evil);
     expect(root.querySelector("img")).toBeNull();

@@ -98,7 +98,7 @@ export function mountPrompts(root: HTMLElement): () => void {
       out.replaceChildren(h("p", { class: "hint" }, "Getting the prompt…"));
       let shown: Node[];
       try {
-        const r = await commands.getPrompt(server, p.name, args);
+        const r = await commands.getPrompt(server, p.name, args, null);
         shown = r.status === "error" ? [h("p", { class: "error", role: "alert" }, r.error.message)] : renderResult(r.data);
       } catch (err) {
         shown = [h("p", { class: "error", role: "alert" }, err instanceof Error ? err.message : String(err))];

@@ -106,7 +106,7 @@ describe("mountResources", () => {
     root.querySelectorAll<HTMLButtonElement>(".ctx-resource button.read")[2].click();
     await flush();
     expect(m.readResource).toHaveBeenCalledTimes(1);
-    expect(m.readResource).toHaveBeenCalledWith("beta", "file:///notes.md");
+    expect(m.readResource).toHaveBeenCalledWith("beta", "file:///notes.md", null);
     expect(viewer.hidden).toBe(false);
     expect(viewer.querySelector("h2")?.textContent).toBe("file:///notes.md");
     expect(viewer.querySelector(".rv-text")?.textContent).toBe("hello from notes");
@@ -132,7 +132,7 @@ describe("mountResources", () => {
     expect(t.querySelector(".ctx-expanded")?.textContent).toBe("test://dynamic/a%2Fb%3Fc%3Dd");
     t.querySelector<HTMLButtonElement>("button.read")!.click();
     await flush();
-    expect(m.readResource).toHaveBeenCalledWith("alpha", "test://dynamic/a%2Fb%3Fc%3Dd");
+    expect(m.readResource).toHaveBeenCalledWith("alpha", "test://dynamic/a%2Fb%3Fc%3Dd", null);
     expect(root.querySelector(".resource-viewer")?.textContent).toContain("The resource has no contents.");
   });
 
@@ -150,7 +150,7 @@ describe("mountResources", () => {
     m.readResource.mockImplementation(() => ok([{ type: "text", text: evil }]));
     root.querySelector<HTMLButtonElement>(".ctx-resource button.read")!.click();
     await flush();
-    expect(m.readResource).toHaveBeenCalledWith(evil, evil);
+    expect(m.readResource).toHaveBeenCalledWith(evil, evil, null);
     expect(root.querySelector("img")).toBeNull();
     expect(root.querySelector(".ctx-resource .tool-server-name")?.textContent).toBe(evil);
     expect(root.querySelector(".resource-server option:nth-child(2)")?.textContent).toBe(evil);

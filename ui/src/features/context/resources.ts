@@ -62,7 +62,7 @@ export function mountResources(root: HTMLElement): () => void {
     heading.focus();
     let shown: Node[];
     try {
-      const r = await commands.readResource(server, uri);
+      const r = await commands.readResource(server, uri, null);
       if (r.status === "error") shown = [h("p", { class: "error", role: "alert" }, r.error.message)];
       else if (r.data.length === 0) shown = [h("p", { class: "hint" }, "The resource has no contents.")];
       else shown = r.data.map((c) => renderContent(c, { onOpenResource: (u) => void read(server, u) }));

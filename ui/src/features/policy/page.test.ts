@@ -17,7 +17,7 @@ const ok = <T>(data: T) => Promise.resolve({ status: "ok" as const, data });
 const fail = (message: string) => Promise.resolve({ status: "error" as const, error: { code: "invalid", message } });
 const flush = async () => { for (let i = 0; i < 40; i++) await Promise.resolve(); };
 const rule = (id: string, extra: Record<string, unknown> = {}) => ({
-  id, effect: "deny", server: "fs", tool: "delete_*", conditions: ['{"path":{"glob":"/etc/**"}}'], limit: null,
+  id, effect: "deny", server: "fs", on: "tool", tool: "delete_*", conditions: ['{"path":{"glob":"/etc/**"}}'], limit: null,
   note: "never touch /etc", grant: false, conversation: null, ...extra,
 });
 

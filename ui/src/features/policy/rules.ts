@@ -34,7 +34,7 @@ function row(r: Rule, ask: (r: Rule) => void): HTMLTableRowElement {
     h("td", { class: "rule-id" }, h("code", {}, r.id)),
     h("td", { class: "rule-effect" }, h("span", { class: `rule-effect-badge effect-${effect}` }, r.effect),
       label ? h("span", { class: "rule-grant" }, label) : null),
-    h("td", { class: "rule-target" }, `${r.server} › ${r.tool}`),
+    h("td", { class: "rule-target" }, `${r.server} › ${r.on === "tool" ? "" : `${r.on} `}${r.tool}`),
     h("td", { class: "rule-conditions" }, ...(r.conditions.length === 0 ? ["—"] : r.conditions.map((c) => h("code", { class: "rule-condition" }, c)))),
     h("td", { class: "rule-limit" }, r.limit ?? "—"),
     h("td", { class: "rule-note" }, r.note ?? "", r.grant && r.conversation ? h("span", { class: "hint" }, ` conversation ${r.conversation}`) : null),

@@ -30,7 +30,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::Origin;
+use super::{Origin, RequestKind};
 use crate::ids::{ConversationId, ServerId, ToolRef};
 use crate::store::NewAuditEntry;
 
@@ -77,11 +77,14 @@ pub enum AuditKind {
     Policy,
     /// A tool's pinned definition was recorded, changed or re-approved.
     Pin,
+    /// A setting that governs what servers may do or use changed: servers, trust, tags,
+    /// result review, tool switches, roots, imports, providers, secrets (by name only).
+    Config,
 }
 
 impl AuditKind {
     /// Every kind.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Proposed,
         Self::Decided,
         Self::Edited,
@@ -92,6 +95,7 @@ impl AuditKind {
         Self::Grant,
         Self::Policy,
         Self::Pin,
+        Self::Config,
     ];
 
     /// The stored name.
@@ -107,6 +111,7 @@ impl AuditKind {
             Self::Grant => "grant",
             Self::Policy => "policy",
             Self::Pin => "pin",
+            Self::Config => "config",
         }
     }
 
@@ -152,7 +157,7 @@ impl Actor {
     /// Who proposes a call with this origin: the model for a conversation, else a person.
     pub fn from_origin(origin: &Origin) -> Self {
         match origin {
-            Origin::Manual => Self::User,
+            Origin::Manual | Origin::Attach { .. } => Self::User,
             Origin::Model { .. } => Self::Model { name: None },
         }
     }
@@ -257,13 +262,16 @@ pub struct AuditContext {
 impl AuditContext {
     /// The context of one call of `tool` with this origin.
     pub fn for_call(tool: &ToolRef, origin: &Origin, call_ref: CallRef) -> Self {
+        Self::for_request(&tool.server, &tool.tool, origin, call_ref)
+    }
+
+    /// The context of one request to `server` about `name` (a tool, a prompt, a resource's
+    /// URI) with this origin.
+    pub fn for_request(server: &ServerId, name: &str, origin: &Origin, call_ref: CallRef) -> Self {
         Self {
-            server: Some(tool.server.clone()),
-            tool: Some(tool.tool.clone()),
-            conversation: match origin {
-                Origin::Model { conversation } => ConversationId::parse(conversation).ok(),
-                Origin::Manual => None,
-            },
+            server: Some(server.clone()),
+            tool: Some(Arc::from(name)),
+            conversation: origin.conversation().cloned(),
             call_ref: Some(call_ref),
         }
     }
@@ -338,12 +346,51 @@ pub enum PinChange {
     Approved,
 }
 
+/// Which governance setting changed (AP-09). The details that go with it are names and
+/// settings, never secret values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigChange {
+    /// A server was added (by hand or through the form).
+    ServerAdded,
+    /// A server's configuration was replaced.
+    ServerUpdated,
+    /// A server was removed.
+    ServerRemoved,
+    /// A server was enabled or disabled.
+    ServerEnabled,
+    /// A person approved what a server runs or where it connects.
+    Trusted,
+    /// A person withdrew that approval.
+    TrustRevoked,
+    /// A server's tags changed (they drive the trifecta guard and read-only claims).
+    Tags,
+    /// A server's result review setting changed.
+    ResultReview,
+    /// A tool was switched on or off.
+    ToolSwitch,
+    /// A server's roots changed.
+    Roots,
+    /// A config file was imported (what was added).
+    Imported,
+    /// A model provider was added or changed.
+    ProviderSaved,
+    /// A model provider was removed.
+    ProviderRemoved,
+    /// A secret was stored (its name, never its value).
+    SecretSet,
+    /// A secret was deleted (its name).
+    SecretDeleted,
+}
+
 /// One thing worth recording. `#[non_exhaustive]`: more kinds may come with agents.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum AuditEvent {
     /// A call was asked for, with these arguments.
     Proposed {
+        /// A tool call, a resource read, a prompt get or a completion.
+        request: RequestKind,
         /// The arguments as asked.
         arguments: Value,
         /// Who asked: the model or a person.
@@ -435,12 +482,22 @@ pub enum AuditEvent {
         /// The digest it had, for a change.
         previous: Option<String>,
     },
+    /// A governance setting changed (AP-09). The server, when there is one, goes in the
+    /// context.
+    Config {
+        /// What changed.
+        change: ConfigChange,
+        /// The new setting or what was affected, as names and values that are not secret
+        /// (still redacted on the way in, like every detail).
+        detail: Value,
+    },
 }
 
 impl AuditEvent {
-    /// A call asked for with `arguments` from `origin`.
-    pub fn proposed(arguments: &Map<String, Value>, origin: &Origin) -> Self {
+    /// A request of `request` kind asked for with `arguments` from `origin`.
+    pub fn proposed(request: RequestKind, arguments: &Map<String, Value>, origin: &Origin) -> Self {
         Self::Proposed {
+            request,
             arguments: Value::Object(arguments.clone()),
             by: Actor::from_origin(origin),
         }
@@ -482,6 +539,7 @@ impl AuditEvent {
             Self::Grant { .. } => AuditKind::Grant,
             Self::Policy { .. } => AuditKind::Policy,
             Self::Pin { .. } => AuditKind::Pin,
+            Self::Config { .. } => AuditKind::Config,
         }
     }
 
@@ -494,7 +552,8 @@ impl AuditEvent {
             Self::Edited { .. }
             | Self::Elicitation { .. }
             | Self::Sampling { .. }
-            | Self::Policy { .. } => Actor::User,
+            | Self::Policy { .. }
+            | Self::Config { .. } => Actor::User,
             Self::Started | Self::Finished { .. } | Self::Pin { .. } => Actor::System,
         }
     }
@@ -502,9 +561,12 @@ impl AuditEvent {
     /// The event's details as stored: redacted and bounded (see the module docs).
     pub fn detail(&self) -> Value {
         match self {
-            Self::Proposed { arguments, .. } => {
+            Self::Proposed {
+                request, arguments, ..
+            } => {
                 let (digest, bytes) = digest_and_size(arguments);
                 json!({
+                    "request": request,
                     "arguments_sha256": digest,
                     "arguments_bytes": bytes,
                     "arguments": capped(redact_value(arguments), ARGUMENTS_MAX),
@@ -585,6 +647,10 @@ impl AuditEvent {
                 digest,
                 previous,
             } => json!({ "change": change, "sha256": digest, "previous_sha256": previous }),
+            Self::Config { change, detail } => json!({
+                "change": change,
+                "detail": capped(redact_value(detail), ARGUMENTS_MAX),
+            }),
         }
     }
 
@@ -646,6 +712,7 @@ mod tests {
             "password": null,
         });
         let e = AuditEvent::Proposed {
+            request: RequestKind::Tool,
             arguments: args.clone(),
             by: Actor::User,
         };
@@ -673,6 +740,7 @@ mod tests {
     fn big_values_are_capped() {
         let big = json!({ "data": "x".repeat(100_000) });
         let d = AuditEvent::Proposed {
+            request: RequestKind::Tool,
             arguments: big,
             by: Actor::User,
         }
@@ -714,7 +782,7 @@ mod tests {
         let ctx = AuditContext::for_call(
             &tool,
             &Origin::Model {
-                conversation: conv.to_string(),
+                conversation: conv.clone(),
             },
             r.clone(),
         );

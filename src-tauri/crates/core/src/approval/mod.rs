@@ -1,5 +1,7 @@
-//! Approval of tool calls: the one seam every call from a model or a person passes through
-//! before it reaches a server (AP-01, AP-03).
+//! Approval of requests to servers: the one seam every tool call, resource read, prompt get
+//! and completion from a model or a person passes through before it reaches a server (AP-01,
+//! AP-03, AP-09). The host's side of the seam (gathering context, asking, auditing) is
+//! `host::run`.
 //!
 //! Two halves, kept apart on purpose:
 //! - [`policy`]: a pure function deciding allow / ask / deny for a call. Pure so it can be
@@ -28,5 +30,9 @@ pub mod waitlist;
 pub use pending::{
     Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Scope, Ticket, REASON_MAX,
 };
-pub use policy::{decide, Call, Context, Decision, Flow, Origin, Policy};
-pub use rules::{Condition, Effect, Limit, Per, PolicyFile, Rule, RuleError, Source};
+pub use policy::{
+    decide, AllowedBy, Call, Claims, Context, Decision, Flow, Origin, Policy, RequestKind,
+};
+pub use rules::{
+    Condition, Effect, Limit, On, Per, PolicyFile, Rule, RuleError, Source, GRANT_PREFIX,
+};

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use super::policy::Origin;
+use super::policy::{Origin, RequestKind};
 pub use super::waitlist::Nonce;
 use super::waitlist::{now_ms, Waiting, Waitlist};
 use crate::events::HostEvent;
@@ -23,7 +23,9 @@ pub struct ApprovalRequest {
     pub nonce: Nonce,
     /// The server.
     pub server: ServerId,
-    /// The tool, as the server names it.
+    /// A tool call, a resource read or a prompt get.
+    pub kind: RequestKind,
+    /// The tool or prompt, as the server names it, or the resource's URI.
     pub tool: String,
     /// The exact arguments that will be sent.
     pub arguments: serde_json::Value,
@@ -126,7 +128,9 @@ impl Ticket {
 pub struct Ask {
     /// The server.
     pub server: ServerId,
-    /// The tool.
+    /// A tool call, a resource read or a prompt get.
+    pub kind: RequestKind,
+    /// The tool or prompt, or the resource's URI.
     pub tool: String,
     /// The arguments.
     pub arguments: serde_json::Value,
@@ -154,6 +158,7 @@ impl PendingApprovals {
         Ticket(self.list.insert(|nonce| ApprovalRequest {
             nonce,
             server: ask.server,
+            kind: ask.kind,
             tool: ask.tool,
             arguments: ask.arguments,
             origin: ask.origin,
@@ -211,6 +216,7 @@ mod tests {
     fn ask() -> Ask {
         Ask {
             server: ServerId::new("s").unwrap(),
+            kind: RequestKind::Tool,
             tool: "t".into(),
             arguments: serde_json::json!({"a": 1}),
             origin: Origin::Manual,

@@ -365,6 +365,17 @@ impl Assessment {
         self.pending.get(&ItemKey::tool(name)).copied()
     }
 
+    /// Why a prompt is held, if it is: a prompt's messages go into conversations, so one that
+    /// is new or changed is not expanded until reviewed.
+    pub fn prompt(&self, name: &str) -> Option<HoldReason> {
+        self.pending
+            .get(&ItemKey {
+                kind: ItemKind::Prompt,
+                name: name.to_owned(),
+            })
+            .copied()
+    }
+
     /// Whether the server's instructions are held back.
     pub fn instructions_held(&self) -> bool {
         self.pending.contains_key(&ItemKey::instructions())

@@ -25,48 +25,106 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::rules::{glob, whole_match, Condition, Effect, Rule, Source};
-use crate::ids::ToolRef;
+use crate::ids::{ConversationId, ServerId};
 
-/// Who wants the call made.
+/// Who wants the request made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Origin {
-    /// A person ran the tool by hand (the catalog's run form, the CLI).
+    /// A person, by hand (the catalog's run form, the resource and prompt pages, the CLI).
     Manual,
+    /// A person bringing something into a conversation (a resource attached to a message, a
+    /// prompt run as a slash command): by hand, but what comes back will reach a model. It
+    /// counts in the conversation's data flow (AP-04) once the message carrying it is sent
+    /// (`SendRequest::attached`): only then does the model see it.
+    Attach {
+        /// The conversation it goes into; `None` for a conversation not started yet.
+        conversation: Option<ConversationId>,
+    },
     /// A model asked for it during a conversation.
     Model {
         /// The conversation.
-        conversation: String,
+        conversation: ConversationId,
     },
 }
 
 impl Origin {
-    fn word(&self) -> &'static str {
+    /// The word rules match on (`Rule::origin`): `manual` for a person, `model` for a model.
+    pub fn word(&self) -> &'static str {
         match self {
-            Self::Manual => "manual",
+            Self::Manual | Self::Attach { .. } => "manual",
             Self::Model { .. } => "model",
         }
     }
 
-    fn conversation(&self) -> Option<&str> {
+    /// The conversation whatever comes back goes into, if any.
+    pub fn conversation(&self) -> Option<&ConversationId> {
         match self {
             Self::Manual => None,
+            Self::Attach { conversation } => conversation.as_ref(),
             Self::Model { conversation } => Some(conversation),
+        }
+    }
+
+    /// Whether a person made the request (as opposed to a model).
+    pub fn is_person(&self) -> bool {
+        !matches!(self, Self::Model { .. })
+    }
+}
+
+/// What kind of request is decided on (AP-09: every request with an effect is a policy
+/// target, not only tool calls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// `tools/call`: the name is the tool's.
+    Tool,
+    /// `resources/read`: the name is the resource's URI.
+    Resource,
+    /// `prompts/get`: the name is the prompt's.
+    Prompt,
+    /// `completion/complete` for a prompt's argument: the name is the prompt's.
+    Completion,
+}
+
+impl RequestKind {
+    /// The word used in rules, the audit log and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Resource => "resource",
+            Self::Prompt => "prompt",
+            Self::Completion => "completion",
         }
     }
 }
 
-/// A call to decide on.
+/// What the server claims about a tool, read from its annotations struct. Claims relax
+/// nothing unless the person marked the server trusted (TD-01).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Claims {
+    /// `readOnlyHint: true`.
+    pub read_only: bool,
+    /// `openWorldHint: true`: it reaches outside (the trifecta's exfiltration leg).
+    pub open_world: bool,
+}
+
+/// A request to decide on.
 #[derive(Clone, Debug)]
 pub struct Call<'a> {
-    /// The tool.
-    pub tool: &'a ToolRef,
+    /// The server it goes to.
+    pub server: &'a ServerId,
+    /// Tool call, resource read, prompt get or completion.
+    pub kind: RequestKind,
+    /// The tool's or prompt's name, or the resource's URI.
+    pub name: &'a str,
     /// Who wants it.
     pub origin: &'a Origin,
-    /// The arguments, validated against the schema.
+    /// The arguments, validated against the schema (a read's are `{"uri": ...}`, a prompt's
+    /// its string arguments, a completion's `{argument: value}`).
     pub arguments: &'a Map<String, Value>,
-    /// Whether the server claims the tool only reads (counted only for trusted servers).
-    pub claims_read_only: bool,
+    /// What the server claims about the tool (nothing for other kinds).
+    pub claims: Claims,
 }
 
 /// What a conversation has done so far, for the lethal-trifecta guard (AP-04).
@@ -103,14 +161,37 @@ pub struct Policy {
     pub rules: Vec<Rule>,
 }
 
-/// The verdict for one call.
+/// Why a request may go ahead without asking anyone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "by", content = "id", rename_all = "snake_case")]
+pub enum AllowedBy {
+    /// A rule the person wrote.
+    Rule(String),
+    /// A grant the person gave from an approval prompt.
+    Grant(String),
+    /// Nothing matched and the kind's default allows: a person's own read, prompt get or
+    /// completion (tool calls default to asking, AP-01).
+    Default,
+}
+
+impl AllowedBy {
+    /// The rule's or grant's id, if one allowed it.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Self::Rule(id) | Self::Grant(id) => Some(id),
+            Self::Default => None,
+        }
+    }
+}
+
+/// The verdict for one request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Decision {
-    /// Run it, because of this rule or grant.
+    /// Run it, because of this rule or grant, or the kind's default.
     Allow {
-        /// The rule's id.
-        rule: String,
+        /// What allowed it.
+        by: AllowedBy,
     },
     /// Ask the person.
     Ask {
@@ -204,9 +285,27 @@ pub fn decide(policy: &Policy, call: &Call<'_>, ctx: &Context<'_>) -> Decision {
             warning,
             rule: Some(r.id.clone()),
         },
-        Some(r) => Decision::Allow { rule: r.id.clone() },
+        Some(r) => Decision::Allow {
+            by: match r.source {
+                Source::Grant { .. } => AllowedBy::Grant(r.id.clone()),
+                Source::User => AllowedBy::Rule(r.id.clone()),
+            },
+        },
+        // A person's own read, prompt or completion: they asked for it by hand, it changes
+        // nothing at the server, and its result is theirs to look at.
+        None if call.kind != RequestKind::Tool && call.origin.is_person() => Decision::Allow {
+            by: AllowedBy::Default,
+        },
         None => Decision::Ask {
-            reason: "no rule or grant allows this call, so it is asked about".into(),
+            reason: format!(
+                "no rule or grant allows this {}, so it is asked about",
+                match call.kind {
+                    RequestKind::Tool => "call",
+                    RequestKind::Resource => "read",
+                    RequestKind::Prompt => "prompt",
+                    RequestKind::Completion => "completion",
+                }
+            ),
             warning,
             rule: None,
         },
@@ -214,7 +313,10 @@ pub fn decide(policy: &Policy, call: &Call<'_>, ctx: &Context<'_>) -> Decision {
 }
 
 fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
-    if !glob(&rule.server, call.tool.server.as_str()) || !glob(&rule.tool, &call.tool.tool) {
+    if !rule.on.covers(call.kind)
+        || !glob(&rule.server, call.server.as_str())
+        || !glob(&rule.tool, call.name)
+    {
         return Applies::No;
     }
     if rule
@@ -230,7 +332,7 @@ fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
     } = &rule.source
     {
         if conversation
-            .as_deref()
+            .as_ref()
             .is_some_and(|c| Some(c) != call.origin.conversation())
         {
             return Applies::No;
@@ -252,7 +354,7 @@ fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
 }
 
 fn condition(c: &Condition, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
-    let trusted_read_only = ctx.trusted_server && call.claims_read_only;
+    let trusted_read_only = ctx.trusted_server && call.claims.read_only;
     match c {
         Condition::ReadOnlyHint => yes(trusted_read_only),
         Condition::Writes => yes(!trusted_read_only),

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::*;
 use crate::approval::rules::{Limit, Per, Rule, Source};
-use crate::ids::ServerId;
+use crate::ids::{ServerId, ToolRef};
 
 fn rule(id: &str, effect: Effect, server: &str, tool: &str, when: Vec<Condition>) -> Rule {
     Rule {
@@ -15,6 +15,7 @@ fn rule(id: &str, effect: Effect, server: &str, tool: &str, when: Vec<Condition>
         effect,
         server: server.into(),
         tool: tool.into(),
+        on: crate::approval::rules::On::Tool,
         origin: None,
         when,
         limit: None,
@@ -36,8 +37,13 @@ fn tool(server: &str, name: &str) -> ToolRef {
 
 fn model() -> Origin {
     Origin::Model {
-        conversation: "c1".into(),
+        conversation: conv(),
     }
+}
+
+/// The one conversation of these tests.
+fn conv() -> ConversationId {
+    ConversationId::parse("00000000-0000-4000-8000-000000000001").unwrap()
 }
 
 /// Decides a call to `server`.`name` with `a`, from a model, with the defaults of `ctx`.
@@ -50,10 +56,15 @@ fn run(policy: &[Rule], server: &str, name: &str, a: Value, ctx: &Context<'_>) -
             rules: policy.to_vec(),
         },
         &Call {
-            tool: &t,
+            server: &t.server,
+            kind: RequestKind::Tool,
+            name: &t.tool,
             origin: &origin,
             arguments: &a,
-            claims_read_only: false,
+            claims: Claims {
+                read_only: false,
+                open_world: false,
+            },
         },
         ctx,
     )
@@ -271,10 +282,15 @@ fn claimed_read_only_relaxes_only_trusted_servers() {
             ..Context::default()
         };
         let call = Call {
-            tool: &t,
+            server: &t.server,
+            kind: RequestKind::Tool,
+            name: &t.tool,
             origin: &origin,
             arguments: &a,
-            claims_read_only: claims,
+            claims: Claims {
+                read_only: claims,
+                open_world: false,
+            },
         };
         assert_eq!(
             verdict(&decide(&p, &call, &ctx)),
@@ -324,9 +340,10 @@ fn limits_deny_once_reached_and_budgets_count_writes() {
 
 #[test]
 fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
-    let grant = |conversation: Option<&str>| Rule {
+    let other = ConversationId::parse("00000000-0000-4000-8000-000000000002").unwrap();
+    let grant = |conversation: Option<&ConversationId>| Rule {
         source: Source::Grant {
-            conversation: conversation.map(str::to_owned),
+            conversation: conversation.cloned(),
             tool_digest: "d1".into(),
         },
         ..rule("g", Effect::Allow, "fs", "read", vec![])
@@ -342,8 +359,8 @@ fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
     for (g, ctx, want) in [
         (grant(None), &same, "allow"),
         (grant(None), &changed, "ask"),
-        (grant(Some("c1")), &same, "allow"),
-        (grant(Some("other")), &same, "ask"),
+        (grant(Some(&conv())), &same, "allow"),
+        (grant(Some(&other)), &same, "ask"),
     ] {
         assert_eq!(
             verdict(&run(std::slice::from_ref(&g), "fs", "read", json!({}), ctx)),
@@ -407,11 +424,143 @@ fn origin_scoped_rules() {
     let ctx = Context::default();
     for (origin, want) in [(Origin::Manual, "allow"), (model(), "ask")] {
         let call = Call {
-            tool: &t,
+            server: &t.server,
+            kind: RequestKind::Tool,
+            name: &t.tool,
             origin: &origin,
             arguments: &a,
-            claims_read_only: false,
+            claims: Claims {
+                read_only: false,
+                open_world: false,
+            },
         };
         assert_eq!(verdict(&decide(&p, &call, &ctx)), want, "{origin:?}");
     }
+}
+
+/// Decides a request of `kind` for `name` on server `s` from `origin` under `policy`.
+fn request(policy: &[Rule], kind: RequestKind, name: &str, origin: &Origin) -> Decision {
+    let server = ServerId::new("s").unwrap();
+    let a = Map::new();
+    decide(
+        &Policy {
+            rules: policy.to_vec(),
+        },
+        &Call {
+            server: &server,
+            kind,
+            name,
+            origin,
+            arguments: &a,
+            claims: Claims::default(),
+        },
+        &Context::default(),
+    )
+}
+
+#[test]
+fn reads_prompts_and_completions_are_policy_targets() {
+    use crate::approval::rules::On;
+    let on = |id: &str, effect, on, name: &str| Rule {
+        on,
+        ..rule(id, effect, "s", name, vec![])
+    };
+    let attach = Origin::Attach {
+        conversation: Some(conv()),
+    };
+    let all = [
+        RequestKind::Tool,
+        RequestKind::Resource,
+        RequestKind::Prompt,
+        RequestKind::Completion,
+    ];
+    // No rule: a person's own reads, prompts and completions go ahead, tool calls ask; a
+    // model's requests of every kind ask.
+    for kind in all {
+        let by_hand = request(&[], kind, "x", &Origin::Manual);
+        let want = if kind == RequestKind::Tool {
+            "ask"
+        } else {
+            "allow"
+        };
+        assert_eq!(verdict(&by_hand), want, "{kind:?} by hand");
+        assert_eq!(verdict(&request(&[], kind, "x", &attach)), want);
+        assert_eq!(verdict(&request(&[], kind, "x", &model())), "ask");
+        if want == "allow" {
+            assert_eq!(
+                by_hand,
+                Decision::Allow {
+                    by: AllowedBy::Default
+                }
+            );
+        }
+    }
+    // (rule's `on`, kind it is tried on, whether it applies)
+    for (rule_on, kind, applies) in [
+        (On::Tool, RequestKind::Tool, true),
+        (On::Tool, RequestKind::Resource, false),
+        (On::Tool, RequestKind::Prompt, false),
+        (On::Resource, RequestKind::Resource, true),
+        (On::Resource, RequestKind::Tool, false),
+        (On::Prompt, RequestKind::Prompt, true),
+        (On::Prompt, RequestKind::Completion, true),
+        (On::Prompt, RequestKind::Resource, false),
+        (On::Any, RequestKind::Tool, true),
+        (On::Any, RequestKind::Resource, true),
+        (On::Any, RequestKind::Completion, true),
+    ] {
+        let deny = on("no", Effect::Deny, rule_on, "*");
+        let d = request(&[deny], kind, "x", &Origin::Manual);
+        assert_eq!(
+            verdict(&d) == "deny",
+            applies,
+            "{rule_on:?} on {kind:?}: {d:?}"
+        );
+    }
+    // The name pattern matches a resource's URI and a prompt's name.
+    let secrets = on("no-secrets", Effect::Deny, On::Resource, "file:///etc/*");
+    let r = |uri| {
+        request(
+            std::slice::from_ref(&secrets),
+            RequestKind::Resource,
+            uri,
+            &attach,
+        )
+    };
+    assert_eq!(verdict(&r("file:///etc/passwd")), "deny");
+    assert_eq!(verdict(&r("file:///home/ada/notes.md")), "allow");
+}
+
+#[test]
+fn what_allowed_is_typed_from_the_rule_source_not_its_id() {
+    let user = rule("mine", Effect::Allow, "s", "*", vec![]);
+    let granted = Rule {
+        source: Source::Grant {
+            conversation: None,
+            tool_digest: "d".into(),
+        },
+        ..rule("grant-s-t-abc123", Effect::Allow, "s", "*", vec![])
+    };
+    let ctx = Context {
+        tool_digest: Some("d"),
+        ..Context::default()
+    };
+    assert_eq!(
+        run(&[user], "s", "t", json!({}), &ctx),
+        Decision::Allow {
+            by: AllowedBy::Rule("mine".into())
+        }
+    );
+    assert_eq!(
+        run(&[granted], "s", "t", json!({}), &ctx),
+        Decision::Allow {
+            by: AllowedBy::Grant("grant-s-t-abc123".into())
+        }
+    );
+    // A person's rule cannot take a grant's name.
+    let poser = rule("grant-looks-real", Effect::Allow, "s", "*", vec![]);
+    assert!(poser.validate().is_err());
+    assert!(rule("GRANT-x", Effect::Allow, "s", "*", vec![])
+        .validate()
+        .is_err());
 }

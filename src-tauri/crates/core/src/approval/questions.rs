@@ -37,7 +37,7 @@ pub struct ResultReview {
     /// The tool.
     pub tool: String,
     /// The conversation whose model would read it.
-    pub conversation: Option<String>,
+    pub conversation: Option<crate::ids::ConversationId>,
     /// Why it is held.
     pub reason: String,
     /// The result, as the server returned it.

@@ -50,7 +50,7 @@ pub enum Source {
     Grant {
         /// The conversation it is limited to; `None` = always.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        conversation: Option<String>,
+        conversation: Option<crate::ids::ConversationId>,
         /// The digest of the tool definition it was granted for.
         tool_digest: String,
     },
@@ -144,6 +144,47 @@ pub enum Condition {
     Writes,
 }
 
+/// Which kinds of request a rule covers. Rules written before reads and prompts were policy
+/// targets have no `on` and cover tool calls, as they always did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum On {
+    /// Tool calls; `tool` matches the tool's name.
+    #[default]
+    Tool,
+    /// Resource reads; `tool` matches the resource's URI.
+    Resource,
+    /// Prompt gets and the completions of their arguments; `tool` matches the prompt's name.
+    Prompt,
+    /// Every kind; `tool` matches the tool's or prompt's name or the resource's URI.
+    Any,
+}
+
+impl On {
+    /// Whether a rule with this `on` applies to a request of `kind`. A prompt rule covers
+    /// the completions of its arguments too: they send what is typed to the same server.
+    pub fn covers(self, kind: super::policy::RequestKind) -> bool {
+        use super::policy::RequestKind as K;
+        matches!(
+            (self, kind),
+            (Self::Any, _)
+                | (Self::Tool, K::Tool)
+                | (Self::Resource, K::Resource)
+                | (Self::Prompt, K::Prompt | K::Completion)
+        )
+    }
+
+    /// The word used in files and on the CLI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::Resource => "resource",
+            Self::Prompt => "prompt",
+            Self::Any => "any",
+        }
+    }
+}
+
 /// One rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {
@@ -154,7 +195,11 @@ pub struct Rule {
     /// The server it applies to (`*` wildcards); every server when absent.
     #[serde(default = "star")]
     pub server: String,
-    /// The tool it applies to (`*` wildcards); every tool when absent.
+    /// The kinds of request it covers (tool calls when absent).
+    #[serde(default, skip_serializing_if = "is_tool")]
+    pub on: On,
+    /// The tool it applies to (`*` wildcards); every tool when absent. For resource rules the
+    /// resource's URI, for prompt rules the prompt's name.
     #[serde(default = "star")]
     pub tool: String,
     /// `model` or `manual` to apply to one origin only.
@@ -178,6 +223,10 @@ fn star() -> String {
     "*".into()
 }
 
+fn is_tool(on: &On) -> bool {
+    *on == On::Tool
+}
+
 fn is_user(s: &Source) -> bool {
     *s == Source::User
 }
@@ -191,6 +240,9 @@ pub struct RuleError {
     /// What is wrong.
     pub reason: String,
 }
+
+/// How the ids of grants begin (reserved: a rule the person writes cannot take it).
+pub const GRANT_PREFIX: &str = "grant-";
 
 /// The longest pattern accepted.
 const PATTERN_MAX: usize = 1_000;
@@ -218,6 +270,14 @@ impl Rule {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         {
             return bad("an id is 1 to 64 letters, digits, '-', '_' or '.'".into());
+        }
+        // What a rule is comes from its source, never its name; the prefix is still kept for
+        // grants so that a list of rules cannot show a rule that looks like one.
+        let grant = matches!(self.source, Source::Grant { .. });
+        if !grant && self.id.to_ascii_lowercase().starts_with(GRANT_PREFIX) {
+            return bad(format!(
+                "ids starting with `{GRANT_PREFIX}` are reserved for grants"
+            ));
         }
         for (what, p) in [("server", &self.server), ("tool", &self.tool)] {
             if p.is_empty() || p.len() > 200 || p.chars().any(char::is_control) {
@@ -347,7 +407,8 @@ impl PolicyFile {
     /// Writes the rules as TOML.
     pub fn render(&self) -> String {
         let head =
-            "# Switchboard approval policy. Precedence: deny > ask > allow > ask by default.\n\
+            "# Switchboard approval policy. Precedence: deny > ask > allow > default (tool calls: ask;\n\
+                    # a person's own reads, prompts and completions: allow).\n\
                     # Grants made from approval prompts are listed with their source.\n";
         format!("{head}{}", toml::to_string_pretty(self).unwrap_or_default())
     }

@@ -39,7 +39,7 @@ pub enum ChatEvent {
         edited_arguments: Option<Value>,
         /// The policy rule or grant that allowed it without asking; `None` when a person
         /// approved it.
-        allowed_by: Option<String>,
+        allowed_by: Option<crate::approval::AllowedBy>,
     },
     /// The running call reported progress.
     ToolProgress {

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::Origin;
 use crate::host::{CallOptions, Host, HostError, Started};
+use crate::ids::ConversationId;
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::{Progress, ToolResult};
@@ -43,12 +44,12 @@ pub struct HostTools {
     host: Host,
     names: ToolNames,
     specs: Vec<ToolSpec>,
-    conversation: String,
+    conversation: ConversationId,
 }
 
 impl HostTools {
     /// Snapshots the running servers' enabled tools for a turn of `conversation`.
-    pub async fn load(host: &Host, conversation: &str) -> Result<Arc<Self>, HostError> {
+    pub async fn load(host: &Host, conversation: &ConversationId) -> Result<Arc<Self>, HostError> {
         let names = host.tool_names().await?;
         let mut specs = Vec::new();
         for c in host.catalogs().await? {
@@ -79,7 +80,7 @@ impl HostTools {
             host: host.clone(),
             names,
             specs,
-            conversation: conversation.to_owned(),
+            conversation: conversation.clone(),
         }))
     }
 }
@@ -129,9 +130,10 @@ impl ToolRunner for HostTools {
                     },
                     CallOptions {
                         cancel: Some(cancel),
-                        progress: Some(progress),
-                        started: Some(started),
-                    },
+                        ..CallOptions::default()
+                    }
+                    .progress(progress)
+                    .started(started),
                 )
                 .await
                 .map_err(for_model)

@@ -1,15 +1,26 @@
 //! Escaping untrusted text for display (SP-01, RN-04).
 //!
-//! A launch command, a server's stderr or an error string may carry ANSI escapes, C0/C1 control
-//! characters, bidi overrides, zero-width or Unicode tag characters that make what a person reads
-//! differ from what runs. Everything shown to a person passes through [`escape_for_display`],
-//! which makes each such character visible as `\u{..}` (or `\n`, `\t`, `\e`) instead of hiding it.
+//! A launch command, a server's stderr, a tool name or an error string may carry ANSI escapes,
+//! C0/C1 control characters, bidi overrides, zero-width or Unicode tag characters that make what
+//! a person reads differ from what runs, or that move the cursor and rewrite what a terminal
+//! already shows. Everything shown to a person passes through [`escape_for_display`] (or, in a
+//! `format!`/`tracing` field, its allocation-free twin [`ServerText`]), which makes each such
+//! character visible as `\u{..}` (or `\n`, `\t`, `\e`) instead of hiding it. The `tracing`
+//! formatter escapes ESC itself but not line breaks, carriage returns or bidi controls, so a
+//! server text in a log line needs [`ServerText`] too: a name with `\n` in it must not be able to
+//! forge a log line of its own.
+
+use std::fmt;
 
 /// Whether `c` can change how surrounding text is displayed or hide content.
 pub fn is_suspicious(c: char) -> bool {
     c.is_control()
         || matches!(c,
-            '\u{200B}'..='\u{200F}' // zero-width space/joiners, LRM, RLM
+            '\u{00AD}'               // soft hyphen (invisible unless at a line end)
+            | '\u{061C}'             // Arabic letter mark (bidi)
+            | '\u{180E}'             // Mongolian vowel separator (zero-width)
+            | '\u{200B}'..='\u{200F}' // zero-width space/joiners, LRM, RLM
+            | '\u{2028}'..='\u{2029}' // line and paragraph separators
             | '\u{202A}'..='\u{202E}' // bidi embeddings and overrides
             | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
             | '\u{2066}'..='\u{2069}' // bidi isolates
@@ -19,22 +30,41 @@ pub fn is_suspicious(c: char) -> bool {
         )
 }
 
+/// Writes `s` escaped (see [`escape_for_display`]) into `out`.
+fn write_escaped(out: &mut impl fmt::Write, s: &str) -> fmt::Result {
+    for c in s.chars() {
+        match c {
+            '\\' => out.write_str("\\\\")?,
+            '\n' => out.write_str("\\n")?,
+            '\r' => out.write_str("\\r")?,
+            '\t' => out.write_str("\\t")?,
+            '\x1b' => out.write_str("\\e")?,
+            c if is_suspicious(c) => write!(out, "\\u{{{:X}}}", c as u32)?,
+            c => out.write_char(c)?,
+        }
+    }
+    Ok(())
+}
+
 /// Escapes every suspicious character so the result shows exactly what the input contains.
 /// Backslashes are doubled so an escaped form cannot be forged by the input itself.
 pub fn escape_for_display(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x1b' => out.push_str("\\e"),
-            c if is_suspicious(c) => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
+    // Writing to a String cannot fail.
+    let _ = write_escaped(&mut out, s);
     out
+}
+
+/// Text a server chose (a tool name, a status message, an error), displayed escaped exactly as
+/// [`escape_for_display`] would, without allocating: for `format!` arguments, error messages
+/// and `tracing` fields (`tool = %ServerText(&name)`).
+#[derive(Clone, Copy, Debug)]
+pub struct ServerText<'a>(pub &'a str);
+
+impl fmt::Display for ServerText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_escaped(f, self.0)
+    }
 }
 
 /// A name taken from a request, fit to quote in an error: escaped, and cut to `max` characters
@@ -121,6 +151,23 @@ mod tests {
         assert_eq!(escape_for_display("z\u{200B}w"), "z\\u{200B}w");
         assert_eq!(escape_for_display("a\\u{202E}"), "a\\\\u{202E}");
         assert_eq!(escape_for_display("plain text"), "plain text");
+        assert_eq!(escape_for_display("a\nb\rc"), "a\\nb\\rc");
+        assert_eq!(escape_for_display("\u{9B}2J"), "\\u{9B}2J", "C1 CSI");
+        assert_eq!(escape_for_display("soft\u{AD}"), "soft\\u{AD}");
+    }
+
+    #[test]
+    fn server_text_displays_like_escape_for_display() {
+        for s in [
+            "plain",
+            "a\x1b[2J\x1b[1Ab",
+            "x\u{202E}y\nz",
+            "back\\slash",
+            "",
+        ] {
+            assert_eq!(ServerText(s).to_string(), escape_for_display(s));
+        }
+        assert_eq!(format!("[{}]", ServerText("\x1b[31mred")), "[\\e[31mred]");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::escape::escape_for_display;
 use super::import::ForeignFormat;
 use super::{is_env_name, NamedValue, ServerSpec, Timeouts, TransportSpec, ValueSource};
+use crate::config::credentials::{binding_words, looks_like_credential};
 use crate::ids::SecretName;
 
 /// An exported file and what the user must know about it.
@@ -208,6 +209,27 @@ impl Writer {
         let mut out = BTreeMap::new();
         for v in values {
             let text = match &v.value {
+                ValueSource::Plain(p) if looks_like_credential(&v.name, p) => {
+                    self.notes.push(format!(
+                        "{id}: the {} {} looks like a credential kept as plain text by an \
+                         earlier Switchboard; it was left empty (edit the server so it moves to \
+                         the keyring, then set it in {})",
+                        kind.noun(),
+                        v.name,
+                        app(self.format)
+                    ));
+                    String::new()
+                }
+                ValueSource::Bound(b) => {
+                    self.notes.push(format!(
+                        "{id}: the {} {} uses {}; bindings exist only in Switchboard, so the \
+                         file has the placeholder \"${{secret:{b}}}\": replace it with the value",
+                        kind.noun(),
+                        v.name,
+                        binding_words(b)
+                    ));
+                    format!("${{secret:{b}}}")
+                }
                 ValueSource::Plain(p) => {
                     if self.format != ForeignFormat::Claude && p.contains("${") {
                         self.notes.push(format!(
@@ -550,7 +572,12 @@ mod tests {
 
     #[test]
     fn cursor_round_trip_keeps_secret_refs() {
-        round_trip(ForeignFormat::Cursor, specs());
+        // Cursor files carry `${env:..}` references, which come back as secrets of the server's
+        // own namespace named after the field.
+        let mut expected = specs();
+        expected[0].values_mut()[0] = nv("GITHUB_TOKEN", "secret:GITHUB_TOKEN");
+        expected[1].values_mut()[0] = nv("Authorization", "secret:Authorization");
+        round_trip(ForeignFormat::Cursor, expected);
     }
 
     #[test]

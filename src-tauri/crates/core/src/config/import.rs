@@ -2,10 +2,15 @@
 //!
 //! [`import`] turns the text of a foreign file into validated [`ServerSpec`]s. It only parses:
 //! it never starts a server, touches the keyring or reads another file. Literal values that look
-//! like credentials leave the specs: the spec refers to a [`SecretName`] and the value is handed
-//! back in [`ImportedServer::secrets`] for the host to store in the keyring. Everything that
-//! could not be carried over is reported as an [`ImportNote`]; no note contains a value from the
-//! file, only names and references.
+//! like credentials leave the specs: the spec refers to a [`SecretName`] of the server's own
+//! namespace and the value is handed back in [`ImportedServer::secrets`] for the host to store in
+//! the keyring. A reference to any other secret (a provider key, another server's secret) is
+//! never carried over as such (SE-04, see `values`). Everything that could not be carried over
+//! is reported as an [`ImportNote`]; no note contains a value from the file, only names and
+//! references.
+//!
+//! [`read_limited`] reads a file or stdin up to [`MAX_IMPORT_BYTES`] and stops there, so an
+//! endless source (`/dev/zero`, a pipe) fails fast with the size error.
 //!
 //! The file is read leniently (comments and trailing commas, as VS Code allows) into the JSON
 //! tree, then each server entry is lowered on its own: a broken entry is skipped with a note and
@@ -26,7 +31,7 @@
 //! Claude Desktop has no notion of (`type`, `headers`, `envFile`, or a `${..}` reference), and
 //! Claude otherwise. The label only affects [`ImportReport::format`].
 
-mod names;
+pub(crate) mod names;
 mod values;
 
 use std::collections::BTreeMap;
@@ -43,6 +48,7 @@ use super::escape::escape_for_display as esc;
 use super::{HttpSpec, ServerSpec, SpecError, StdioSpec, Timeouts, TransportSpec};
 use crate::ids::{SecretName, ServerId};
 use crate::redact::Secret;
+use std::collections::HashSet;
 
 /// The largest file accepted; real configs are a few kilobytes.
 pub const MAX_IMPORT_BYTES: usize = 4 * 1024 * 1024;
@@ -94,11 +100,18 @@ pub enum ImportError {
     /// The file is bigger than [`MAX_IMPORT_BYTES`].
     #[error("the file is {len} bytes long; at most {max} are accepted")]
     TooLarge {
-        /// Its length in bytes.
+        /// Its length in bytes (for a source read with [`read_limited`], the limit plus one:
+        /// reading stopped there).
         len: usize,
         /// The limit.
         max: usize,
     },
+    /// The file could not be read.
+    #[error("the file could not be read: {0}")]
+    Read(String),
+    /// The file is not UTF-8 text.
+    #[error("the file is not UTF-8 text")]
+    NotText,
     /// The text is not JSON (comments and trailing commas are accepted).
     #[error("the file is not valid JSON: {reason} (line {line}, column {column})")]
     Json {
@@ -147,11 +160,9 @@ pub enum ImportError {
 pub struct ImportOptions {
     /// The file's format; `None` detects it.
     pub format: Option<ForeignFormat>,
-    /// Servers the host has already: imported names avoid them (`github` becomes `github-2`).
+    /// Servers the host has already: imported names avoid them (`github` becomes `github-2`),
+    /// and a `${secret:<server>.<name>}` naming one of them is another server's secret.
     pub existing_servers: Vec<ServerId>,
-    /// Secrets in the keyring already: a moved value never gets one of these names, so an
-    /// import cannot overwrite a stored secret.
-    pub existing_secrets: Vec<SecretName>,
 }
 
 /// The result of an import: servers ready to store, and what did not carry over.
@@ -201,8 +212,12 @@ pub enum NoteKind {
     Renamed,
     /// A literal credential moved to the keyring; the spec refers to it by name.
     SecretMoved,
-    /// The spec refers to a secret that has no value yet; `switchboard secret set NAME`.
+    /// The spec refers to a secret that has no value yet;
+    /// `switchboard secret set --server SERVER NAME`.
     NeedsSecret,
+    /// The file referred to a secret outside the server's own namespace (a provider's key,
+    /// another server's secret); it was not bound (SE-04).
+    RefusedReference,
     /// Something that looks like a credential had to stay in the config (an argument or a URL).
     SecretNotMovable,
     /// An `${env:NAME}` reference was kept as text; Switchboard does not expand it.
@@ -227,6 +242,24 @@ pub fn import(text: &str, format: Option<ForeignFormat>) -> Result<ImportReport,
             ..ImportOptions::default()
         },
     )
+}
+
+/// Reads at most [`MAX_IMPORT_BYTES`] from `source` (a file, stdin): a bigger or endless
+/// source fails with [`ImportError::TooLarge`] after reading one byte past the limit.
+pub fn read_limited(source: impl std::io::Read) -> Result<String, ImportError> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    source
+        .take(MAX_IMPORT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ImportError::Read(e.to_string()))?;
+    if bytes.len() > MAX_IMPORT_BYTES {
+        return Err(ImportError::TooLarge {
+            len: bytes.len(),
+            max: MAX_IMPORT_BYTES,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| ImportError::NotText)
 }
 
 /// Imports `text` with [`ImportOptions`].
@@ -341,23 +374,13 @@ impl<'a> RawFile<'a> {
 
     fn lower(self, opts: &ImportOptions) -> ImportReport {
         let mut notes = self.notes;
-        let mut secret_names =
-            SecretNames::new(opts.existing_secrets.iter().map(|s| s.as_str().to_owned()));
-        // Names the file itself refers to are off limits for derived names.
-        for id in self.inputs.keys() {
-            if let Some(name) = input_secret(id) {
-                secret_names.reserve(name.as_str());
-            }
-        }
-        for entry in self.servers.values() {
-            for_each_string(entry, &mut |s| {
-                for (_, var) in vars(s) {
-                    if let Var::Secret(name) = var {
-                        secret_names.reserve(name);
-                    }
-                }
-            });
-        }
+        // Names that are another server to any entry: the host's and the file's.
+        let all_names: HashSet<String> = opts
+            .existing_servers
+            .iter()
+            .map(|s| s.as_str().to_ascii_lowercase())
+            .chain(self.servers.keys().map(|k| k.to_ascii_lowercase()))
+            .collect();
 
         // Valid names claim theirs first, so `a b` cannot take `a-b` from a real `a-b`.
         let mut taken = Taken::new(opts.existing_servers.iter().map(|s| s.as_str().to_owned()));
@@ -387,10 +410,30 @@ impl<'a> RawFile<'a> {
                 continue;
             };
             let renamed = id.as_str() != raw_name;
+            let mut others = all_names.clone();
+            others.remove(&raw_name.to_ascii_lowercase());
+            others.remove(&id.as_str().to_ascii_lowercase());
+            // Names the entry itself refers to are off limits for derived names.
+            let mut names = SecretNames::default();
+            for_each_string(entry, &mut |s| {
+                for (_, var) in vars(s) {
+                    match var {
+                        Var::Secret(name) => names.reserve(name),
+                        Var::Input(input) => {
+                            if let Some(n) = input_secret(input) {
+                                names.reserve(n.as_str());
+                            }
+                        }
+                        Var::Env(_) | Var::Other(_) => {}
+                    }
+                }
+            });
             let mut cx = ServerCx {
                 id,
+                raw_name,
                 inputs: &self.inputs,
-                names: &mut secret_names,
+                others: &others,
+                names,
                 notes: Vec::new(),
                 secrets: Vec::new(),
             };

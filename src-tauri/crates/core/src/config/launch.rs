@@ -1,10 +1,13 @@
-//! Resolving a stdio server into the exact thing that would run, and fingerprinting it
-//! (SP-01, SP-03, SP-05, SP-09).
+//! Resolving a server into the exact thing that would run or be contacted, and fingerprinting
+//! it (SP-01, SP-03, SP-05, SP-09, SP-10).
 //!
-//! The user approves a [`LaunchPlan`]: the absolute executable, every argument, the working
-//! directory and the names of the environment variables the child receives. Approval is bound
-//! to [`LaunchPlan::fingerprint`]; any later change of the plan (an edited file, an import, a
-//! PATH change that resolves `npx` elsewhere) yields a different fingerprint and voids trust.
+//! The user approves a [`LaunchPlan`]: for a local server the absolute executable, every
+//! argument, the working directory and every environment variable the child receives with its
+//! value (a secret by its binding, never its value); for a remote server the URL and every
+//! header the same way. Approval is bound to [`LaunchPlan::fingerprint`]; any later change of
+//! the plan (an edited file, an import, a changed env value or secret binding, a PATH change
+//! that resolves `npx` elsewhere) yields a different fingerprint and voids trust. Remote servers
+//! are approved like local ones: a header can carry a credential to wherever the URL points.
 //!
 //! Executables are resolved without a shell. A bare name is looked up on the host's PATH, then
 //! on a PATH probed from the user's login shell, because desktop apps started from a launcher do
@@ -17,8 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::credentials::{binding_words, shown_value};
 use super::escape::{escape_for_display, quote_arg};
-use super::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+use super::{Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, TransportSpec, ValueSource};
 
 /// Environment variables a stdio child inherits from the host, as in the official TypeScript
 /// SDK's default safelist. Everything else (LLM API keys, cloud credentials) stays behind.
@@ -52,8 +56,9 @@ pub enum LaunchPlan {
         args: Vec<String>,
         /// The working directory.
         cwd: PathBuf,
-        /// Names of the variables set on top of the inherited allowlist, sorted.
-        env_names: Vec<String>,
+        /// The variables set on top of the inherited allowlist, with their values or secret
+        /// bindings, sorted by name.
+        env: Vec<NamedValue>,
         /// Where the program was found.
         resolved_via: Resolution,
     },
@@ -61,9 +66,43 @@ pub enum LaunchPlan {
     Http {
         /// The URL.
         url: String,
-        /// Names of the configured headers, sorted.
-        header_names: Vec<String>,
+        /// The configured headers with their values or secret bindings, sorted by name
+        /// (case-insensitively).
+        headers: Vec<NamedValue>,
     },
+}
+
+/// Variables that change what a runtime loads or runs before the server's own code (SP-02):
+/// a value there can run anything, whatever the approved command is.
+const LOADER_VARS: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "GCONV_PATH",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "PYTHONINSPECT",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "_JAVA_OPTIONS",
+    "CLASSPATH",
+    "BASH_ENV",
+    "ENV",
+    "PATH",
+];
+
+/// Whether setting `name` changes what a runtime loads (`DYLD_*` on macOS included).
+pub fn is_loader_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("DYLD_") || LOADER_VARS.contains(&upper.as_str())
 }
 
 /// How an executable was found.
@@ -262,70 +301,83 @@ impl LaunchPlan {
             return Err(ResolveError::NoCwd(cwd));
         }
         let (program, resolved_via) = resolve_program(&s.command, &cwd, search)?;
-        let mut env_names: Vec<String> = s.env.iter().map(|v| v.name.clone()).collect();
-        env_names.sort();
+        let mut env = s.env.clone();
+        env.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Self::Stdio {
             program,
             args: s.args.clone(),
             cwd,
-            env_names,
+            env,
             resolved_via,
         })
     }
 
     fn for_http(h: &HttpSpec) -> Self {
-        let mut header_names: Vec<String> = h
-            .headers
-            .iter()
-            .map(|v| v.name.to_ascii_lowercase())
-            .collect();
-        header_names.sort();
+        let mut headers = h.headers.clone();
+        headers.sort_by_key(|v| v.name.to_ascii_lowercase());
         Self::Http {
             url: h.url.clone(),
-            header_names,
+            headers,
         }
     }
 
-    /// SHA-256 over a canonical encoding of what runs. `resolved_via` is left out: finding the
-    /// same binary another way is not a change the user needs to re-approve.
+    /// SHA-256 over a canonical encoding of what runs or is contacted, values and secret
+    /// bindings included (never secret values: a rotated token is not a new launch spec).
+    /// `resolved_via` is left out: finding the same binary another way is not a change the
+    /// user needs to re-approve. Every part is tagged and length-prefixed, so no two plans
+    /// encode alike.
     pub fn fingerprint(&self) -> Fingerprint {
         let mut h = Sha256::new();
         let mut field = |tag: &str, value: &[u8]| {
+            h.update((tag.len() as u64).to_le_bytes());
             h.update(tag.as_bytes());
             h.update((value.len() as u64).to_le_bytes());
             h.update(value);
         };
+        fn values(field: &mut dyn FnMut(&str, &[u8]), tag: &str, vs: &[NamedValue]) {
+            for v in vs {
+                field(tag, v.name.as_bytes());
+                match &v.value {
+                    ValueSource::Plain(p) => field("plain", p.as_bytes()),
+                    ValueSource::Secret(n) => field("own-secret", n.as_str().as_bytes()),
+                    ValueSource::Bound(Binding::Provider(p)) => {
+                        field("bound-provider", p.as_str().as_bytes())
+                    }
+                    ValueSource::Bound(Binding::Server { server, name }) => {
+                        field("bound-server", server.as_str().as_bytes());
+                        field("bound-name", name.as_str().as_bytes());
+                    }
+                }
+            }
+        }
         match self {
             Self::Stdio {
                 program,
                 args,
                 cwd,
-                env_names,
+                env,
                 ..
             } => {
-                field("kind", b"stdio");
+                field("kind", b"stdio/2");
                 field("program", program.as_os_str().as_encoded_bytes());
                 for a in args {
                     field("arg", a.as_bytes());
                 }
                 field("cwd", cwd.as_os_str().as_encoded_bytes());
-                for e in env_names {
-                    field("env", e.as_bytes());
-                }
+                values(&mut field, "env", env);
             }
-            Self::Http { url, header_names } => {
-                field("kind", b"http");
+            Self::Http { url, headers } => {
+                field("kind", b"http/2");
                 field("url", url.as_bytes());
-                for n in header_names {
-                    field("header", n.as_bytes());
-                }
+                values(&mut field, "header", headers);
             }
         }
         Fingerprint(hex::encode(h.finalize()))
     }
 
     /// The consent text: every part on its own line, untruncated, each escaped so control,
-    /// ANSI and bidi characters are visible (SP-01).
+    /// ANSI and bidi characters are visible (SP-01). Env vars and headers show their values;
+    /// secrets show their binding, never their value.
     pub fn consent_lines(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         match self {
@@ -333,7 +385,7 @@ impl LaunchPlan {
                 program,
                 args,
                 cwd,
-                env_names,
+                env,
                 resolved_via,
             } => {
                 out.push((
@@ -351,36 +403,76 @@ impl LaunchPlan {
                     out.push((format!("arg[{i}]"), quote_arg(a)));
                 }
                 out.push(("cwd".into(), escape_for_display(&cwd.to_string_lossy())));
-                let env = if env_names.is_empty() {
-                    "(none beyond the safe defaults)".to_owned()
-                } else {
-                    env_names.join(", ")
-                };
-                out.push(("env".into(), escape_for_display(&env)));
+                if env.is_empty() {
+                    out.push(("env".into(), "(none beyond the safe defaults)".into()));
+                }
+                for v in env {
+                    out.push((
+                        format!("env {}", escape_for_display(&v.name)),
+                        shown_value(&v.name, &v.value),
+                    ));
+                }
             }
-            Self::Http { url, header_names } => {
+            Self::Http { url, headers } => {
                 out.push(("url".into(), escape_for_display(url)));
-                let headers = if header_names.is_empty() {
-                    "(none)".to_owned()
-                } else {
-                    header_names.join(", ")
-                };
-                out.push(("headers".into(), escape_for_display(&headers)));
+                if headers.is_empty() {
+                    out.push(("headers".into(), "(none)".into()));
+                }
+                for v in headers {
+                    out.push((
+                        format!("header {}", escape_for_display(&v.name)),
+                        shown_value(&v.name, &v.value),
+                    ));
+                }
             }
         }
         out
     }
 
+    /// The env vars or headers of the plan.
+    pub fn values(&self) -> &[NamedValue] {
+        match self {
+            Self::Stdio { env, .. } => env,
+            Self::Http { headers, .. } => headers,
+        }
+    }
+
     /// Patterns in the plan a person should look at twice before approving (SP-02).
     pub fn warnings(&self) -> Vec<String> {
-        let Self::Stdio { program, args, .. } = self else {
-            return Vec::new();
+        let mut w = Vec::new();
+        for v in self.values() {
+            if let ValueSource::Bound(b) = &v.value {
+                w.push(format!(
+                    "{} is {}, a secret that is not this server's own",
+                    escape_for_display(&v.name),
+                    binding_words(b)
+                ));
+            }
+        }
+        let (program, args, env) = match self {
+            Self::Stdio {
+                program, args, env, ..
+            } => (program, args, env),
+            Self::Http { url, .. } => {
+                if url::Url::parse(url).is_ok_and(|u| u.scheme() == "http") {
+                    w.push(
+                        "connects over plain http: what it sends and receives is not encrypted"
+                            .into(),
+                    );
+                }
+                return w;
+            }
         };
+        for v in env.iter().filter(|v| is_loader_var(&v.name)) {
+            w.push(format!(
+                "sets {}, which changes what the runtime loads or runs before the server itself",
+                escape_for_display(&v.name)
+            ));
+        }
         let name = program
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut w = Vec::new();
         let shells = [
             "sh",
             "bash",
@@ -602,8 +694,140 @@ mod tests {
         assert!(text.contains("\\e[2Jclear"));
         assert!(text.contains(&long), "long args are never truncated");
         assert!(!text.contains('\u{202E}') && !text.contains('\x1b'));
-        assert!(text.contains("env: TOKEN"));
+        assert!(text.contains("env TOKEN: (hidden"), "{text}");
         assert!(!plan.warnings().is_empty());
+    }
+
+    fn with_env(mut spec: ServerSpec, name: &str, value: ValueSource) -> ServerSpec {
+        spec.values_mut().push(NamedValue {
+            name: name.into(),
+            value,
+        });
+        spec
+    }
+
+    /// SP-03: values and bindings are part of what is approved, not only names.
+    #[test]
+    fn env_values_and_bindings_change_the_fingerprint_and_show_in_consent() {
+        let d = tempfile::tempdir().unwrap();
+        make_exe(d.path(), "srv");
+        let search = sp(&[d.path()]);
+        let plan = |v: ValueSource| {
+            LaunchPlan::resolve(
+                &with_env(spec("srv", &[]), "NODE_OPTIONS", v),
+                d.path(),
+                &search,
+            )
+            .unwrap()
+        };
+        let a = plan(ValueSource::Plain("--max-old-space-size=100".into()));
+        let b = plan(ValueSource::Plain("--require /tmp/evil.js".into()));
+        assert_ne!(
+            a.fingerprint(),
+            b.fingerprint(),
+            "a changed value voids approval"
+        );
+        let own = plan(ValueSource::Secret(
+            crate::ids::SecretName::new("NODE_OPTIONS").unwrap(),
+        ));
+        let bound = plan(ValueSource::Bound(
+            Binding::parse("provider:openai").unwrap(),
+        ));
+        let other = plan(ValueSource::Bound(
+            Binding::parse("server:gh/NODE_OPTIONS").unwrap(),
+        ));
+        let prints = [&a, &b, &own, &bound, &other].map(|p| p.fingerprint());
+        for (i, x) in prints.iter().enumerate() {
+            for y in &prints[i + 1..] {
+                assert_ne!(x, y);
+            }
+        }
+        let text: String = b
+            .consent_lines()
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\n"))
+            .collect();
+        assert!(
+            text.contains("env NODE_OPTIONS: '--require /tmp/evil.js'"),
+            "{text}"
+        );
+        assert!(
+            b.warnings().iter().any(|w| w.contains("NODE_OPTIONS")),
+            "{:?}",
+            b.warnings()
+        );
+        let shown: String = bound
+            .consent_lines()
+            .iter()
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert!(shown.contains("API key of provider openai"), "{shown}");
+        assert!(bound
+            .warnings()
+            .iter()
+            .any(|w| w.contains("not this server's own")));
+    }
+
+    #[test]
+    fn loader_variables_are_flagged() {
+        for v in [
+            "LD_PRELOAD",
+            "ld_library_path",
+            "DYLD_INSERT_LIBRARIES",
+            "PYTHONSTARTUP",
+            "PERL5OPT",
+            "RUBYOPT",
+            "JAVA_TOOL_OPTIONS",
+            "PATH",
+        ] {
+            assert!(is_loader_var(v), "{v}");
+        }
+        for v in ["HOME", "LOG_LEVEL", "GITHUB_TOKEN"] {
+            assert!(!is_loader_var(v), "{v}");
+        }
+    }
+
+    /// SP-10: remote servers are approved on their URL and every header.
+    #[test]
+    fn remote_plans_cover_url_and_headers() {
+        let remote = |url: &str, v: ValueSource| ServerSpec {
+            id: ServerId::new("r").unwrap(),
+            transport: TransportSpec::Http(HttpSpec {
+                url: url.into(),
+                headers: vec![NamedValue {
+                    name: "Authorization".into(),
+                    value: v,
+                }],
+            }),
+            enabled: true,
+            timeouts: Timeouts::default(),
+        };
+        let d = tempfile::tempdir().unwrap();
+        let plan = |url: &str, v: ValueSource| {
+            LaunchPlan::resolve(&remote(url, v), d.path(), &sp(&[])).unwrap()
+        };
+        let own = ValueSource::Secret(crate::ids::SecretName::new("Authorization").unwrap());
+        let base = plan("https://a.example/mcp", own.clone());
+        assert_ne!(
+            base.fingerprint(),
+            plan("https://b.example/mcp", own.clone()).fingerprint()
+        );
+        let bound = ValueSource::Bound(Binding::parse("provider:openai").unwrap());
+        assert_ne!(
+            base.fingerprint(),
+            plan("https://a.example/mcp", bound).fingerprint()
+        );
+        let lines = base.consent_lines();
+        assert_eq!(
+            lines[0],
+            ("url".to_owned(), "https://a.example/mcp".to_owned())
+        );
+        assert_eq!(lines[1].0, "header Authorization");
+        assert!(lines[1].1.contains("this server's secret Authorization"));
+        assert!(plan("http://127.0.0.1:1/mcp", own)
+            .warnings()
+            .iter()
+            .any(|w| w.contains("plain http")));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! This module is pure: it never touches the keyring, the database or a process. An import
 //! returns the secrets it found so the host can move them into the keyring.
 
+pub mod credentials;
 pub mod escape;
 pub mod export;
 pub mod import;

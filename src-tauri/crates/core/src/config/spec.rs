@@ -1,11 +1,17 @@
 //! [`ServerSpec`]: one configured MCP server, validated.
+//!
+//! A spec never holds a secret value. An env var or header either has a plain value, names a
+//! secret of the server's own namespace ([`ValueSource::Secret`]), or carries a [`Binding`] to
+//! a secret of another namespace (a provider key, another server's secret). Bindings exist only
+//! because the person made them while approving the server; the add form, `server add` and
+//! import refuse them (SE-04).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{SecretName, ServerId};
+use crate::ids::{ProviderName, SecretName, ServerId};
 
 /// Everything needed to connect to one MCP server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,8 +83,54 @@ pub struct NamedValue {
 pub enum ValueSource {
     /// A literal, non-secret value stored in the config.
     Plain(String),
-    /// A reference to a secret in the OS keyring.
+    /// A secret of this server's own namespace in the OS keyring.
     Secret(SecretName),
+    /// A secret of another namespace, bound explicitly by the person when they approved the
+    /// server (part of the approved fingerprint).
+    Bound(Binding),
+}
+
+/// A secret outside a server's own namespace that the person let the server use.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Binding {
+    /// The API key of a model provider.
+    Provider(ProviderName),
+    /// A secret of another server.
+    Server {
+        /// The server that owns it.
+        server: ServerId,
+        /// Its name in that server's namespace.
+        name: SecretName,
+    },
+}
+
+impl Binding {
+    /// Parses the form the CLI and messages use: `provider:NAME` or `server:SERVER/NAME`.
+    pub fn parse(s: &str) -> Result<Self, SpecError> {
+        let bad = || SpecError::BadBinding(super::escape::short_for_display(s, 80));
+        if let Some(p) = s.strip_prefix("provider:") {
+            return ProviderName::new(p).map(Self::Provider).map_err(|_| bad());
+        }
+        if let Some(rest) = s.strip_prefix("server:") {
+            let (server, name) = rest.split_once('/').ok_or_else(bad)?;
+            return Ok(Self::Server {
+                server: ServerId::new(server).map_err(|_| bad())?,
+                name: SecretName::new(name).map_err(|_| bad())?,
+            });
+        }
+        Err(bad())
+    }
+}
+
+impl std::fmt::Display for Binding {
+    /// The parseable form (`provider:openai`, `server:github/token`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Provider(p) => write!(f, "provider:{p}"),
+            Self::Server { server, name } => write!(f, "server:{server}/{name}"),
+        }
+    }
 }
 
 impl ValueSource {
@@ -155,6 +207,17 @@ pub enum SpecError {
     /// A timeout is zero or absurd.
     #[error("timeouts must be between 1 and 86400 seconds")]
     BadTimeout,
+    /// A header whose value is a secret would travel unencrypted to another machine.
+    #[error("header {header:?} carries a secret, and {url:?} is plain http to a host that is not this machine; use https (plain http is allowed only to localhost)")]
+    CleartextSecret {
+        /// The header.
+        header: String,
+        /// The URL, escaped.
+        url: String,
+    },
+    /// A binding is not `provider:NAME` or `server:SERVER/NAME`.
+    #[error("{0:?} is not a secret binding; use provider:NAME or server:SERVER/NAME")]
+    BadBinding(String),
 }
 
 impl ServerSpec {
@@ -178,24 +241,60 @@ impl ServerSpec {
                 }
             }
             TransportSpec::Http(h) => {
-                validate_url(&h.url)?;
+                let url = validate_url(&h.url)?;
                 check_values(&h.headers, is_header_name, SpecError::BadHeaderName)?;
+                // SP-10: a secret never crosses the network in clear text.
+                if url.scheme() == "http" && !is_loopback(&url) {
+                    if let Some(v) = h
+                        .headers
+                        .iter()
+                        .find(|v| !matches!(v.value, ValueSource::Plain(_)))
+                    {
+                        return Err(SpecError::CleartextSecret {
+                            header: v.name.clone(),
+                            url: escape::escape_for_display(&h.url),
+                        });
+                    }
+                }
             }
         }
         Ok(())
     }
 
-    /// The secrets this spec refers to.
-    pub fn secret_refs(&self) -> Vec<&SecretName> {
-        let values = match &self.transport {
+    /// The env vars (stdio) or headers (HTTP).
+    pub fn values(&self) -> &[NamedValue] {
+        match &self.transport {
             TransportSpec::Stdio(s) => &s.env,
             TransportSpec::Http(h) => &h.headers,
-        };
-        values
+        }
+    }
+
+    /// The env vars (stdio) or headers (HTTP), to change.
+    pub fn values_mut(&mut self) -> &mut Vec<NamedValue> {
+        match &mut self.transport {
+            TransportSpec::Stdio(s) => &mut s.env,
+            TransportSpec::Http(h) => &mut h.headers,
+        }
+    }
+
+    /// The secrets of the server's own namespace this spec refers to.
+    pub fn secret_refs(&self) -> Vec<&SecretName> {
+        self.values()
             .iter()
             .filter_map(|v| match &v.value {
                 ValueSource::Secret(n) => Some(n),
-                ValueSource::Plain(_) => None,
+                ValueSource::Plain(_) | ValueSource::Bound(_) => None,
+            })
+            .collect()
+    }
+
+    /// The secrets of other namespaces the person bound, by field.
+    pub fn bindings(&self) -> Vec<(&str, &Binding)> {
+        self.values()
+            .iter()
+            .filter_map(|v| match &v.value {
+                ValueSource::Bound(b) => Some((v.name.as_str(), b)),
+                _ => None,
             })
             .collect()
     }
@@ -254,6 +353,17 @@ pub fn is_header_name(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Whether a URL's host is this machine (`localhost`, 127.0.0.0/8, `::1`): the only place a
+/// secret may go over plain http.
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
 }
 
 /// Checks that `url` is an absolute http(s) URL with a host.
@@ -334,6 +444,66 @@ mod tests {
         assert!(validate_url("javascript:alert(1)").is_err());
         assert!(validate_url("https://user:pw@example.com/").is_err());
         assert!(validate_url("not a url").is_err());
+    }
+
+    fn http(url: &str, value: &str) -> ServerSpec {
+        ServerSpec {
+            id: ServerId::new("r").unwrap(),
+            transport: TransportSpec::Http(HttpSpec {
+                url: url.into(),
+                headers: vec![nv("Authorization", value)],
+            }),
+            enabled: true,
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    #[test]
+    fn secret_headers_never_go_over_cleartext_except_to_loopback() {
+        for ok in [
+            "https://example.com/mcp",
+            "http://127.0.0.1:9/mcp",
+            "http://127.8.0.1/mcp",
+            "http://localhost:3000/mcp",
+            "http://[::1]:3000/mcp",
+        ] {
+            assert_eq!(http(ok, "secret:t").validate(), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://example.com/mcp",
+            "http://10.0.0.5/mcp",
+            "http://localhost.evil.com/",
+        ] {
+            assert!(
+                matches!(
+                    http(bad, "secret:t").validate(),
+                    Err(SpecError::CleartextSecret { .. })
+                ),
+                "{bad}"
+            );
+            assert_eq!(http(bad, "plain").validate(), Ok(()), "{bad}");
+        }
+        let mut bound = http("http://example.com/", "x");
+        bound.values_mut()[0].value =
+            ValueSource::Bound(Binding::parse("provider:openai").unwrap());
+        assert!(bound.validate().is_err());
+    }
+
+    #[test]
+    fn bindings_parse_and_print() {
+        for s in ["provider:openai", "server:github/token"] {
+            assert_eq!(Binding::parse(s).unwrap().to_string(), s);
+        }
+        for bad in [
+            "openai",
+            "provider:",
+            "server:x",
+            "server:x/y/z",
+            "secret:x",
+            "provider:a:b",
+        ] {
+            assert!(Binding::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -140,6 +140,21 @@ impl Host {
         }
     }
 
+    /// Records a governance change made by a person (AP-09): `server` goes in the context,
+    /// `detail` holds names and settings, never a secret value (it is redacted anyway).
+    pub(crate) async fn audit_config(
+        &self,
+        change: crate::approval::audit::ConfigChange,
+        server: Option<&crate::ids::ServerId>,
+        detail: serde_json::Value,
+    ) {
+        let ctx = AuditContext {
+            server: server.cloned(),
+            ..AuditContext::default()
+        };
+        self.audit(AuditEvent::Config { change, detail }, ctx).await;
+    }
+
     /// Queues an event without waiting for the disk: for what happened after the fact (a
     /// call's end), where the caller must not be slowed down. Readers flush first.
     pub(super) fn audit_later(&self, event: AuditEvent, ctx: AuditContext) {

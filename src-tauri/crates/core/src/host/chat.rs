@@ -15,8 +15,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Host, HostError};
+use crate::approval::AllowedBy;
 use crate::chat::{compact, run_turn, ChatEvent, HostTools, ToolRunner, TurnConfig, TurnEnd};
-use crate::ids::{ConversationId, MessageId, ProviderName, ToolCallRecordId};
+use crate::ids::{ConversationId, MessageId, ProviderName, RunId, ServerId, ToolCallRecordId};
 use crate::llm::{Message, Part, Role, StopReason, Usage};
 use crate::store::{
     ApprovalDecision, DecidedBy, MessageEnd, MessageStatus, NewSummary, NewToolCall, StoreError,
@@ -68,6 +69,12 @@ pub struct SendRequest {
     pub input: TurnInput,
     /// Model calls per turn at most.
     pub max_steps: Option<usize>,
+    /// The servers a person brought something from into this message (an attached resource,
+    /// a prompt run as a slash command): the conversation's data flow counts them (AP-04).
+    pub attached: Vec<ServerId>,
+    /// The run this turn belongs to ([`Host::open_run`]); [`Host::cancel_run`] stops it,
+    /// keeping what arrived. Without one the turn cannot be stopped from outside.
+    pub run: Option<RunId>,
 }
 
 /// How a send ended.
@@ -96,8 +103,12 @@ impl Host {
         &self,
         req: SendRequest,
         events: mpsc::UnboundedSender<ChatEvent>,
-        cancel: CancellationToken,
     ) -> Result<SendOutcome, HostError> {
+        let run = self.claim_run(req.run.as_ref(), None)?;
+        let cancel = run.cancel.clone();
+        for s in &req.attached {
+            self.server(s).await?;
+        }
         let (provider, view) = self.provider(&req.provider).await?;
         let model =
             req.model
@@ -135,7 +146,11 @@ impl Host {
                 ))
             }
         };
-        // Committed before the provider is called: a crash from here on loses no input.
+        // Committed before the provider is called: a crash from here on loses no input. What
+        // the message brings from servers counts in the conversation's flow from now on.
+        store
+            .add_conversation_sources(conversation.as_str(), &req.attached)
+            .await?;
         let mut begun = None;
         match req.input {
             TurnInput::Message(parts) => {
@@ -186,7 +201,7 @@ impl Host {
             }
         }
 
-        let tools = HostTools::load(self, conversation.as_str()).await?;
+        let tools = HostTools::load(self, &conversation).await?;
         let mut cfg = TurnConfig::new(model.clone());
         if let Some(n) = req.max_steps {
             cfg.max_steps = n;
@@ -478,14 +493,22 @@ impl Writer<'_> {
                             .as_ref()
                             .map(|a| format!("approved with edited arguments: {a}"));
                         let by = match allowed_by {
-                            Some(id) if id.starts_with("grant-") => DecidedBy::Grant {
+                            Some(AllowedBy::Grant(id)) => DecidedBy::Grant {
                                 grant_id: id.clone(),
                             },
                             Some(_) => DecidedBy::Policy,
                             None => DecidedBy::User,
                         };
                         let reason = match (allowed_by, edited) {
-                            (Some(id), _) => Some(format!("allowed by the policy rule {id}")),
+                            (Some(AllowedBy::Grant(id)), _) => {
+                                Some(format!("allowed by the grant {id}"))
+                            }
+                            (Some(AllowedBy::Rule(id)), _) => {
+                                Some(format!("allowed by the policy rule {id}"))
+                            }
+                            (Some(AllowedBy::Default), _) => {
+                                Some("allowed by the policy's default".into())
+                            }
                             (None, edited) => edited,
                         };
                         store

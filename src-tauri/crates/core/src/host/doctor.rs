@@ -10,10 +10,11 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::servers::{endpoint_for, TrustState};
+use super::servers::endpoint_for;
+use super::trust::TrustState;
 use super::{Host, HostError};
 use crate::config::launch::LaunchPlan;
-use crate::config::{TransportSpec, ValueSource};
+use crate::config::TransportSpec;
 use crate::ids::ServerId;
 use crate::mcp::connection::{ConnectOptions, Connection};
 use crate::mcp::logs::ServerLogs;
@@ -153,34 +154,28 @@ impl Host {
         } else if let Ok(plan) = LaunchPlan::resolve(&spec, self.data_dir(), &search) {
             report.plan = Some(plan.consent_lines());
         }
-        let values = match &spec.transport {
-            TransportSpec::Stdio(s) => &s.env,
-            TransportSpec::Http(h) => &h.headers,
-        };
-        for v in values {
-            if let ValueSource::Secret(name) = &v.value {
-                match self.inner.secrets.is_set(name.clone()).await {
-                    Ok(true) => {
-                        report
-                            .checks
-                            .push(check(&format!("secret {name}"), CheckLevel::Ok, "set"))
-                    }
-                    Ok(false) => {
-                        report.checks.push(check(
-                            &format!("secret {name}"),
-                            CheckLevel::Fail,
-                            format!("not set; run `switchboard secret set {name}`"),
-                        ));
-                        return Ok(report);
-                    }
-                    Err(e) => {
-                        report.checks.push(check(
-                            &format!("secret {name}"),
-                            CheckLevel::Fail,
-                            e.to_string(),
-                        ));
-                        return Ok(report);
-                    }
+        for v in spec.values() {
+            let Some(key) = super::servers::key_of(id, &v.value) else {
+                continue;
+            };
+            let name = format!("secret {}", v.name);
+            match self.inner.secrets.is_set(key.clone()).await {
+                Ok(true) => report
+                    .checks
+                    .push(check(&name, CheckLevel::Ok, format!("{key}: set"))),
+                Ok(false) => {
+                    report.checks.push(check(
+                        &name,
+                        CheckLevel::Fail,
+                        format!("{key} is not set; run `{}`", key.how_to_set()),
+                    ));
+                    return Ok(report);
+                }
+                Err(e) => {
+                    report
+                        .checks
+                        .push(check(&name, CheckLevel::Fail, e.to_string()));
+                    return Ok(report);
                 }
             }
         }
@@ -191,11 +186,6 @@ impl Host {
                     .checks
                     .push(check("approval", CheckLevel::Ok, "approved"))
             }
-            TrustState::NotRequired => report.checks.push(check(
-                "approval",
-                CheckLevel::Ok,
-                "remote server: nothing runs locally",
-            )),
             TrustState::NotApproved | TrustState::Changed => {
                 let why = if view.state == TrustState::Changed {
                     "what it would run changed since it was approved"

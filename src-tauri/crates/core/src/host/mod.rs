@@ -12,13 +12,19 @@
 mod audit;
 mod chat;
 mod doctor;
+mod history;
 mod ops;
 mod pins;
 mod policy;
 mod providers;
 mod requests;
+mod run;
+mod runs;
+mod secret_layout;
+mod server_secrets;
 mod servers;
 mod transfer;
+mod trust;
 mod usage;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -30,20 +36,25 @@ use tokio::sync::{broadcast, OnceCell};
 
 pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use doctor::{Check, CheckLevel, DoctorReport};
-pub use ops::{CallOptions, ServerCatalog, Started};
+pub use history::no_conversation;
+pub use ops::ServerCatalog;
 pub use pins::{Held, PinReview, ToolFindings};
 pub use policy::tool_digest;
 pub use providers::ProviderView;
-pub use requests::SAMPLING_PER_HOUR;
-pub use servers::{ServerView, TrustState, TrustView};
+pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
+pub use run::{CallOptions, Started};
+pub use server_secrets::ValueStatus;
+pub use servers::{AddOptions, AddOutcome, ServerView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
+pub use trust::{FieldBinding, TrustState, TrustView};
 pub use usage::{CostReport, ModelCost};
 
 use crate::approval::questions::PendingQuestions;
 use crate::approval::{ApprovalError, PendingApprovals};
+use crate::config::escape::ServerText;
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
-use crate::ids::ServerId;
+use crate::ids::{ConversationId, ServerId};
 use crate::mcp::supervisor::{ServerHandle, SupervisorConfig};
 use crate::mcp::McpError;
 use crate::secrets::{SecretError, Secrets};
@@ -87,7 +98,7 @@ pub enum HostError {
     TrustRace(ServerId),
     /// A tool is new or changed since the person approved the server's tools (TD-02); it is
     /// not offered or run until they review it.
-    #[error("the tool {tool} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", held_what(*.reason))]
+    #[error("the tool {} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", ServerText(.tool), held_what(*.reason))]
     Held {
         /// The server.
         server: ServerId,
@@ -102,15 +113,40 @@ pub enum HostError {
     /// An import file could not be read.
     #[error(transparent)]
     Import(#[from] crate::config::import::ImportError),
+    /// A secret is already stored where an add, an import or `secret set` would write; nothing
+    /// was changed (SE-04: nothing overwrites a secret without the person confirming).
+    #[error("{0} is already stored, and nothing was changed; replace it only if you mean to (`--replace-secrets` for add and import, `--replace` for `secret set`, or confirm in the app)")]
+    SecretExists(crate::secrets::SecretKey),
+    /// A server config refers to a secret outside the server's own namespace (SE-04).
+    #[error("{field} of {server} refers to {binding}, which is not {server}'s own secret; a server may only use another secret if you bind it when you approve the server: `switchboard server trust {server} --bind {field}={binding}`")]
+    CrossReference {
+        /// The server.
+        server: ServerId,
+        /// The env var or header.
+        field: String,
+        /// What it refers to.
+        binding: crate::config::Binding,
+    },
     /// An approval answer was refused.
     #[error(transparent)]
     Approval(#[from] ApprovalError),
-    /// The user or the policy refused a tool call.
-    #[error("the call to {tool} on {server} was denied: {reason}")]
+    /// A prompt is new or changed since the person approved the server's surface (TD-02):
+    /// it is not expanded, nor its arguments completed, until they review it.
+    #[error("the prompt {} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", ServerText(.prompt), held_what(*.reason))]
+    HeldPrompt {
+        /// The server.
+        server: ServerId,
+        /// The prompt.
+        prompt: String,
+        /// New or changed.
+        reason: crate::approval::pins::HoldReason,
+    },
+    /// The user or the policy refused a request (a tool call, a read, a prompt).
+    #[error("the request for {} on {server} was denied: {reason}", ServerText(.tool))]
     Denied {
         /// The server.
         server: ServerId,
-        /// The tool.
+        /// The tool or prompt, or the resource's URI.
         tool: String,
         /// Why.
         reason: String,
@@ -219,7 +255,7 @@ impl HostBuilder {
             let _ = search.set(s);
         }
         let (events, _) = broadcast::channel(1024);
-        Ok(Host {
+        let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
                 store,
@@ -233,15 +269,19 @@ impl HostBuilder {
                 pins: pins::PinGate::default(),
                 approvals: PendingApprovals::new(events.clone()),
                 questions: PendingQuestions::new(events.clone()),
-                sampling: requests::SamplingLog::default(),
+                sampling: requests::RequestGate::sampling(),
+                elicitations: requests::RequestGate::elicitation(),
                 browser: self.browser,
                 audit,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 http: reqwest::Client::new(),
+                runs: runs::Runs::default(),
                 events,
             }),
-        })
+        };
+        secret_layout::migrate(&host).await;
+        Ok(host)
     }
 }
 
@@ -272,7 +312,9 @@ pub(crate) struct Inner {
     /// What servers ask the person, and results held for review.
     questions: PendingQuestions,
     /// Sampling requests run per server (AP-08 rate limit).
-    sampling: requests::SamplingLog,
+    sampling: requests::RequestGate,
+    /// Elicitations per server: a few waiting at once, a limit per hour (RL-12).
+    elicitations: requests::RequestGate,
     /// The program that opens URLs, when not the system browser.
     browser: Option<PathBuf>,
     /// The queue in front of the audit table (group commit).
@@ -280,9 +322,11 @@ pub(crate) struct Inner {
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
-    flows: Mutex<HashMap<String, crate::approval::Flow>>,
+    flows: Mutex<HashMap<ConversationId, crate::approval::Flow>>,
     /// One HTTP client for every model provider (connection reuse).
     http: reqwest::Client,
+    /// Runs a shell can stop, by the ids the host minted.
+    runs: runs::Runs,
 }
 
 /// The host. Cheap to clone.
@@ -308,7 +352,7 @@ impl Inner {
         self.disabled.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn flows(&self) -> MutexGuard<'_, HashMap<String, crate::approval::Flow>> {
+    fn flows(&self) -> MutexGuard<'_, HashMap<ConversationId, crate::approval::Flow>> {
         self.flows.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -331,16 +375,6 @@ impl Host {
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
         &self.inner.data_dir
-    }
-
-    /// The database.
-    pub fn store(&self) -> &Store {
-        &self.inner.store
-    }
-
-    /// The secret store.
-    pub fn secrets(&self) -> &Secrets {
-        &self.inner.secrets
     }
 
     /// Subscribes to host events.

@@ -14,8 +14,11 @@
 //!   `HostTools::load` leave them out of what a model sees.
 //! - `system_prompt` leaves out instructions that changed since they were approved.
 //!
-//! Prompts and resource templates are pinned and shown for review but not blocked: a person
-//! picks them by hand, and no model reads them on its own.
+//! - `host::run` refuses to expand a held prompt or complete its arguments: a prompt's
+//!   messages go into conversations (a slash command), so a changed one waits like a tool.
+//!
+//! Resource templates are pinned and shown for review but reads are not blocked: a person
+//! picks a resource by hand and sees it before it goes anywhere.
 //!
 //! # When a pin is made
 //! A server with no pin is pinned when its catalog is first seen while it is `Running` (so the
@@ -73,7 +76,7 @@ impl PinGate {
 /// One item waiting for review.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Held {
-    /// Its kind (tools and instructions are held back; prompts and templates only flagged).
+    /// Its kind (tools, prompts and instructions are held back; templates only flagged).
     pub kind: ItemKind,
     /// Its name (empty for instructions).
     pub name: String,
@@ -249,6 +252,16 @@ impl Host {
         tool: &str,
     ) -> Result<Option<HoldReason>, HostError> {
         Ok(self.gate(id, catalog).await?.assessment.tool(tool))
+    }
+
+    /// Why a prompt of `catalog` is held for review, if it is (for `host::run`).
+    pub(super) async fn held_prompt(
+        &self,
+        id: &ServerId,
+        catalog: &CatalogSnapshot,
+        prompt: &str,
+    ) -> Result<Option<HoldReason>, HostError> {
+        Ok(self.gate(id, catalog).await?.assessment.prompt(prompt))
     }
 
     /// `off` plus the tools of the server's current catalog that are held (for

@@ -8,12 +8,12 @@
 use std::collections::HashMap;
 
 use super::{Host, HostError};
-use crate::approval::audit::{Actor, AuditContext, AuditEvent, GrantChange};
+use crate::approval::audit::{Actor, AuditContext, AuditEvent, ConfigChange, GrantChange};
 use crate::approval::{
-    decide, Call, Condition, Context, Decision, Effect, Flow, Origin, Policy, PolicyFile, Rule,
-    Scope, Source,
+    decide, Call, Condition, Context, Decision, Effect, Flow, On, Origin, Policy, PolicyFile,
+    RequestKind, Rule, Scope, Source, GRANT_PREFIX,
 };
-use crate::ids::{ServerId, ToolRef};
+use crate::ids::{ConversationId, ServerId, ToolRef};
 use crate::mcp::catalog::ToolInfo;
 use crate::store::{ServerTag, StoreError};
 
@@ -26,9 +26,8 @@ fn rule_error(e: crate::approval::RuleError) -> HostError {
 }
 
 impl Host {
-    /// Decides a call: gathers the context and runs the policy.
-    /// Decides a call; the flag says whether an allowing rule has a limit (so its hit must be
-    /// counted).
+    /// Decides a request: gathers the context and runs the policy. The flag says whether an
+    /// allowing rule has a limit (so its hit must be counted).
     pub(super) async fn decide_call(
         &self,
         call: &Call<'_>,
@@ -41,17 +40,14 @@ impl Host {
             .into_iter()
             .map(|r| r.rule)
             .collect();
-        let tags = store.server_tags(&call.tool.server).await?;
-        let conversation = match call.origin {
-            Origin::Model { conversation } => Some(conversation.as_str()),
-            Origin::Manual => None,
-        };
+        let tags = store.server_tags(call.server).await?;
+        let conversation = call.origin.conversation();
         let now = crate::store::now_ms();
         let mut counts = HashMap::new();
         for r in rules.iter().filter(|r| r.effect == Effect::Allow) {
             let Some(limit) = r.limit else { continue };
             let scope = match limit.per.millis() {
-                None => (None, Some(conversation)),
+                None => (None, Some(conversation.map(ConversationId::as_str))),
                 Some(ms) => (Some(now - ms), None),
             };
             counts.insert(
@@ -60,10 +56,6 @@ impl Host {
             );
         }
         let digest = info.map(tool_digest);
-        let claims_open_world = info
-            .and_then(|t| t.annotations.as_ref())
-            .and_then(|a| a.open_world_hint)
-            .unwrap_or(false);
         let home = dirs::home_dir();
         let ctx = Context {
             trusted_server: tags.contains(&ServerTag::Trusted),
@@ -80,16 +72,16 @@ impl Host {
                 }
                 None => Flow::default(),
             },
-            can_exfiltrate: tags.contains(&ServerTag::External) || claims_open_world,
+            can_exfiltrate: call.kind == RequestKind::Tool
+                && (tags.contains(&ServerTag::External) || call.claims.open_world),
             home: home.as_deref(),
         };
         let policy = Policy { rules };
         let decision = decide(&policy, call, &ctx);
         let limited = match &decision {
-            Decision::Allow { rule } => policy
-                .rules
-                .iter()
-                .any(|r| &r.id == rule && r.limit.is_some()),
+            Decision::Allow { by } => by
+                .id()
+                .is_some_and(|id| policy.rules.iter().any(|r| r.id == id && r.limit.is_some())),
             _ => false,
         };
         Ok((decision, limited))
@@ -97,8 +89,12 @@ impl Host {
 
     /// What the conversation's finished tool calls brought in (AP-04): private data from a
     /// server tagged so, untrusted content from a server tagged so.
-    async fn flow(&self, conversation: &str) -> Result<Flow, HostError> {
-        let tags = self.inner.store.tags_of_servers_used(conversation).await?;
+    async fn flow(&self, conversation: &ConversationId) -> Result<Flow, HostError> {
+        let tags = self
+            .inner
+            .store
+            .tags_of_servers_used(conversation.as_str())
+            .await?;
         Ok(Flow {
             private_read: tags.contains(&ServerTag::PrivateData),
             untrusted_ingested: tags.contains(&ServerTag::UntrustedContent),
@@ -107,7 +103,7 @@ impl Host {
 
     /// Notes what a finished call of `server` brought into `conversation`, at once: the store
     /// learns of it a little later, and the next call of the same turn must not miss it.
-    pub(super) async fn note_flow(&self, conversation: &str, server: &ServerId) {
+    pub(super) async fn note_flow(&self, conversation: &ConversationId, server: &ServerId) {
         let tags = match self.inner.store.server_tags(server).await {
             Ok(t) => t,
             Err(e) => {
@@ -116,17 +112,14 @@ impl Host {
             }
         };
         let mut flows = self.inner.flows();
-        let f = flows.entry(conversation.to_owned()).or_default();
+        let f = flows.entry(conversation.clone()).or_default();
         f.private_read |= tags.contains(&ServerTag::PrivateData);
         f.untrusted_ingested |= tags.contains(&ServerTag::UntrustedContent);
     }
 
     /// Records that `rule` let a call through (for its limit).
     pub(super) async fn rule_hit(&self, rule: &str, origin: &Origin) {
-        let conversation = match origin {
-            Origin::Model { conversation } => Some(conversation.as_str()),
-            Origin::Manual => None,
-        };
+        let conversation = origin.conversation().map(ConversationId::as_str);
         if let Err(e) = self.inner.store.record_rule_hit(rule, conversation).await {
             tracing::warn!(rule, error = %e, "could not record a rule hit; its limit may undercount");
         }
@@ -145,12 +138,12 @@ impl Host {
             (Scope::Once, _) => return Ok(None),
             (Scope::Conversation, Origin::Model { conversation }) => Some(conversation.clone()),
             // A conversation grant for a run by hand has no conversation to be bound to.
-            (Scope::Conversation, Origin::Manual) => return Ok(None),
+            (Scope::Conversation, Origin::Manual | Origin::Attach { .. }) => return Ok(None),
             (Scope::Always, _) => None,
         };
         let Some(info) = info else { return Ok(None) };
         let suffix: String = hex::encode(rand::random::<[u8; 3]>());
-        let id: String = format!("grant-{}-{}", tool.server, tool.tool)
+        let id: String = format!("{GRANT_PREFIX}{}-{}", tool.server, tool.tool)
             .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
@@ -167,6 +160,7 @@ impl Host {
             id: id.clone(),
             effect: Effect::Allow,
             server: tool.server.to_string(),
+            on: On::Tool,
             tool: glob_literal(&tool.tool),
             origin: None,
             note: Some(match (&conversation, constraints.is_empty()) {
@@ -228,8 +222,16 @@ impl Host {
 
     /// Removes a rule or revokes a grant.
     pub async fn remove_policy_rule(&self, id: &str) -> Result<(), HostError> {
+        // What was removed is told by the rule's source, never by its name.
+        let was_grant = self
+            .inner
+            .store
+            .policy_rules()
+            .await?
+            .iter()
+            .any(|r| r.rule.id == id && matches!(r.rule.source, Source::Grant { .. }));
         if self.inner.store.delete_rule(id).await? {
-            if id.starts_with("grant-") {
+            if was_grant {
                 self.audit(
                     AuditEvent::Grant {
                         change: GrantChange::Revoked,
@@ -310,7 +312,14 @@ impl Host {
         if self.inner.store.get_server(server).await?.is_none() {
             return Err(HostError::UnknownServer(server.to_string()));
         }
-        Ok(self.inner.store.set_server_tags(server, tags).await?)
+        self.inner.store.set_server_tags(server, tags).await?;
+        self.audit_config(
+            ConfigChange::Tags,
+            Some(server),
+            serde_json::json!({ "tags": tags }),
+        )
+        .await;
+        Ok(())
     }
 }
 

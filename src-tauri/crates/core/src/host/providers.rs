@@ -1,11 +1,17 @@
 //! Model providers the user configured: the row in SQLite (profile, base URL, default model)
-//! and the API key in the OS keyring under `provider.<name>` (SE-01). Nothing returned here
-//! carries a key; [`Host::provider`] reads it only to build the client.
+//! and the API key in the OS keyring in the provider namespace, `provider:<name>` (SE-01,
+//! SE-04): no server name or secret name can reach it; a server uses a provider key only
+//! through a binding the person makes when approving that server. Nothing returned here carries
+//! a key; [`Host::provider`] reads it only to build the client. Every change is audited by name.
+
+use serde_json::json;
 
 use super::{Host, HostError};
-use crate::ids::{ProviderName, SecretName};
+use crate::approval::audit::ConfigChange;
+use crate::ids::ProviderName;
 use crate::llm::{profile, Profile, Provider, PROFILES};
 use crate::redact::Secret;
+use crate::secrets::SecretKey;
 use crate::store::{ProviderRecord, StoreError};
 
 /// A configured provider as shells show it.
@@ -25,11 +31,8 @@ pub struct ProviderView {
     pub context_window: Option<u32>,
 }
 
-fn key_name(name: &ProviderName) -> Result<SecretName, HostError> {
-    SecretName::new(format!("provider.{name}")).map_err(|e| HostError::Provider {
-        name: name.to_string(),
-        reason: e.to_string(),
-    })
+fn key_name(name: &ProviderName) -> SecretKey {
+    SecretKey::Provider(name.clone())
 }
 
 fn known_profile(id: &str) -> Result<&'static Profile, HostError> {
@@ -73,6 +76,13 @@ impl Host {
                 });
             }
         }
+        let detail = json!({
+            "provider": name,
+            "kind": p.id,
+            "base_url": base_url,
+            "model": model,
+            "context_window": context_window,
+        });
         self.inner
             .store
             .insert_provider(&ProviderRecord {
@@ -89,7 +99,10 @@ impl Host {
                     reason: "a provider with this name exists".into(),
                 },
                 other => other.into(),
-            })
+            })?;
+        self.audit_config(ConfigChange::ProviderSaved, None, detail)
+            .await;
+        Ok(())
     }
 
     /// Every configured provider with its key status.
@@ -106,7 +119,7 @@ impl Host {
         let key_set = self
             .inner
             .secrets
-            .is_set(key_name(&r.name)?)
+            .is_set(key_name(&r.name))
             .await
             .unwrap_or(false);
         Ok(ProviderView {
@@ -137,19 +150,42 @@ impl Host {
     /// Removes a provider and its key.
     pub async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
         self.provider_record(name).await?;
-        let _ = self.inner.secrets.delete(key_name(name)?).await;
+        let key_deleted = self.inner.secrets.delete(key_name(name)).await.is_ok();
         self.inner.store.delete_provider(name).await?;
+        self.audit_config(
+            ConfigChange::ProviderRemoved,
+            None,
+            json!({ "provider": name, "key_deleted": key_deleted }),
+        )
+        .await;
         Ok(())
     }
 
-    /// Stores a provider's API key in the keyring.
+    /// Stores (or replaces: setting a provider's key is always the person's explicit act) a
+    /// provider's API key in the keyring.
     pub async fn set_provider_key(
         &self,
         name: &ProviderName,
         key: Secret,
     ) -> Result<(), HostError> {
         self.provider_record(name).await?;
-        Ok(self.inner.secrets.set(key_name(name)?, key).await?)
+        self.inner.secrets.set(key_name(name), key).await?;
+        self.audit_config(ConfigChange::SecretSet, None, json!({ "provider": name }))
+            .await;
+        Ok(())
+    }
+
+    /// Deletes a provider's API key; the provider stays.
+    pub async fn delete_provider_key(&self, name: &ProviderName) -> Result<(), HostError> {
+        self.provider_record(name).await?;
+        self.inner.secrets.delete(key_name(name)).await?;
+        self.audit_config(
+            ConfigChange::SecretDeleted,
+            None,
+            json!({ "provider": name }),
+        )
+        .await;
+        Ok(())
     }
 
     /// A client for a configured provider, with its default model.
@@ -160,7 +196,7 @@ impl Host {
         let r = self.provider_record(name).await?;
         let view = self.view(r.clone()).await?;
         let key = if view.key_set {
-            Some(self.inner.secrets.get(key_name(name)?).await?)
+            Some(self.inner.secrets.get(key_name(name)).await?)
         } else {
             None
         };

@@ -8,6 +8,10 @@
 //! redacted. Sampling runs only after a person approved the (editable) prompt and picked the
 //! provider and model, and returns only the response the person let through; at most one
 //! sampling request per server waits at a time, and at most [`SAMPLING_PER_HOUR`] run per hour.
+//! Elicitation is bounded the same way (RL-12): at most [`ELICITATIONS_WAITING`] of a server's
+//! questions wait at once and [`ELICITATIONS_PER_HOUR`] are asked per hour; past that a request
+//! is declined at once, unseen, with a note in the server's log, so a server cannot bury the
+//! person in forms.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -36,59 +40,94 @@ use crate::store::{ResultReview as ReviewSetting, ServerTag};
 
 /// Sampling requests one server may have run per hour.
 pub const SAMPLING_PER_HOUR: usize = 30;
+/// Elicitations (forms and URLs) of one server that may wait for the person at once.
+pub const ELICITATIONS_WAITING: usize = 3;
+/// Elicitations one server may put to the person per hour.
+pub const ELICITATIONS_PER_HOUR: usize = 30;
 /// The longest a sampling completion may take.
 const SAMPLING_TIMEOUT: Duration = Duration::from_secs(300);
 /// Characters of a sampling response kept in the audit log.
 const AUDIT_RESPONSE_MAX: usize = 2_000;
 
-/// Per server: sampling requests started in the last hour, and whether one is in flight.
+/// Per server: requests started in the last hour, and how many are in flight.
 #[derive(Debug, Default)]
-struct SamplingState {
+struct GateState {
     started: VecDeque<Instant>,
-    busy: bool,
+    in_flight: usize,
 }
 
-/// Sampling requests per server (AP-08's rate limit): one at a time, [`SAMPLING_PER_HOUR`] an
-/// hour.
-#[derive(Debug, Default)]
-pub(super) struct SamplingLog(Arc<Mutex<HashMap<ServerId, SamplingState>>>);
+/// Why a request was turned away before reaching the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// As many as allowed already wait.
+    Busy,
+    /// The hourly allowance is used up.
+    Hourly,
+}
 
-/// A server's sampling slot, released when dropped.
-pub(super) struct SamplingSlot {
-    log: Arc<Mutex<HashMap<ServerId, SamplingState>>>,
+/// Counts one kind of server request per server (RL-12, the spec's "SHOULD rate limit"): at
+/// most `in_flight` waiting at once and `per_hour` started per hour, so a server cannot bury
+/// the person in questions. A refused request is answered at once and never shown.
+#[derive(Debug)]
+pub(super) struct RequestGate {
+    in_flight: usize,
+    per_hour: usize,
+    state: Arc<Mutex<HashMap<ServerId, GateState>>>,
+}
+
+/// A server's place in a [`RequestGate`], given back when dropped.
+pub(super) struct GateSlot {
+    state: Arc<Mutex<HashMap<ServerId, GateState>>>,
     server: ServerId,
 }
 
-impl Drop for SamplingSlot {
+impl Drop for GateSlot {
     fn drop(&mut self) {
-        let mut map = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(state) = map.get_mut(&self.server) {
-            state.busy = false;
+            state.in_flight = state.in_flight.saturating_sub(1);
         }
     }
 }
 
-impl SamplingLog {
-    /// Takes the slot for `server` (checking and claiming in one step), or says why not.
-    fn take(&self, server: &ServerId) -> Result<SamplingSlot, String> {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+impl RequestGate {
+    fn new(in_flight: usize, per_hour: usize) -> Self {
+        Self {
+            in_flight,
+            per_hour,
+            state: Arc::default(),
+        }
+    }
+
+    /// Sampling (AP-08): one at a time, [`SAMPLING_PER_HOUR`] an hour.
+    pub(super) fn sampling() -> Self {
+        Self::new(1, SAMPLING_PER_HOUR)
+    }
+
+    /// Elicitation (AP-07): [`ELICITATIONS_WAITING`] at a time, [`ELICITATIONS_PER_HOUR`] an
+    /// hour.
+    pub(super) fn elicitation() -> Self {
+        Self::new(ELICITATIONS_WAITING, ELICITATIONS_PER_HOUR)
+    }
+
+    /// Takes a slot for `server` (checking and claiming in one step), or says why not.
+    fn take(&self, server: &ServerId) -> Result<GateSlot, Refused> {
+        let mut map = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = map.entry(server.clone()).or_default();
-        if state.busy {
-            return Err("a sampling request of this server is already waiting for the user".into());
+        if state.in_flight >= self.in_flight {
+            return Err(Refused::Busy);
         }
         let hour = Duration::from_secs(3600);
         while state.started.front().is_some_and(|t| t.elapsed() > hour) {
             state.started.pop_front();
         }
-        if state.started.len() >= SAMPLING_PER_HOUR {
-            return Err(format!(
-                "rate limited: Switchboard lets a server sample a model at most {SAMPLING_PER_HOUR} times an hour"
-            ));
+        if state.started.len() >= self.per_hour {
+            return Err(Refused::Hourly);
         }
         state.started.push_back(Instant::now());
-        state.busy = true;
-        Ok(SamplingSlot {
-            log: Arc::clone(&self.0),
+        state.in_flight += 1;
+        Ok(GateSlot {
+            state: Arc::clone(&self.state),
             server: server.clone(),
         })
     }
@@ -178,8 +217,9 @@ impl Host {
     }
 
     /// What a person typed into credential-looking fields never reaches the server's
-    /// protocol trace or the process log: added to both redaction sets before the answer is
-    /// sent (and recorded).
+    /// protocol trace or the process log, in any form (JSON-escaped in the answer's message,
+    /// percent-encoded, ...): added to both redaction sets before the answer is sent (and
+    /// recorded).
     fn treat_as_secrets(
         &self,
         server: &ServerId,
@@ -188,25 +228,48 @@ impl Host {
     ) {
         let logs = self.handle(server).map(|h| h.logs().clone());
         for name in &form.sensitive {
-            if let Some(Value::String(v)) = content.get(name) {
-                let secret = crate::redact::Secret::new(v.clone());
-                crate::redact::register_for_logs(&secret);
-                if let Some(logs) = &logs {
-                    logs.add_secret(&secret);
-                }
+            let value = match content.get(name) {
+                Some(Value::String(v)) => v.clone(),
+                // A PIN typed into a number field is as secret as one typed as text.
+                Some(Value::Number(n)) => n.to_string(),
+                _ => continue,
+            };
+            let secret = crate::redact::Secret::new(value);
+            crate::redact::register_for_logs(&secret);
+            if let Some(logs) = &logs {
+                logs.add_secret(&secret);
             }
         }
     }
 
     async fn elicit(&self, server: ServerId, params: Value) -> ElicitationAnswer {
+        // Held until the person answered: it counts this question as waiting (RL-12).
+        let _slot = match self.inner.elicitations.take(&server) {
+            Ok(slot) => slot,
+            Err(why) => {
+                // Declined unseen, and only noted in the server's (bounded) log: an audit row
+                // or a warning per refusal would let a flood grow the database or fill the
+                // person's terminal, the very thing the limit prevents.
+                self.note(&server, &match why {
+                    Refused::Busy => format!(
+                        "declined an elicitation request unseen: {ELICITATIONS_WAITING} of this server's questions already wait for the user"
+                    ),
+                    Refused::Hourly => format!(
+                        "declined an elicitation request unseen: rate limited to {ELICITATIONS_PER_HOUR} questions an hour"
+                    ),
+                });
+                return ElicitationAnswer::Decline;
+            }
+        };
         let ctx = server_ctx(&server);
+        // Redacted before it is cut: half a secret would no longer be recognised.
         let message = |p: &Value| {
-            p.get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .chars()
-                .take(elicit::MESSAGE_MAX)
-                .collect::<String>()
+            crate::redact::redact_for_logs(
+                p.get("message").and_then(Value::as_str).unwrap_or_default(),
+            )
+            .chars()
+            .take(elicit::MESSAGE_MAX)
+            .collect::<String>()
         };
         let audit = |mode, message, url, reply, content| AuditEvent::Elicitation {
             mode,
@@ -219,10 +282,12 @@ impl Host {
             Err(e) => {
                 self.note(&server, &format!("declined an elicitation request: {e}"));
                 let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
-                let url = params
-                    .get("url")
-                    .and_then(Value::as_str)
-                    .map(|u| u.chars().take(300).collect());
+                let url = params.get("url").and_then(Value::as_str).map(|u| {
+                    crate::redact::redact_for_logs(u)
+                        .chars()
+                        .take(300)
+                        .collect()
+                });
                 let mode = if url_mode {
                     ElicitationMode::Url
                 } else {
@@ -311,7 +376,12 @@ impl Host {
                 model,
                 request_digest: request_digest.clone(),
                 edited,
-                response: response.map(|r| r.chars().take(AUDIT_RESPONSE_MAX).collect()),
+                response: response.map(|r| {
+                    crate::redact::redact_for_logs(r)
+                        .chars()
+                        .take(AUDIT_RESPONSE_MAX)
+                        .collect()
+                }),
             };
         let refuse = |why: String| {
             let (server, ctx, entry) = (
@@ -342,9 +412,19 @@ impl Host {
             )
             .await;
         }
-        if let Err(why) = self.inner.sampling.take(&server) {
-            return refuse(why).await;
-        }
+        let _slot = match self.inner.sampling.take(&server) {
+            Ok(slot) => slot,
+            Err(Refused::Busy) => {
+                return refuse(
+                    "a sampling request of this server is already waiting for the user".into(),
+                )
+                .await
+            }
+            Err(Refused::Hourly) => return refuse(format!(
+                "rate limited: Switchboard lets a server sample a model at most {SAMPLING_PER_HOUR} times an hour"
+            ))
+            .await,
+        };
         let reply = self
             .inner
             .questions
@@ -491,6 +571,12 @@ impl Host {
             }
         }
         self.inner.store.set_server_roots(server, &roots).await?;
+        self.audit_config(
+            crate::approval::audit::ConfigChange::Roots,
+            Some(server),
+            serde_json::json!({ "roots": roots.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>() }),
+        )
+        .await;
         if let Some(conn) = self.handle(server).and_then(|h| h.connection().ok()) {
             if let Err(e) = conn.roots_changed().await {
                 self.note(server, &format!("could not announce the new roots: {e}"));
@@ -512,7 +598,14 @@ impl Host {
         review: ReviewSetting,
     ) -> Result<(), HostError> {
         self.server(server).await?;
-        Ok(self.inner.store.set_result_review(server, review).await?)
+        self.inner.store.set_result_review(server, review).await?;
+        self.audit_config(
+            crate::approval::audit::ConfigChange::ResultReview,
+            Some(server),
+            serde_json::json!({ "results": review }),
+        )
+        .await;
+        Ok(())
     }
 
     /// Holds a tool result for the person before a model reads it, when the server's setting

@@ -1,52 +1,31 @@
-//! Server configuration, the trust gate, and starting and stopping supervisors.
+//! Server configuration, and starting and stopping supervisors.
+//!
+//! Adding or editing a server validates everything before anything is written: the spec, the
+//! name, that every secret it would store is free in the keyring (unless the person confirmed
+//! replacing it), and that it refers to no secret outside its own namespace. Only then are the
+//! secrets stored, then the spec. Plain values that look like credentials are moved to the
+//! server's own namespace on the way in (SE-01, SE-04). Every change is audited (AP-09).
 
 use std::sync::{Arc, Weak};
 
 use serde::Serialize;
+use serde_json::json;
 
+use super::trust::{resolve, trust_state, TrustState};
 use super::{Host, HostError, Inner};
-use crate::config::launch::{Fingerprint, LaunchPlan, ResolveError};
-use crate::config::{ServerSpec, TransportSpec, ValueSource};
+use crate::approval::audit::ConfigChange;
+use crate::config::credentials::seal;
+use crate::config::launch::LaunchPlan;
+use crate::config::{Binding, NamedValue, ServerSpec, TransportSpec, ValueSource};
 use crate::events::HostEvent;
-use crate::ids::ServerId;
+use crate::ids::{SecretName, ServerId};
 use crate::mcp::connection::Endpoint;
 use crate::mcp::framing::DEFAULT_MAX_MESSAGE;
 use crate::mcp::logs::ServerLogs;
 use crate::mcp::process::{child_env, ServerProcess};
 use crate::mcp::supervisor::{self, LaunchError, Launcher, ServerStatus, SupervisorConfig};
 use crate::redact::{Redactor, Secret};
-use crate::secrets::SecretError;
-
-/// Whether a server's current launch plan is approved.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrustState {
-    /// Approved, and unchanged since.
-    Trusted,
-    /// Never approved.
-    NotApproved,
-    /// Approved once, but what would run now differs.
-    Changed,
-    /// Remote servers run no local code; they need no launch approval.
-    NotRequired,
-}
-
-/// What a person is shown before approving a server (SP-01, SP-02).
-#[derive(Clone, Debug, Serialize)]
-pub struct TrustView {
-    /// The server.
-    pub server: ServerId,
-    /// What would run.
-    pub plan: LaunchPlan,
-    /// Labelled, escaped, untruncated lines.
-    pub lines: Vec<(String, String)>,
-    /// Dangerous patterns found.
-    pub warnings: Vec<String>,
-    /// The fingerprint to approve.
-    pub fingerprint: Fingerprint,
-    /// The current state.
-    pub state: TrustState,
-}
+use crate::secrets::{SecretError, SecretKey};
 
 /// A server as listed.
 #[derive(Clone, Debug, Serialize)]
@@ -55,6 +34,28 @@ pub struct ServerView {
     pub spec: ServerSpec,
     /// Its status in this process (`Stopped` if never started here).
     pub status: ServerStatus,
+}
+
+/// How to add or save a server.
+#[derive(Clone, Debug, Default)]
+pub struct AddOptions {
+    /// Values typed into secret fields, by env var or header name; they go to the server's own
+    /// namespace and replace whatever the spec held for that field.
+    pub secrets: Vec<(String, Secret)>,
+    /// The person confirmed replacing secrets that are already stored under the names this
+    /// server's values would get. Without it, such a collision stops the add before anything
+    /// is written.
+    pub replace_secrets: bool,
+}
+
+/// What adding or saving a server did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AddOutcome {
+    /// Plain values moved to the keyring because they look like credentials: (field, name of
+    /// the server's secret).
+    pub moved: Vec<(String, SecretName)>,
+    /// Every secret stored, by name in the server's namespace.
+    pub secrets_stored: Vec<SecretName>,
 }
 
 impl Host {
@@ -89,34 +90,180 @@ impl Host {
         })
     }
 
-    /// Adds a server. It is not started, and a stdio server will not start until trusted.
-    pub async fn add_server(&self, spec: ServerSpec) -> Result<(), HostError> {
-        spec.validate()?;
-        self.inner
-            .store
-            .insert_server(&spec)
-            .await
-            .map_err(|e| match e {
-                crate::store::StoreError::Exists(_) => HostError::ServerExists(spec.id.clone()),
-                other => other.into(),
-            })?;
-        let _ = self.inner.events.send(HostEvent::ServersChanged);
-        Ok(())
+    /// Adds a server. It is not started, and it will not start until trusted. Plain values
+    /// that look like credentials move to its own keyring namespace.
+    pub async fn add_server(&self, spec: ServerSpec) -> Result<AddOutcome, HostError> {
+        self.add_server_with(spec, AddOptions::default()).await
     }
 
-    /// Replaces a server's spec. A running server is restarted, which re-checks trust.
-    pub async fn update_server(&self, spec: ServerSpec) -> Result<(), HostError> {
-        spec.validate()?;
-        self.inner.store.update_server(&spec).await?;
+    /// Adds a server with typed secrets and options; see [`AddOptions`]. If it fails, nothing
+    /// was written.
+    pub async fn add_server_with(
+        &self,
+        spec: ServerSpec,
+        opts: AddOptions,
+    ) -> Result<AddOutcome, HostError> {
+        let (spec, secrets, moved) = self.prepare(spec, opts.secrets, None).await?;
+        if self.inner.store.get_server(&spec.id).await?.is_some() {
+            return Err(HostError::ServerExists(spec.id.clone()));
+        }
+        self.check_free(&spec.id, &secrets, &[], opts.replace_secrets)
+            .await?;
+        let outcome = self.insert_new(&spec, secrets, moved).await?;
+        self.audit_config(
+            ConfigChange::ServerAdded,
+            Some(&spec.id),
+            describe(&spec, &outcome),
+        )
+        .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
-        if let Some(h) = self.handle(&spec.id) {
-            h.restart().await;
+        Ok(outcome)
+    }
+
+    /// Seals and validates a spec: credentials moved, bindings refused unless `before` had
+    /// the same one for the field.
+    pub(super) async fn prepare(
+        &self,
+        spec: ServerSpec,
+        typed: Vec<(String, Secret)>,
+        before: Option<&ServerSpec>,
+    ) -> Result<
+        (
+            ServerSpec,
+            Vec<(SecretName, Secret)>,
+            Vec<(String, SecretName)>,
+        ),
+        HostError,
+    > {
+        let sealed = seal(spec, typed);
+        let spec = sealed.spec;
+        spec.validate()?;
+        refuse_new_bindings(&spec, before)?;
+        Ok((spec, sealed.secrets, sealed.moved))
+    }
+
+    /// Fails with [`HostError::SecretExists`] when one of `secrets` is stored already, unless
+    /// `replace`. Names in `own` (the server's existing references, on an edit) may be
+    /// replaced: the person typed a new value into that field.
+    pub(super) async fn check_free(
+        &self,
+        server: &ServerId,
+        secrets: &[(SecretName, Secret)],
+        own: &[&SecretName],
+        replace: bool,
+    ) -> Result<(), HostError> {
+        if replace {
+            return Ok(());
+        }
+        for (name, _) in secrets.iter().filter(|(n, _)| !own.contains(&n)) {
+            let key = SecretKey::server(server, name);
+            if self.inner.secrets.is_set(key.clone()).await? {
+                return Err(HostError::SecretExists(key));
+            }
         }
         Ok(())
     }
 
-    /// Removes a server: stops it, deletes its config, approval and saved logs.
+    /// Stores the secrets, then the spec; if the spec cannot be stored, the secrets written
+    /// are deleted again. Checks are the caller's.
+    pub(super) async fn insert_new(
+        &self,
+        spec: &ServerSpec,
+        secrets: Vec<(SecretName, Secret)>,
+        moved: Vec<(String, SecretName)>,
+    ) -> Result<AddOutcome, HostError> {
+        let stored = self.store_secrets(&spec.id, secrets).await?;
+        if let Err(e) = self.inner.store.insert_server(spec).await {
+            self.delete_secrets(&spec.id, stored.iter()).await;
+            return Err(match e {
+                crate::store::StoreError::Exists(_) => HostError::ServerExists(spec.id.clone()),
+                other => other.into(),
+            });
+        }
+        Ok(AddOutcome {
+            moved,
+            secrets_stored: stored,
+        })
+    }
+
+    async fn store_secrets(
+        &self,
+        server: &ServerId,
+        secrets: Vec<(SecretName, Secret)>,
+    ) -> Result<Vec<SecretName>, HostError> {
+        let mut stored = Vec::with_capacity(secrets.len());
+        for (name, value) in secrets {
+            let key = SecretKey::server(server, &name);
+            if let Err(e) = self.inner.secrets.set(key, value).await {
+                self.delete_secrets(server, stored.iter()).await;
+                return Err(e.into());
+            }
+            stored.push(name);
+        }
+        Ok(stored)
+    }
+
+    /// Deletes secrets of `server`'s namespace, best effort (a failure is logged): used to undo
+    /// and to clean up, where the caller's outcome does not depend on it.
+    pub(super) async fn delete_secrets(
+        &self,
+        server: &ServerId,
+        names: impl Iterator<Item = &SecretName>,
+    ) {
+        for name in names {
+            if let Err(e) = self
+                .inner
+                .secrets
+                .delete(SecretKey::server(server, name))
+                .await
+            {
+                tracing::warn!(server = %server, secret = %name, error = %e, "could not delete a server secret");
+            }
+        }
+    }
+
+    /// Replaces a server's spec. A running server is restarted, which re-checks trust.
+    pub async fn update_server(&self, spec: ServerSpec) -> Result<AddOutcome, HostError> {
+        self.update_server_with(spec, AddOptions::default()).await
+    }
+
+    /// Replaces a server's spec with typed secrets; see [`AddOptions`]. A binding the spec had
+    /// may stay on its field; no new one can be made here (only in the trust view). Secrets
+    /// of the server the new spec no longer uses are deleted.
+    pub async fn update_server_with(
+        &self,
+        spec: ServerSpec,
+        opts: AddOptions,
+    ) -> Result<AddOutcome, HostError> {
+        let before = self.server(&spec.id).await?;
+        let (spec, secrets, moved) = self.prepare(spec, opts.secrets, Some(&before)).await?;
+        let own = before.secret_refs();
+        self.check_free(&spec.id, &secrets, &own, opts.replace_secrets)
+            .await?;
+        let stored = self.store_secrets(&spec.id, secrets).await?;
+        self.inner.store.update_server(&spec).await?;
+        let still = spec.secret_refs();
+        let dropped: Vec<&SecretName> = own.into_iter().filter(|n| !still.contains(n)).collect();
+        self.delete_secrets(&spec.id, dropped.iter().copied()).await;
+        let outcome = AddOutcome {
+            moved,
+            secrets_stored: stored,
+        };
+        let mut detail = describe(&spec, &outcome);
+        detail["secrets_deleted"] = json!(dropped);
+        self.audit_config(ConfigChange::ServerUpdated, Some(&spec.id), detail)
+            .await;
+        let _ = self.inner.events.send(HostEvent::ServersChanged);
+        if let Some(h) = self.handle(&spec.id) {
+            h.restart().await;
+        }
+        Ok(outcome)
+    }
+
+    /// Removes a server: stops it, deletes its config, approval, saved logs and its own
+    /// secrets.
     pub async fn remove_server(&self, id: &ServerId) -> Result<(), HostError> {
+        let spec = self.server(id).await?;
         let handle = self.inner.servers().remove(id);
         if let Some(h) = handle {
             h.stop().await;
@@ -124,7 +271,15 @@ impl Host {
         if !self.inner.store.delete_server(id).await? {
             return Err(HostError::UnknownServer(id.to_string()));
         }
+        let refs = spec.secret_refs();
+        self.delete_secrets(id, refs.iter().copied()).await;
         let _ = std::fs::remove_dir_all(self.inner.logs_dir(id));
+        self.audit_config(
+            ConfigChange::ServerRemoved,
+            Some(id),
+            json!({ "secrets_deleted": refs }),
+        )
+        .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
         Ok(())
     }
@@ -139,53 +294,12 @@ impl Host {
                 h.stop().await;
             }
         }
-        let _ = self.inner.events.send(HostEvent::ServersChanged);
-        Ok(())
-    }
-
-    /// What would run, for the trust prompt.
-    pub async fn trust_view(&self, id: &ServerId) -> Result<TrustView, HostError> {
-        let spec = self.server(id).await?;
-        let plan = resolve(&self.inner, &spec)
-            .await
-            .map_err(|e| HostError::Launch {
-                server: id.clone(),
-                reason: e.to_string(),
-            })?;
-        let state = trust_state(&self.inner, &spec, &plan).await?;
-        Ok(TrustView {
-            server: id.clone(),
-            lines: plan.consent_lines(),
-            warnings: plan.warnings(),
-            fingerprint: plan.fingerprint(),
-            plan,
-            state,
-        })
-    }
-
-    /// Records approval of the plan with `fingerprint` (the one the person was shown). Fails
-    /// if what would run changed in between.
-    pub async fn trust_server(
-        &self,
-        id: &ServerId,
-        fingerprint: &Fingerprint,
-    ) -> Result<(), HostError> {
-        let view = self.trust_view(id).await?;
-        if &view.fingerprint != fingerprint {
-            return Err(HostError::TrustRace(id.clone()));
-        }
-        self.inner.store.set_trust(id, &view.plan).await?;
-        tracing::info!(server = %id, fingerprint = %fingerprint, "launch spec approved");
-        let _ = self.inner.events.send(HostEvent::ServersChanged);
-        Ok(())
-    }
-
-    /// Withdraws approval.
-    pub async fn revoke_trust(&self, id: &ServerId) -> Result<(), HostError> {
-        self.inner.store.clear_trust(id).await?;
-        if let Some(h) = self.handle(id) {
-            h.stop().await;
-        }
+        self.audit_config(
+            ConfigChange::ServerEnabled,
+            Some(id),
+            json!({ "enabled": enabled }),
+        )
+        .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
         Ok(())
     }
@@ -248,35 +362,67 @@ impl Host {
     }
 }
 
-async fn resolve(inner: &Inner, spec: &ServerSpec) -> Result<LaunchPlan, ResolveError> {
-    LaunchPlan::resolve(spec, &inner.data_dir, inner.search_path().await)
-}
-
-async fn trust_state(
-    inner: &Inner,
-    spec: &ServerSpec,
-    plan: &LaunchPlan,
-) -> Result<TrustState, HostError> {
-    if matches!(spec.transport, TransportSpec::Http(_)) {
-        return Ok(TrustState::NotRequired);
-    }
-    Ok(match inner.store.trust(&spec.id).await? {
-        None => TrustState::NotApproved,
-        Some(t) if t.fingerprint == plan.fingerprint() => TrustState::Trusted,
-        Some(_) => TrustState::Changed,
+/// What an add or update records: the transport, the command line or URL, the names of its
+/// values and of the secrets stored. Never a value.
+fn describe(spec: &ServerSpec, outcome: &AddOutcome) -> serde_json::Value {
+    let kind = match spec.transport {
+        TransportSpec::Stdio(_) => "stdio",
+        TransportSpec::Http(_) => "http",
+    };
+    let names: Vec<&str> = spec.values().iter().map(|v| v.name.as_str()).collect();
+    json!({
+        "transport": kind,
+        "summary": spec.summary(),
+        "values": names,
+        "secrets_stored": outcome.secrets_stored,
+        "enabled": spec.enabled,
     })
 }
 
-/// Reads the values of every secret a spec refers to.
+/// SE-04: a config refers only to its own secrets. A binding to another namespace is made in
+/// the trust view; an edit may keep one that is already on the same field.
+fn refuse_new_bindings(spec: &ServerSpec, before: Option<&ServerSpec>) -> Result<(), HostError> {
+    for (field, binding) in spec.bindings() {
+        let kept = before.is_some_and(|b| {
+            b.bindings()
+                .iter()
+                .any(|(f, old)| *f == field && *old == binding)
+        });
+        if !kept {
+            return Err(HostError::CrossReference {
+                server: spec.id.clone(),
+                field: field.to_owned(),
+                binding: binding.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The keyring entry a configured value of `server` reads.
+pub(super) fn key_of(server: &ServerId, value: &ValueSource) -> Option<SecretKey> {
+    match value {
+        ValueSource::Plain(_) => None,
+        ValueSource::Secret(name) => Some(SecretKey::server(server, name)),
+        ValueSource::Bound(Binding::Provider(p)) => Some(SecretKey::Provider(p.clone())),
+        ValueSource::Bound(Binding::Server { server, name }) => {
+            Some(SecretKey::server(server, name))
+        }
+    }
+}
+
+/// Reads the values of every secret a spec of `server` refers to.
 pub(super) async fn resolve_values(
     inner: &Inner,
-    values: &[crate::config::NamedValue],
+    server: &ServerId,
+    values: &[NamedValue],
 ) -> Result<Vec<(String, Secret)>, SecretError> {
     let mut out = Vec::with_capacity(values.len());
     for v in values {
-        let value = match &v.value {
-            ValueSource::Plain(p) => Secret::new(p.clone()),
-            ValueSource::Secret(name) => inner.secrets.get(name.clone()).await?,
+        let value = match (&v.value, key_of(server, &v.value)) {
+            (ValueSource::Plain(p), _) => Secret::new(p.clone()),
+            (_, Some(key)) => inner.secrets.get(key).await?,
+            (_, None) => continue,
         };
         out.push((v.name.clone(), value));
     }
@@ -313,6 +459,9 @@ pub(super) async fn endpoint_for(
     if !spec.enabled {
         return Err(LaunchError::Fatal("it is disabled".into()));
     }
+    // Again at connect time: a spec edited on disk may send a secret in clear text (SP-10).
+    spec.validate()
+        .map_err(|e| LaunchError::Fatal(format!("its configuration is invalid: {e}")))?;
     let plan = resolve(inner, &spec)
         .await
         .map_err(|e| LaunchError::Fatal(e.to_string()))?;
@@ -320,11 +469,17 @@ pub(super) async fn endpoint_for(
         .await
         .map_err(|e| LaunchError::Transient(e.to_string()))?
     {
-        TrustState::Trusted | TrustState::NotRequired => {}
+        TrustState::Trusted => {}
         TrustState::NotApproved => {
+            let what = match spec.transport {
+                TransportSpec::Stdio(_) => "its launch command has not been approved; review it",
+                TransportSpec::Http(_) => {
+                    "its URL and headers have not been approved (nothing was sent); review them"
+                }
+            };
             return Err(LaunchError::NeedsTrust(format!(
-                "its launch command has not been approved; review it with `switchboard server trust {id}`"
-            )))
+                "{what} with `switchboard server trust {id}`"
+            )));
         }
         TrustState::Changed => {
             return Err(LaunchError::NeedsTrust(format!(
@@ -340,7 +495,9 @@ pub(super) async fn endpoint_for(
                 program, args, cwd, ..
             },
         ) => {
-            let configured = resolve_values(inner, &s.env).await.map_err(secret_err)?;
+            let configured = resolve_values(inner, id, &s.env)
+                .await
+                .map_err(secret_err)?;
             logs.set_redactor(Redactor::new(configured.iter().map(|(_, v)| v)));
             let env = child_env(inner.host_env.iter().cloned(), &configured);
             let (process, pipes) =
@@ -359,7 +516,7 @@ pub(super) async fn endpoint_for(
             })
         }
         (TransportSpec::Http(h), _) => {
-            let headers = resolve_values(inner, &h.headers)
+            let headers = resolve_values(inner, id, &h.headers)
                 .await
                 .map_err(secret_err)?;
             logs.set_redactor(Redactor::new(headers.iter().map(|(_, v)| v)));

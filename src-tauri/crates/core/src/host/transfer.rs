@@ -1,13 +1,18 @@
-//! Import and export of foreign config files, and secrets (SP-08, SE-01).
+//! Import and export of foreign config files (SP-08, SE-01, SE-04).
 //!
-//! An import only writes configuration: nothing is started, every imported stdio server waits
-//! for approval, and secret-looking values go to the keyring before any spec that refers to them
-//! is saved. If the keyring is unavailable the import stops before saving anything, rather than
-//! leaving secrets in plaintext or servers pointing at secrets that do not exist.
+//! An import only writes configuration: nothing is started or contacted, every imported server
+//! (local or remote) waits for approval, and secret-looking values go to the keyring, each in its
+//! server's own namespace, before any spec that refers to them is saved. Everything is checked
+//! before anything is written: if a secret is already stored under a key the import would write
+//! (a leftover of an earlier server of the same name), the import stops unless the person
+//! confirmed replacing it; if the keyring is unavailable it stops too, rather than leaving
+//! secrets in plaintext or servers pointing at secrets that do not exist.
 
 use serde::Serialize;
+use serde_json::json;
 
 use super::{Host, HostError};
+use crate::approval::audit::ConfigChange;
 use crate::config::export::{export, ExportOutput};
 use crate::config::import::{
     import_with, ForeignFormat, ImportNote, ImportOptions, ImportedServer, NoteKind,
@@ -15,7 +20,6 @@ use crate::config::import::{
 use crate::config::TransportSpec;
 use crate::events::HostEvent;
 use crate::ids::{SecretName, ServerId};
-use crate::redact::Secret;
 
 /// What an import did.
 #[derive(Clone, Debug, Serialize)]
@@ -24,8 +28,8 @@ pub struct ImportOutcome {
     pub format: ForeignFormat,
     /// Servers added (under these names).
     pub added: Vec<ServerId>,
-    /// Names of secrets moved to the keyring.
-    pub secrets_stored: Vec<SecretName>,
+    /// Secrets moved to the keyring: (server, name in its namespace).
+    pub secrets_stored: Vec<(ServerId, SecretName)>,
     /// Everything worth telling the user: dropped fields, renames, skipped entries.
     pub notes: Vec<ImportNote>,
 }
@@ -70,16 +74,11 @@ impl Host {
     ) -> Result<Plan, HostError> {
         let specs = self.inner.store.list_servers().await?;
         let existing: Vec<ServerId> = specs.iter().map(|s| s.id.clone()).collect();
-        let existing_secrets: Vec<SecretName> = specs
-            .iter()
-            .flat_map(|s| s.secret_refs().into_iter().cloned())
-            .collect();
         let report = import_with(
             text,
             &ImportOptions {
                 format,
                 existing_servers: existing.clone(),
-                existing_secrets,
             },
         )?;
         let mut notes = report.notes;
@@ -143,26 +142,59 @@ impl Host {
         })
     }
 
-    /// Imports a Claude Desktop, VS Code or Cursor file's servers.
+    /// Imports a Claude Desktop, VS Code or Cursor file's servers. Nothing starts; see the
+    /// module docs.
     pub async fn import_config(
         &self,
         text: &str,
         format: Option<ForeignFormat>,
     ) -> Result<ImportOutcome, HostError> {
+        self.import_config_with(text, format, false).await
+    }
+
+    /// Like [`Host::import_config`]; `replace_secrets` is the person's confirmation that
+    /// secrets already stored under the keys the import writes may be replaced.
+    pub async fn import_config_with(
+        &self,
+        text: &str,
+        format: Option<ForeignFormat>,
+        replace_secrets: bool,
+    ) -> Result<ImportOutcome, HostError> {
         let plan = self.plan_import(text, format).await?;
-        // Secrets first: a spec must never be saved pointing at a secret that was not stored.
-        let mut secrets_stored = Vec::new();
-        for s in &plan.servers {
-            for (name, value) in &s.secrets {
-                self.inner.secrets.set(name.clone(), value.clone()).await?;
-                secrets_stored.push(name.clone());
-            }
+        // Everything is checked before anything is written.
+        let mut ready = Vec::with_capacity(plan.servers.len());
+        for s in plan.servers {
+            let (spec, mut secrets, _) = self.prepare(s.spec, Vec::new(), None).await?;
+            secrets.extend(s.secrets);
+            self.check_free(&spec.id, &secrets, &[], replace_secrets)
+                .await?;
+            ready.push((spec, secrets));
         }
         let mut added = Vec::new();
-        for s in plan.servers {
-            self.add_server(s.spec.clone()).await?;
-            added.push(s.spec.id);
+        let mut secrets_stored = Vec::new();
+        for (spec, secrets) in ready {
+            let outcome = self.insert_new(&spec, secrets, Vec::new()).await?;
+            secrets_stored.extend(
+                outcome
+                    .secrets_stored
+                    .into_iter()
+                    .map(|n| (spec.id.clone(), n)),
+            );
+            added.push(spec.id);
         }
+        self.audit_config(
+            ConfigChange::Imported,
+            None,
+            json!({
+                "format": plan.format,
+                "added": added,
+                "secrets_stored": secrets_stored
+                    .iter()
+                    .map(|(s, n)| format!("{s}/{n}"))
+                    .collect::<Vec<_>>(),
+            }),
+        )
+        .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
         Ok(ImportOutcome {
             format: plan.format,
@@ -176,20 +208,5 @@ impl Host {
     pub async fn export_config(&self, format: ForeignFormat) -> Result<ExportOutput, HostError> {
         let specs = self.inner.store.list_servers().await?;
         Ok(export(&specs, format))
-    }
-
-    /// Stores a secret in the keyring.
-    pub async fn set_secret(&self, name: &SecretName, value: Secret) -> Result<(), HostError> {
-        Ok(self.inner.secrets.set(name.clone(), value).await?)
-    }
-
-    /// Deletes a secret.
-    pub async fn delete_secret(&self, name: &SecretName) -> Result<(), HostError> {
-        Ok(self.inner.secrets.delete(name.clone()).await?)
-    }
-
-    /// Whether a secret is set; its value is never returned (SE-05).
-    pub async fn secret_is_set(&self, name: &SecretName) -> Result<bool, HostError> {
-        Ok(self.inner.secrets.is_set(name.clone()).await?)
     }
 }

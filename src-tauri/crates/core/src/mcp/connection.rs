@@ -341,7 +341,12 @@ async fn drain_stderr(stderr: tokio::process::ChildStderr, logs: ServerLogs) {
         }
         in_window += 1;
         if in_window <= 20 {
-            tracing::debug!(target: "switchboard::server_stderr", "{kept}");
+            // The server's words, escaped: a line break in them cannot forge a log line.
+            tracing::debug!(
+                target: "switchboard::server_stderr",
+                "{}",
+                crate::config::escape::ServerText(&kept)
+            );
         }
     }
 }

@@ -20,6 +20,11 @@
 //! generated tools still lists them.
 //!
 //! [`reveal`] makes hidden characters visible for display (`\u{202E}` becomes `⟨U+202E⟩`).
+//!
+//! [`name_outside_spec`] says how a tool name strays from the charset the MCP specification
+//! recommends (`[A-Za-z0-9_.-]`, 1–128 characters): such a name is shown escaped and flagged
+//! wherever it is listed, because a name is the one server text that hosts print inside their
+//! own sentences ("run NAME on SERVER?").
 
 use std::collections::HashSet;
 
@@ -27,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::catalog::ToolInfo;
+use crate::config::escape::is_suspicious;
 
 /// The longest tool description accepted, in bytes.
 pub const DESCRIPTION_MAX: usize = 8 * 1024;
@@ -209,21 +215,71 @@ const SENSITIVE: &[&str] = &[
     "wallet.dat",
 ];
 
+/// Whether [`reveal`] replaces `c`: the hidden classes, and whatever else the display escaper
+/// finds suspicious (carriage returns, line separators, interlinear annotations).
+fn revealed(c: char) -> bool {
+    Hidden::of(c).is_some() || (c != '\n' && c != '\t' && is_suspicious(c))
+}
+
 /// Replaces every hidden character with a visible marker: `⟨ESC⟩` for ESC, `⟨U+XXXX⟩`
-/// otherwise. Newlines and tabs stay.
+/// otherwise. Newlines and tabs stay, so multi-line text still reads as lines; no escape
+/// sequence survives, so nothing can move the cursor or recolour what follows (RN-04).
 pub fn reveal(s: &str) -> String {
-    if !s.chars().any(|c| Hidden::of(c).is_some()) {
+    if !s.chars().any(revealed) {
         return s.to_owned();
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        match Hidden::of(c) {
-            None => out.push(c),
-            Some(Hidden::Ansi) => out.push_str("⟨ESC⟩"),
-            Some(_) => out.push_str(&format!("⟨U+{:04X}⟩", c as u32)),
+        if c == '\x1b' {
+            out.push_str("⟨ESC⟩");
+        } else if revealed(c) {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
         }
     }
     out
+}
+
+/// The longest tool name the MCP specification recommends.
+pub const TOOL_NAME_MAX: usize = 128;
+
+/// How a tool name strays from the specification's recommendation (1–128 characters of
+/// `[A-Za-z0-9_.-]`), in words; `None` when it does not.
+pub fn name_outside_spec(name: &str) -> Option<String> {
+    let len = name.chars().count();
+    if len == 0 {
+        return Some("it is empty".into());
+    }
+    let mut odd: Vec<char> = Vec::new();
+    for c in name.chars() {
+        let fits = c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if !fits && !odd.contains(&c) {
+            odd.push(c);
+        }
+    }
+    let mut why = Vec::new();
+    if len > TOOL_NAME_MAX {
+        why.push(format!(
+            "it is {len} characters long (at most {TOOL_NAME_MAX} are recommended)"
+        ));
+    }
+    if !odd.is_empty() {
+        let shown: Vec<String> = odd
+            .iter()
+            .take(8)
+            .map(|c| match c {
+                ' ' => "space".to_owned(),
+                c => crate::config::escape::escape_for_display(&c.to_string()),
+            })
+            .collect();
+        let more = if odd.len() > 8 { ", …" } else { "" };
+        why.push(format!(
+            "it has characters outside A-Z a-z 0-9 _ - . ({}{more})",
+            shown.join(" ")
+        ));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// The size findings of a tool: what makes the supervisor leave it out.
@@ -589,6 +645,31 @@ mod tests {
         assert_eq!(reveal("z\u{200B}w"), "z⟨U+200B⟩w");
         assert_eq!(reveal("line\nnext\ttab"), "line\nnext\ttab");
         assert_eq!(reveal("plain"), "plain");
+        assert_eq!(reveal("over\rwrite"), "over⟨U+000D⟩write");
+        assert_eq!(reveal("csi\u{9B}2J"), "csi⟨U+009B⟩2J");
+    }
+
+    #[test]
+    fn names_outside_the_recommended_charset_are_told_apart() {
+        for ok in ["echo", "get_user", "admin.tools.list", "DATA-EXPORT_v2"] {
+            assert_eq!(name_outside_spec(ok), None, "{ok}");
+        }
+        assert_eq!(name_outside_spec(&"a".repeat(128)), None);
+        assert!(name_outside_spec(&"a".repeat(129))
+            .unwrap()
+            .contains("129 characters"));
+        assert_eq!(name_outside_spec("").as_deref(), Some("it is empty"));
+        let why = name_outside_spec("run it\x1b[2J").unwrap();
+        assert!(
+            why.contains("space") && why.contains("\\e") && why.contains('['),
+            "{why}"
+        );
+        assert!(!why.contains('\x1b'), "{why}");
+        assert!(
+            name_outside_spec("user/profile").is_some(),
+            "no slash in 2025-11-25"
+        );
+        assert!(name_outside_spec("caf\u{E9}").is_some());
     }
 
     #[test]

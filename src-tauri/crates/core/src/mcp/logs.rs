@@ -4,8 +4,10 @@
 //! [`STDERR_BUDGET`] bytes of lines (each line capped at [`MAX_LINE`]), the trace keeps the
 //! newest [`TRACE_ENTRIES`] messages with bodies cut at [`TRACE_BODY`] bytes. Every line passes
 //! the server's [`Redactor`] before it is kept, so a server echoing its own token does not put it
-//! into logs (SE-06). Text is kept as received; escaping for display happens where it is shown
-//! (RN-04).
+//! into logs (SE-06): redacted first and cut after, since half a secret left at the cut is no
+//! longer recognisable (the redactor looks only at the part that can be kept, so a huge message
+//! costs no more than a short one). Text is kept as received; escaping for display happens
+//! where it is shown (RN-04).
 //!
 //! A CLI process lives shorter than the server it talks to, so when a connection ends the logs
 //! are also written to `<data>/logs/<server>/{stderr.log,trace.jsonl}`, replacing the previous
@@ -122,17 +124,6 @@ fn peek(raw: &str) -> Peeked {
     }
 }
 
-fn cut(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} more bytes]", &s[..end], s.len() - end)
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -159,18 +150,20 @@ impl ServerLogs {
         lock(&self.redactor).add(secret);
     }
 
-    fn redact(&self, s: &str) -> String {
-        let r = lock(&self.redactor);
-        if r.is_empty() {
-            s.to_owned()
-        } else {
-            r.redact(s)
-        }
+    /// `s` with the secrets known to this server's logs (and credentials) redacted, for server
+    /// text that goes elsewhere (log notifications shown live).
+    pub fn redact(&self, s: &str) -> String {
+        lock(&self.redactor).redact(s)
     }
 
-    /// Records one stderr line and returns it as kept (cut and redacted).
+    /// `s` redacted, then cut to `max` bytes.
+    fn redact_then_cut(&self, s: &str, max: usize) -> String {
+        lock(&self.redactor).redact_then_cut(s, max)
+    }
+
+    /// Records one stderr line and returns it as kept (redacted and cut).
     pub fn push_stderr(&self, line: &str) -> String {
-        let line = self.redact(&cut(line, MAX_LINE));
+        let line = self.redact_then_cut(line, MAX_LINE);
         let kept = line.clone();
         let mut g = lock(&self.inner);
         g.stderr_bytes += line.len();
@@ -188,7 +181,7 @@ impl ServerLogs {
     /// Records a protocol message as it went over the wire.
     pub fn record(&self, direction: Direction, raw: &str) {
         let peek = (raw.len() > TRACE_BODY).then(|| peek(raw));
-        let body = self.redact(&cut(raw, TRACE_BODY));
+        let body = self.redact_then_cut(raw, TRACE_BODY);
         self.push(Raw {
             at_ms: crate::store::now_ms(),
             at: Instant::now(),
@@ -215,7 +208,7 @@ impl ServerLogs {
             at_ms: crate::store::now_ms(),
             at: Instant::now(),
             direction: Direction::Note,
-            body: self.redact(text),
+            body: self.redact_then_cut(text, TRACE_BODY),
             peek: Some(Peeked::default()),
         });
     }
@@ -338,6 +331,32 @@ mod tests {
         assert!(logs.stderr_bytes() <= STDERR_BUDGET);
         assert!(logs.stderr_tail(1)[0].len() < MAX_LINE + 64);
         assert_eq!(logs.stderr_total_lines(), 201);
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_every_form_before_the_cut() {
+        // Quotes and a backslash: JSON-escaped in the trace, so a plain match would miss it.
+        let secret = r#"tr"ace\canary-42"#;
+        let escaped = serde_json::to_string(secret).unwrap();
+        let logs = ServerLogs::new(None);
+        logs.set_redactor(Redactor::new(&[Secret::new(secret)]));
+        let msg = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"echo": secret}});
+        logs.record(Direction::In, &msg.to_string());
+        // A secret straddling the cut: cut first, its head would be kept and never match.
+        logs.record(
+            Direction::Out,
+            &format!("{}{escaped}", "p".repeat(TRACE_BODY - 5)),
+        );
+        logs.push_stderr(&format!("{}{secret}", "s".repeat(MAX_LINE - 5)));
+        logs.note("Authorization: Basic dXNlcjpwYXNz");
+        let trace = logs.trace();
+        assert!(!trace[0].body.contains("ace"), "{}", trace[0].body);
+        assert!(trace[0].body.contains("[redacted]"), "{}", trace[0].body);
+        assert!(!trace[1].body.contains("tr"), "{}", &trace[1].body[4000..]);
+        assert!(trace[1].body.ends_with("more bytes]"));
+        let line = &logs.stderr_tail(1)[0];
+        assert!(!line.contains("tr"), "{}", &line[8000..]);
+        assert_eq!(trace[2].body, "Authorization: Basic [redacted]");
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod supervisor;
 
 use std::time::Duration;
 
+use crate::config::escape::ServerText;
 use crate::ids::ServerId;
 
 /// Why an MCP operation failed.
@@ -41,7 +42,7 @@ pub enum McpError {
         reason: String,
     },
     /// The handshake failed.
-    #[error("the initialize handshake failed: {0}")]
+    #[error("the initialize handshake failed: {}", ServerText(.0))]
     Handshake(String),
     /// The server wants authorization (HTTP 401/403). OAuth sign-in arrives with the
     /// credentials work; a static `Authorization` header with a keyring secret works today.
@@ -54,13 +55,13 @@ pub enum McpError {
     #[error("the server did not answer within {}s; the request was cancelled", .0.as_secs())]
     Timeout(Duration),
     /// The connection ended.
-    #[error("the connection to the server ended: {0}")]
+    #[error("the connection to the server ended: {}", ServerText(.0))]
     Disconnected(String),
     /// The request was cancelled by the user.
     #[error("the request was cancelled")]
     Cancelled,
     /// The server answered with a JSON-RPC error.
-    #[error("the server returned error {code}: {message}")]
+    #[error("the server returned error {code}: {}", ServerText(.message))]
     Server {
         /// The JSON-RPC error code.
         code: i32,
@@ -68,7 +69,7 @@ pub enum McpError {
         message: String,
     },
     /// The server broke the protocol.
-    #[error("protocol error: {0}")]
+    #[error("protocol error: {}", ServerText(.0))]
     Protocol(String),
     /// The server is not running.
     #[error("{server} is not running ({status})")]
@@ -102,4 +103,27 @@ pub enum McpError {
         /// The tool.
         tool: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_words_in_an_error_cannot_act_on_a_terminal_or_forge_a_line() {
+        let hostile = "failed\n\x1b[1A\x1b[2KSwitchboard: the call succeeded\u{202E}";
+        for e in [
+            McpError::Server {
+                code: -32000,
+                message: hostile.into(),
+            },
+            McpError::Protocol(hostile.into()),
+            McpError::Handshake(hostile.into()),
+            McpError::Disconnected(hostile.into()),
+        ] {
+            let shown = e.to_string();
+            assert!(!shown.contains(['\n', '\x1b', '\u{202E}']), "{shown:?}");
+            assert!(shown.contains(r"failed\n\e[1A\e[2KSwitchboard"), "{shown}");
+        }
+    }
 }

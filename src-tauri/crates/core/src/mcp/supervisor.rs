@@ -31,6 +31,7 @@ use super::logs::ServerLogs;
 use super::requests::ServerRequests;
 use super::schema::ArgValidator;
 use super::McpError;
+use crate::config::escape::ServerText;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
 
@@ -205,7 +206,7 @@ impl ServerHandle {
     }
 
     /// The live connection, or why there is none.
-    pub fn connection(&self) -> Result<Arc<Connection>, McpError> {
+    pub(crate) fn connection(&self) -> Result<Arc<Connection>, McpError> {
         match &*self.conn.borrow() {
             Some(c) if !c.is_closed() => Ok(c.clone()),
             // The supervisor has not processed the end yet; say what is really happening.
@@ -335,7 +336,7 @@ enum Next {
 
 impl Supervisor {
     fn set_status(&self, s: ServerStatus) {
-        tracing::info!(status = %s, "server status");
+        tracing::info!(status = %ServerText(&s.to_string()), "server status");
         let _ = self.events.send(HostEvent::ServerStatus {
             server: self.id.clone(),
             status: s.clone(),
@@ -470,10 +471,12 @@ impl Supervisor {
                     ServerSignal::ResourcesChanged => { resources = true; due.get_or_insert(Instant::now() + self.config.debounce); }
                     ServerSignal::PromptsChanged => { prompts = true; due.get_or_insert(Instant::now() + self.config.debounce); }
                     ServerSignal::Log { level, logger, data } => {
-                        let message = match &data {
+                        // Redacted like the trace: a server logging its own token must not
+                        // put it on screen (SE-06).
+                        let message = self.logs.redact(&match &data {
                             serde_json::Value::String(s) => s.clone(),
                             other => other.to_string(),
-                        };
+                        });
                         let _ = self.events.send(HostEvent::ServerLog {
                             server: self.id.clone(), level, logger, message,
                         });
@@ -516,7 +519,7 @@ impl Supervisor {
                 // schema that does not compile.
                 if let Some(f) = super::hygiene::oversize(&t).first() {
                     let why = f.describe();
-                    tracing::warn!(tool = %t.name, error = %why, "tool excluded");
+                    tracing::warn!(tool = %ServerText(&t.name), error = %ServerText(&why), "tool excluded");
                     self.logs
                         .note(&format!("tool {:?} excluded: {why}", t.name));
                     next.excluded_tools.push((t.name, why));
@@ -528,7 +531,11 @@ impl Supervisor {
                         next.tools.push(t);
                     }
                     Err(e) => {
-                        tracing::warn!(tool = %t.name, error = %e, "tool excluded");
+                        tracing::warn!(
+                            tool = %ServerText(&t.name),
+                            error = %ServerText(&e.to_string()),
+                            "tool excluded"
+                        );
                         self.logs.note(&format!("tool {:?} excluded: {e}", t.name));
                         next.excluded_tools.push((t.name, e.to_string()));
                     }
@@ -570,7 +577,7 @@ impl Supervisor {
         {
             self.ends.pop_front();
         }
-        tracing::warn!(error = %why, attempt = self.attempt, "server ended");
+        tracing::warn!(error = %ServerText(&why), attempt = self.attempt, "server ended");
         if self.ends.len() >= self.config.crash_limit {
             self.set_status(ServerStatus::Failed {
                 reason: format!(

@@ -31,6 +31,7 @@ async fn fill(store: &Store, n: usize) -> Vec<AuditEntry> {
     for i in 0..n {
         let event = match i % 4 {
             0 => AuditEvent::Proposed {
+                request: crate::approval::RequestKind::Tool,
                 arguments: json!({"path": format!("/tmp/{i}")}),
                 by: Actor::User,
             },
@@ -294,6 +295,7 @@ async fn secrets_reach_neither_the_table_nor_the_export() {
     let call = CallRef::random();
     let events = [
         AuditEvent::Proposed {
+            request: crate::approval::RequestKind::Tool,
             arguments: json!({
                 "api_key": "argument-canary-4242",
                 "query": "token keyring-canary-31337 inside",

@@ -191,17 +191,22 @@ impl Store {
     }
 
     /// The tags of every server whose tool returned a result (done, not an error) in
-    /// `conversation`: one indexed query, no arguments or results read (it runs before every
-    /// tool call, for the trifecta guard).
+    /// `conversation`, or from which a person brought something into it (an attached resource,
+    /// a prompt): one indexed query, no arguments or results read (it runs before every tool
+    /// call, for the trifecta guard).
     pub async fn tags_of_servers_used(
         &self,
         conversation: &str,
     ) -> Result<Vec<ServerTag>, StoreError> {
         let rows: Vec<(String,)> = sqlx::query_as(
-            "SELECT DISTINCT g.tag
+            "SELECT g.tag
              FROM messages m JOIN tool_calls t ON t.message_id = m.id
                              JOIN server_tags g ON g.server_id = t.server
-             WHERE m.conversation_id = ? AND t.status = 'done' AND t.is_error = 0",
+             WHERE m.conversation_id = ?1 AND t.status = 'done' AND t.is_error = 0
+             UNION
+             SELECT g.tag
+             FROM conversation_sources s JOIN server_tags g ON g.server_id = s.server_id
+             WHERE s.conversation_id = ?1",
         )
         .bind(conversation)
         .fetch_all(self.reader())
@@ -210,6 +215,32 @@ impl Store {
             .into_iter()
             .filter_map(|(t,)| ServerTag::parse(&t))
             .collect())
+    }
+
+    /// Records that a person brought something from each of `servers` into `conversation`
+    /// (AP-04); recording a server again changes nothing.
+    pub async fn add_conversation_sources(
+        &self,
+        conversation: &str,
+        servers: &[ServerId],
+    ) -> Result<(), StoreError> {
+        if servers.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.writer().begin().await?;
+        for s in servers {
+            sqlx::query(
+                "INSERT INTO conversation_sources (conversation_id, server_id, first_at_ms)
+                 VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            )
+            .bind(conversation)
+            .bind(s.as_str())
+            .bind(crate::store::now_ms())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// A server's tags.

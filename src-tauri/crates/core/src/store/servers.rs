@@ -12,8 +12,9 @@ use crate::ids::ServerId;
 pub struct TrustRecord {
     /// The fingerprint that was approved.
     pub fingerprint: Fingerprint,
-    /// The plan as it was shown.
-    pub plan: LaunchPlan,
+    /// The plan as it was shown; `None` when it was written by an earlier release in a shape
+    /// this one does not read (its fingerprint cannot match a current plan anyway).
+    pub plan: Option<LaunchPlan>,
     /// When, in milliseconds since the Unix epoch.
     pub approved_at_ms: i64,
 }
@@ -123,10 +124,7 @@ impl Store {
         let Some(row) = row else {
             return Ok(None);
         };
-        let plan = serde_json::from_str(row.get("plan_json")).map_err(|e| StoreError::Corrupt {
-            what: format!("trust record of {id}"),
-            reason: e.to_string(),
-        })?;
+        let plan = serde_json::from_str(row.get("plan_json")).ok();
         Ok(Some(TrustRecord {
             fingerprint: Fingerprint(row.get("fingerprint")),
             plan,
@@ -211,11 +209,19 @@ mod tests {
 
         let plan = LaunchPlan::Http {
             url: "http://127.0.0.1:1/mcp".into(),
-            header_names: vec![],
+            headers: vec![],
         };
         store.set_trust(&a.id, &plan).await.unwrap();
         let t = store.trust(&a.id).await.unwrap().unwrap();
         assert_eq!(t.fingerprint, plan.fingerprint());
+        assert_eq!(t.plan, Some(plan.clone()));
+        // A plan in an older shape still reads as an approval (of something else).
+        sqlx::query("UPDATE server_trust SET plan_json = '{\"type\":\"http\",\"url\":\"x\",\"header_names\":[]}'")
+            .execute(store.writer())
+            .await
+            .unwrap();
+        let old = store.trust(&a.id).await.unwrap().unwrap();
+        assert_eq!((old.plan, old.fingerprint), (None, plan.fingerprint()));
         store.set_tool_enabled(&a.id, "echo", false).await.unwrap();
         assert_eq!(store.disabled_tools(&a.id).await.unwrap(), ["echo"]);
 

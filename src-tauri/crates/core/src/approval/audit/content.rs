@@ -136,11 +136,17 @@ pub fn summarize(kind: AuditKind, detail_json: &str) -> String {
             .unwrap_or_else(|| "no digest".into())
     };
     let line = match kind {
-        AuditKind::Proposed => format!(
-            "arguments {} ({} bytes)",
-            short(s("arguments_sha256")),
-            n("arguments_bytes").unwrap_or(0)
-        ),
+        AuditKind::Proposed => {
+            let what = match s("request").as_deref() {
+                None | Some("tool") => String::new(),
+                Some(kind) => format!("{kind} request, "),
+            };
+            format!(
+                "{what}arguments {} ({} bytes)",
+                short(s("arguments_sha256")),
+                n("arguments_bytes").unwrap_or(0)
+            )
+        }
         AuditKind::Decided => match s("reason") {
             Some(r) => format!("{}: {r}", s("decision").unwrap_or_default()),
             None => s("decision").unwrap_or_default(),
@@ -187,6 +193,13 @@ pub fn summarize(kind: AuditKind, detail_json: &str) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         AuditKind::Pin => format!("{} {}", s("change").unwrap_or_default(), short(s("sha256"))),
+        AuditKind::Config => {
+            let what = s("change").unwrap_or_default().replace('_', " ");
+            match d.get("detail").filter(|v| !v.is_null()) {
+                Some(v) => format!("{what}: {}", cut(&v.to_string(), 160)),
+                None => what,
+            }
+        }
     };
     let one: String = line
         .chars()

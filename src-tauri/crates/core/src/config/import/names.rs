@@ -13,7 +13,7 @@ use std::collections::HashSet;
 /// Falls back to `fallback` when nothing usable is left (a name made only of emoji).
 ///
 /// Callers only sanitize names that fail validation, so a valid name is never rewritten.
-pub(super) fn sanitize(raw: &str, max: usize, fallback: &str) -> String {
+pub(crate) fn sanitize(raw: &str, max: usize, fallback: &str) -> String {
     let mut out = String::with_capacity(raw.len());
     for c in raw.chars() {
         if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
@@ -36,13 +36,13 @@ pub(super) fn sanitize(raw: &str, max: usize, fallback: &str) -> String {
 /// Names already in use, compared case-insensitively: `GitHub` and `github` would be confusing
 /// as two servers and collide as keyring entries on case-insensitive stores.
 #[derive(Debug, Default)]
-pub(super) struct Taken {
+pub(crate) struct Taken {
     lower: HashSet<String>,
 }
 
 impl Taken {
     /// A set seeded with names that exist already (in the host, or reserved by the file).
-    pub(super) fn new(existing: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn new(existing: impl IntoIterator<Item = String>) -> Self {
         Self {
             lower: existing
                 .into_iter()
@@ -52,13 +52,13 @@ impl Taken {
     }
 
     /// Marks `name` as used without checking.
-    pub(super) fn reserve(&mut self, name: &str) {
+    pub(crate) fn reserve(&mut self, name: &str) {
         self.lower.insert(name.to_ascii_lowercase());
     }
 
     /// Returns `base`, or else the first free `base-2`, `base-3`... (shortening `base` so the
     /// result has at most `max` characters), and marks it used. `base` must be ASCII.
-    pub(super) fn claim(&mut self, base: &str, max: usize) -> String {
+    pub(crate) fn claim(&mut self, base: &str, max: usize) -> String {
         if self.lower.insert(base.to_ascii_lowercase()) {
             return base.to_owned();
         }

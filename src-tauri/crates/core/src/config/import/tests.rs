@@ -158,14 +158,11 @@ fn claude_desktop_file() {
     let env = &stdio(gh).env;
     assert_eq!(
         value(env, "GITHUB_PERSONAL_ACCESS_TOKEN"),
-        &secret("github.GITHUB_PERSONAL_ACCESS_TOKEN")
+        &secret("GITHUB_PERSONAL_ACCESS_TOKEN")
     );
     assert_eq!(value(env, "LOG_LEVEL"), &ValueSource::Plain("info".into()));
     assert_eq!(gh.secrets.len(), 1);
-    assert_eq!(
-        gh.secrets[0].0.as_str(),
-        "github.GITHUB_PERSONAL_ACCESS_TOKEN"
-    );
+    assert_eq!(gh.secrets[0].0.as_str(), "GITHUB_PERSONAL_ACCESS_TOKEN");
     assert_eq!(gh.secrets[0].1.expose(), "ghp_CANARYclaude0123456789abcdef");
     assert!(has_note(
         &r,
@@ -177,7 +174,7 @@ fn claude_desktop_file() {
     let brave = server(&r, "Brave-Search");
     assert_eq!(
         value(&stdio(brave).env, "BRAVE_API_KEY"),
-        &secret("Brave-Search.BRAVE_API_KEY")
+        &secret("BRAVE_API_KEY")
     );
     assert!(has_note(
         &r,
@@ -236,7 +233,7 @@ fn cursor_file() {
     let stripe = server(&r, "stripe");
     assert_eq!(
         value(&http(stripe).headers, "Authorization"),
-        &secret("stripe.Authorization")
+        &secret("Authorization")
     );
     assert_eq!(
         stripe.secrets[0].1.expose(),
@@ -253,7 +250,7 @@ fn cursor_file() {
     ));
     assert_eq!(
         value(&stdio(pg).env, "DATABASE_URL"),
-        &secret("postgres.DATABASE_URL")
+        &secret("DATABASE_URL")
     );
     // Arguments cannot refer to the keyring: the credential stays (and is reported).
     assert!(stdio(pg).args[2].contains("CANARYpg"));
@@ -265,7 +262,7 @@ fn cursor_file() {
     let env = &stdio(gh).env;
     assert_eq!(
         value(env, "GITHUB_PERSONAL_ACCESS_TOKEN"),
-        &secret("github.GITHUB_PERSONAL_ACCESS_TOKEN")
+        &secret("GITHUB_PERSONAL_ACCESS_TOKEN")
     );
     assert!(gh.secrets.is_empty());
     assert!(has_note(
@@ -306,13 +303,13 @@ fn vscode_file_with_comments_inputs_and_variables() {
         &r,
         "Perplexity",
         NoteKind::NeedsSecret,
-        "switchboard secret set perplexity-key"
+        "switchboard secret set --server Perplexity perplexity-key"
     ));
 
     let gh = server(&r, "github");
     assert_eq!(
         value(&http(gh).headers, "Authorization"),
-        &secret("github.Authorization")
+        &secret("Authorization")
     );
     assert!(has_note(
         &r,
@@ -395,30 +392,94 @@ fn names_are_sanitized_and_deduplicated() {
 }
 
 #[test]
-fn secret_names_never_collide() {
+fn secret_names_never_collide_within_a_server() {
     let text = r#"{"mcpServers": {
-        "a": { "url": "https://x.example/mcp", "headers": { "b.c": "sk-0123456789abcdef" } },
-        "a.b": { "command": "x", "env": { "c": "ghp_0123456789abcdefABCDEF", "API_KEY": "k1" } },
-        "z": { "command": "x", "env": { "T": "${secret:a.b.API_KEY}" } } }}"#;
-    let opts = ImportOptions {
-        existing_secrets: vec![SecretName::new("a.b.c").unwrap()],
-        ..ImportOptions::default()
-    };
-    let r = import_with(text, &opts).unwrap();
-    let mut names: Vec<&str> = r
-        .servers
+        "a": { "command": "x", "env": { "T": "${secret:T}", "_T": "sk-0123456789abcdef", "t2": "ghp_0123456789abcdefABCDEF" } } }}"#;
+    let r = import(text, None).unwrap();
+    let mut names: Vec<&str> = r.servers[0]
+        .secrets
         .iter()
-        .flat_map(|s| &s.secrets)
         .map(|(n, _)| n.as_str())
         .collect();
     names.sort_unstable();
-    // `a.b.c` exists in the keyring and `a.b.API_KEY` is referenced by the file.
-    assert_eq!(names, ["a.b.API_KEY-2", "a.b.c-2", "a.b.c-3"]);
+    // `T` is referenced by the entry itself, so the moved `_T` cannot take it.
+    assert_eq!(names, ["T-2", "t2"]);
+    assert_eq!(value(&stdio(&r.servers[0]).env, "T"), &secret("T"));
+}
+
+/// SE-04: a file cannot make a server use a provider key or another server's secret.
+#[test]
+fn references_outside_the_servers_namespace_are_not_bound() {
+    let text = r#"{"mcpServers": {
+        "x": { "url": "http://127.0.0.1:18777/mcp", "headers": { "Authorization": "${secret:provider.openai}" } },
+        "y": { "command": "y", "env": {
+            "A": "${secret:provider:openai}",
+            "B": "${secret:server:github/token}",
+            "C": "${secret:github.GITHUB_TOKEN}",
+            "D": "${secret:x.Authorization}",
+            "E": "${secret:y.E}",
+            "F": "${secret:plain-name}" } } }}"#;
+    let opts = ImportOptions {
+        existing_servers: vec![ServerId::new("github").unwrap()],
+        ..ImportOptions::default()
+    };
+    let r = import_with(text, &opts).unwrap();
+    let x = server(&r, "x");
     assert_eq!(
-        value(&stdio(server(&r, "z")).env, "T"),
-        &secret("a.b.API_KEY")
+        value(&http(x).headers, "Authorization"),
+        &secret("Authorization")
     );
-    assert!(has_note(&r, "z", NoteKind::NeedsSecret, "a.b.API_KEY"));
+    assert!(
+        x.secrets.is_empty(),
+        "nothing is stored for a refused reference"
+    );
+    assert!(has_note(
+        &r,
+        "x",
+        NoteKind::RefusedReference,
+        "--bind Authorization=provider:openai"
+    ));
+    let env = &stdio(server(&r, "y")).env;
+    for (field, refused) in [
+        ("A", true),
+        ("B", true),
+        ("C", true),
+        ("D", true),
+        ("E", false),
+        ("F", false),
+    ] {
+        let v = value(env, field);
+        if refused {
+            assert_eq!(v, &secret(field), "{field}");
+        } else {
+            assert!(v != &secret(field), "{field}: {v:?}");
+        }
+    }
+    assert_eq!(value(env, "E"), &secret("y.E"));
+    assert_eq!(value(env, "F"), &secret("plain-name"));
+    let refused = r
+        .notes
+        .iter()
+        .filter(|n| n.kind == NoteKind::RefusedReference)
+        .count();
+    assert_eq!(refused, 5, "{:#?}", r.notes);
+}
+
+#[test]
+fn reads_stop_at_the_size_cap() {
+    let zeros = std::io::repeat(0);
+    assert_eq!(
+        read_limited(zeros).unwrap_err(),
+        ImportError::TooLarge {
+            len: MAX_IMPORT_BYTES + 1,
+            max: MAX_IMPORT_BYTES
+        }
+    );
+    assert_eq!(read_limited(&b"{}"[..]).unwrap(), "{}");
+    assert_eq!(
+        read_limited(&[0xff, 0xfe][..]).unwrap_err(),
+        ImportError::NotText
+    );
 }
 
 #[test]

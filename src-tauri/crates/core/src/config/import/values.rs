@@ -2,6 +2,11 @@
 //! `${workspaceFolder}`, our own `${secret:..}`), literal secrets that move to the keyring, and
 //! credentials that cannot move (arguments, URLs) and are only reported.
 //!
+//! Every secret an imported server gets lives in its own namespace (SE-04). A `${secret:..}`
+//! that names anything else (a provider's key, `provider.openai` in the old layout, or a secret
+//! of another server) is never bound: the value becomes an unset secret of the server itself
+//! and a note says why, and how the person can bind it on purpose when approving the server.
+//!
 //! Invariant: no note built here contains a value from the file, only names (escaped for
 //! display) and references. That is what lets the host print and store notes freely.
 
@@ -12,8 +17,9 @@ use serde_json::Value;
 
 use super::names::{sanitize, Taken};
 use super::{ImportNote, NoteKind};
+use crate::config::credentials::{looks_secret, own_name};
 use crate::config::escape::escape_for_display as esc;
-use crate::config::{is_env_name, is_header_name, NamedValue, ValueSource};
+use crate::config::{is_env_name, is_header_name, Binding, NamedValue, ValueSource};
 use crate::ids::{SecretName, ServerId};
 use crate::redact::{name_looks_secret, value_looks_secret, Secret};
 
@@ -70,31 +76,34 @@ pub(super) fn vars(s: &str) -> Vec<(Range<usize>, Var<'_>)> {
     out
 }
 
-/// Hands out secret names for one import: derived names never reuse a name that exists in the
-/// keyring or is referenced by the file, so a moved value can never overwrite another secret.
-#[derive(Debug)]
+/// Hands out secret names within one server's namespace: derived names never reuse a name the
+/// entry refers to, so two values of one server never share a secret.
+#[derive(Debug, Default)]
 pub(super) struct SecretNames {
     taken: Taken,
 }
 
 impl SecretNames {
-    /// Starts from the names that exist already.
-    pub(super) fn new(existing: impl IntoIterator<Item = String>) -> Self {
-        Self {
-            taken: Taken::new(existing),
-        }
-    }
-
-    /// Keeps `name` (referenced by the file itself) away from derived names.
+    /// Keeps `name` (referenced by the entry itself) away from derived names.
     pub(super) fn reserve(&mut self, name: &str) {
         self.taken.reserve(name);
     }
 
-    /// A new, unused name `<server>.<field>`.
-    pub(super) fn fresh(&mut self, server: &ServerId, field: &str) -> Option<SecretName> {
-        let base = sanitize(&format!("{server}.{field}"), SecretName::MAX_LEN, "secret");
-        SecretName::new(self.taken.claim(&base, SecretName::MAX_LEN)).ok()
+    /// A new, unused name for `field` (the field name itself when it is free and valid).
+    pub(super) fn fresh(&mut self, field: &str) -> Option<SecretName> {
+        own_name(field, &mut self.taken)
     }
+}
+
+/// What a `${secret:X}` of an imported file names.
+enum SecretRef {
+    /// A secret of the server's own namespace.
+    Own(SecretName),
+    /// Something outside it, described for the note, with the binding that would use it.
+    Foreign {
+        what: String,
+        binding: Option<Binding>,
+    },
 }
 
 /// The secret that stands for VS Code input `id`. Shared by every use of the input on purpose:
@@ -128,10 +137,15 @@ impl Field {
 pub(super) struct ServerCx<'a> {
     /// The server's final id.
     pub id: ServerId,
+    /// The server's name in the file.
+    pub raw_name: &'a str,
     /// The file's inputs by id.
     pub inputs: &'a BTreeMap<String, Input>,
-    /// Secret names for the whole import.
-    pub names: &'a mut SecretNames,
+    /// Servers that exist (in the host or elsewhere in the file) besides this one, lower case:
+    /// a `${secret:<server>.<name>}` naming one of them refers to another server's secret.
+    pub others: &'a std::collections::HashSet<String>,
+    /// Secret names of this server's namespace.
+    pub names: SecretNames,
     /// Notes about this server.
     pub notes: Vec<ImportNote>,
     /// Values found for the keyring.
@@ -187,15 +201,27 @@ impl ServerCx<'_> {
 
         // Our own placeholder, written by `export --format claude`.
         if let [(r, Var::Secret(s))] = refs.as_slice() {
-            if let (true, Ok(secret)) = (whole(r), SecretName::new(s)) {
-                self.note(
-                    NoteKind::NeedsSecret,
-                    format!(
-                        "{what} refers to secret `{secret}`; if it is not in the keyring yet, \
-                         run `switchboard secret set {secret}`"
-                    ),
-                );
-                return Some(ValueSource::Secret(secret));
+            if whole(r) {
+                match self.secret_ref(s) {
+                    Some(SecretRef::Own(secret)) => {
+                        let id = &self.id;
+                        self.note(
+                            NoteKind::NeedsSecret,
+                            format!(
+                                "{what} refers to this server's secret `{secret}`; if it is not \
+                                 set yet, run `switchboard secret set --server {id} {secret}`"
+                            ),
+                        );
+                        return Some(ValueSource::Secret(secret));
+                    }
+                    Some(SecretRef::Foreign {
+                        what: other,
+                        binding,
+                    }) => {
+                        return self.refused(name, what, &other, binding);
+                    }
+                    None => {}
+                }
             }
         }
 
@@ -214,7 +240,7 @@ impl ServerCx<'_> {
         if needs_secret {
             let secret = match refs.as_slice() {
                 [(r, Var::Input(id))] if whole(r) => input_secret(id),
-                _ => self.names.fresh(&self.id, name),
+                _ => self.names.fresh(name),
             };
             let Some(secret) = secret else {
                 self.note(
@@ -231,11 +257,12 @@ impl ServerCx<'_> {
                 Some(t) => format!("and enter `{}`", esc(&t)),
                 None => "and enter the value".to_owned(),
             };
+            let id = &self.id;
             self.note(
                 NoteKind::NeedsSecret,
                 format!(
                     "{what} needs secret `{secret}` (Switchboard does not expand {}): run \
-                     `switchboard secret set {secret}` {enter}",
+                     `switchboard secret set --server {id} {secret}` {enter}",
                     shown.join(", ")
                 ),
             );
@@ -249,7 +276,7 @@ impl ServerCx<'_> {
             "true" | "false" | "yes" | "no" | "on" | "off"
         );
         if literal && !text.is_empty() && !flag_word && (credential || looks_secret(&text)) {
-            let secret = self.names.fresh(&self.id, name)?;
+            let secret = self.names.fresh(name)?;
             self.note(
                 NoteKind::SecretMoved,
                 format!("the value of {what} was moved to the keyring as secret `{secret}`"),
@@ -265,6 +292,76 @@ impl ServerCx<'_> {
             return None;
         }
         Some(ValueSource::Plain(text))
+    }
+
+    /// What `${secret:X}` names. `None` when X is neither a secret name nor a binding.
+    fn secret_ref(&self, x: &str) -> Option<SecretRef> {
+        if let Ok(binding) = Binding::parse(x) {
+            let what = match &binding {
+                Binding::Provider(p) => format!("the API key of model provider {p}"),
+                Binding::Server { server, name } => format!("secret {name} of server {server}"),
+            };
+            return Some(SecretRef::Foreign {
+                what,
+                binding: Some(binding),
+            });
+        }
+        let name = SecretName::new(x).ok()?;
+        // The layout before namespaces: `provider.<name>` held provider keys and
+        // `<server>.<field>` the secrets the form and import made for a server.
+        if let Some(p) = x.strip_prefix("provider.") {
+            return Some(SecretRef::Foreign {
+                what: format!("`{}`, a model provider's API key", esc(x)),
+                binding: crate::ids::ProviderName::new(p).ok().map(Binding::Provider),
+            });
+        }
+        if let Some((server, _)) = x.split_once('.') {
+            let own = server.eq_ignore_ascii_case(self.id.as_str())
+                || server.eq_ignore_ascii_case(self.raw_name);
+            if !own && self.others.contains(&server.to_ascii_lowercase()) {
+                return Some(SecretRef::Foreign {
+                    what: format!("`{}`, a secret of server {}", esc(x), esc(server)),
+                    binding: None,
+                });
+            }
+        }
+        Some(SecretRef::Own(name))
+    }
+
+    /// A reference to a secret outside this server's namespace: not bound; the value becomes
+    /// an unset secret of the server itself, and the note says how to bind it on purpose.
+    fn refused(
+        &mut self,
+        field: &str,
+        what: &str,
+        other: &str,
+        binding: Option<Binding>,
+    ) -> Option<ValueSource> {
+        let Some(own) = self.names.fresh(field) else {
+            self.note(
+                NoteKind::RefusedReference,
+                format!("{what} refers to {other}, which is not this server's own secret; it was dropped"),
+            );
+            return None;
+        };
+        let id = &self.id;
+        let bind = match binding {
+            Some(b) => format!(
+                ", or bind it on purpose when you approve the server: `switchboard server trust \
+                 {id} --bind {}={b}`",
+                esc(field)
+            ),
+            None => String::new(),
+        };
+        self.note(
+            NoteKind::RefusedReference,
+            format!(
+                "{what} refers to {other}; a server may only use its own secrets, so it was not \
+                 bound. It uses this server's secret `{own}` instead, which is not set: run \
+                 `switchboard secret set --server {id} {own}`{bind}"
+            ),
+        );
+        Some(ValueSource::Secret(own))
     }
 
     /// Replaces `${input:ID}` of inputs that have a default and are not passwords, and notes
@@ -382,12 +479,6 @@ impl ServerCx<'_> {
     }
 }
 
-/// Whether a value looks like a credential by itself: a known token shape, or a URL with a
-/// password in it (`postgresql://app:pw@db/app`), which `value_looks_secret` skips as a URL.
-fn looks_secret(value: &str) -> bool {
-    value_looks_secret(value) || url::Url::parse(value).is_ok_and(|u| u.password().is_some())
-}
-
 /// What the user should enter for a secret that was a template such as
 /// `Bearer ${input:token}`: `Bearer <token>`. `None` when the value is a bare reference, or when
 /// the literal part is long or looks secret itself (it must not end up in a note).
@@ -458,11 +549,13 @@ mod tests {
     #[test]
     fn credential_arguments_are_reported_without_values() {
         let inputs = BTreeMap::new();
-        let mut names = SecretNames::new([]);
+        let others = std::collections::HashSet::new();
         let mut cx = ServerCx {
             id: ServerId::new("s").unwrap(),
+            raw_name: "s",
             inputs: &inputs,
-            names: &mut names,
+            others: &others,
+            names: SecretNames::default(),
             notes: Vec::new(),
             secrets: Vec::new(),
         };

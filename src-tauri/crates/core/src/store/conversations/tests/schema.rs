@@ -52,7 +52,7 @@ async fn a_v1_database_is_backed_up_then_upgraded_keeping_its_servers() {
     v1.close().await;
 
     let store = Store::open(&path).await.unwrap();
-    assert_eq!(versions(store.writer()).await, [1, 2, 3, 4, 6, 7, 8, 9]);
+    assert_eq!(versions(store.writer()).await, [1, 2, 3, 4, 6, 7, 8, 9, 10]);
     let kept = vec![("fs".to_owned(), "{\"id\":\"fs\"}".to_owned())];
     assert_eq!(servers(store.writer()).await, kept);
     let c = store.create_conversation("after upgrade").await.unwrap();

@@ -1,0 +1,675 @@
+//! The governed seam (AP-01, AP-03, AP-09): every request with an effect that a shell, a model
+//! or a person makes of a server passes through here, and only through here.
+//!
+//! A tool call goes through named phases, in this order:
+//! 1. **check** — hard denies before anything is decided or asked: unknown or switched-off
+//!    tools, tools held since they changed (TD-02), arguments the schema refuses (TD-07);
+//! 2. **decide** — the policy ([`crate::approval::decide`]) under the host's policy lock, so
+//!    limits count parallel calls; deny rules and limits apply to a person's own calls too;
+//! 3. **ask** — when the policy asks, the call waits for a shell to answer its nonce;
+//!    arguments the person edits are checked and *decided again* (a deny rule still stops an
+//!    edited call);
+//! 4. **start** — what precedes the call is on disk in the audit log before it goes out;
+//! 5. **call** — sent to the server, cancellable through its run;
+//! 6. **review** — a result a person wants to see before a model does (AP-05);
+//! 7. **note the flow** — what the result brought into a conversation (AP-04).
+//!
+//! Resource reads, prompt gets and argument completions take the same path without the tool
+//! specifics: check (server running, prompt not held), decide (they are policy targets like
+//! tools; a person's own default to allowed, a model's ask), ask, audit, and for requests
+//! that bring something into a conversation, the flow once the message carrying it is sent.
+//! Completions are sent per keystroke: they obey holds and deny rules, and only refusals are
+//! audited.
+//!
+//! Every request has one [`Trail`]: the audit context its entries share and the entries not
+//! yet written. A request's entries are written in order, in as few transactions as the
+//! phases allow (see `host::audit`).
+//!
+//! The ungoverned primitives (`Host::call_tool`, a server's connection, the secret store) are
+//! crate-private: a shell cannot reach a server except through these methods.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::{Host, HostError};
+use crate::approval::audit::{
+    arguments_digest, Actor, AuditContext, AuditEvent, CallRef, GrantChange, Verdict,
+};
+use crate::approval::{
+    AllowedBy, Answer, ApprovalRequest, Ask, Call, Claims, Decision, Origin, RequestKind, Scope,
+};
+use crate::ids::{RunId, ServerId, ToolRef};
+use crate::mcp::catalog::{
+    Arguments, Progress, PromptResult, ResourceContents, ToolInfo, ToolResult,
+};
+use crate::mcp::McpError;
+
+/// Options for a request made through the host.
+#[derive(Debug, Default)]
+pub struct CallOptions {
+    /// The run it belongs to ([`Host::open_run`]); [`Host::cancel_run`] stops it. Without one
+    /// the request cannot be stopped from outside.
+    pub run: Option<RunId>,
+    /// Receives progress as it arrives (also published as `HostEvent::Progress`).
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Fired by [`Host::run_tool`] once the call is allowed, just before it is sent; dropped
+    /// unfired when it is refused.
+    pub started: Option<oneshot::Sender<Started>>,
+    /// The cancellation of a caller inside the core (a chat turn's).
+    pub(crate) cancel: Option<CancellationToken>,
+}
+
+impl CallOptions {
+    /// Runs as part of `run`.
+    pub fn run(mut self, run: RunId) -> Self {
+        self.run = Some(run);
+        self
+    }
+
+    /// Sends progress to `tx`.
+    pub fn progress(mut self, tx: mpsc::UnboundedSender<Progress>) -> Self {
+        self.progress = Some(tx);
+        self
+    }
+
+    /// Tells `tx` when the call is allowed and sent.
+    pub fn started(mut self, tx: oneshot::Sender<Started>) -> Self {
+        self.started = Some(tx);
+        self
+    }
+}
+
+/// What [`Host::run_tool`] tells its caller when the call passed approval and is sent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Started {
+    /// The arguments the person edited before approving; the call runs with these instead of
+    /// the requested ones.
+    pub edited: Option<Arguments>,
+    /// The rule or grant that allowed it without asking; `None` when a person approved it.
+    pub allowed_by: Option<AllowedBy>,
+    /// The grant the person made while approving ("this conversation" / "always").
+    pub granted: Option<String>,
+}
+
+/// One request's record in the audit log: the context its entries share, and the entries
+/// waiting to be written with the next step that must be on disk.
+struct Trail<'h> {
+    host: &'h Host,
+    ctx: AuditContext,
+    pending: Vec<AuditEvent>,
+}
+
+impl<'h> Trail<'h> {
+    fn new(host: &'h Host, server: &ServerId, name: &str, origin: &Origin) -> Self {
+        Self {
+            host,
+            ctx: AuditContext::for_request(server, name, origin, CallRef::random()),
+            pending: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, event: AuditEvent) {
+        self.pending.push(event);
+    }
+
+    fn decided(&mut self, decision: Verdict, by: Actor, reason: Option<String>) {
+        self.note(AuditEvent::Decided {
+            decision,
+            by,
+            reason,
+        });
+    }
+
+    /// Writes what is pending and waits until it is on disk.
+    async fn commit(&mut self) {
+        let events = std::mem::take(&mut self.pending);
+        if events.is_empty() {
+            return;
+        }
+        let ctx = &self.ctx;
+        self.host
+            .audit_all(events.into_iter().map(|e| (e, ctx.clone())).collect())
+            .await;
+    }
+
+    /// Queues an event after the fact, without waiting (a request's end).
+    fn later(&self, event: AuditEvent) {
+        self.host.audit_later(event, self.ctx.clone());
+    }
+
+    /// Writes what is pending and returns the refusal.
+    async fn refuse(mut self, err: HostError) -> HostError {
+        self.commit().await;
+        err
+    }
+}
+
+/// Who allowed a request without asking, for the audit log.
+fn actor_of(by: &AllowedBy) -> Actor {
+    match by {
+        AllowedBy::Rule(id) => Actor::Policy {
+            rule: Some(id.clone()),
+        },
+        AllowedBy::Grant(id) => Actor::Grant {
+            grant_id: id.clone(),
+        },
+        AllowedBy::Default => Actor::Policy { rule: None },
+    }
+}
+
+/// What a server claims about a tool, from its annotations struct.
+fn claims(info: Option<&ToolInfo>) -> Claims {
+    let a = info.and_then(|t| t.annotations.as_ref());
+    Claims {
+        read_only: a.and_then(|a| a.read_only_hint) == Some(true),
+        open_world: a.and_then(|a| a.open_world_hint) == Some(true),
+    }
+}
+
+/// What the person said when asked.
+enum Asked {
+    Allow {
+        edited: Option<Arguments>,
+        scope: Scope,
+        constraints: Vec<crate::approval::Condition>,
+    },
+    Deny(HostError),
+}
+
+impl Host {
+    /// Decides a request: the policy under the lock that makes deciding and counting one
+    /// step, so parallel calls cannot all slip under a limit.
+    async fn decide(
+        &self,
+        call: &Call<'_>,
+        info: Option<&ToolInfo>,
+    ) -> Result<Decision, HostError> {
+        let _one_at_a_time = self.inner.policy_lock.lock().await;
+        let (decision, limited) = self.decide_call(call, info).await?;
+        // Hits are counted only for limits; an unlimited rule costs no disk sync.
+        if let (Decision::Allow { by }, true) = (&decision, limited) {
+            if let Some(rule) = by.id() {
+                self.rule_hit(rule, call.origin).await;
+            }
+        }
+        Ok(decision)
+    }
+
+    /// Parks a request for a person and waits for the answer, or for the run to be stopped.
+    async fn ask_person(
+        &self,
+        trail: &mut Trail<'_>,
+        ask: Ask,
+        cancel: &CancellationToken,
+    ) -> Result<Answer, HostError> {
+        trail.commit().await;
+        let ticket = self.inner.approvals.ask(ask);
+        tokio::select! {
+            answer = ticket.answer() => Ok(answer),
+            () = cancel.cancelled() => {
+                trail.decided(
+                    Verdict::Deny,
+                    Actor::System,
+                    Some("withdrawn: the run was cancelled".into()),
+                );
+                trail.commit().await;
+                Err(McpError::Cancelled.into())
+            }
+        }
+    }
+
+    /// Runs a tool call through the seam (see the module docs for the phases). Shells run
+    /// tools only through this.
+    pub async fn run_tool(
+        &self,
+        tool: &ToolRef,
+        arguments: Arguments,
+        origin: Origin,
+        mut opts: CallOptions,
+    ) -> Result<ToolResult, HostError> {
+        let run = self.claim_run(opts.run.as_ref(), opts.cancel.take())?;
+        // 1. check
+        let checked = self.check_call(tool, arguments).await?;
+        let info = checked.catalog.tools.iter().find(|t| t.name == *tool.tool);
+        let mut arguments = checked.arguments;
+        let mut trail = Trail::new(self, &tool.server, &tool.tool, &origin);
+        trail.note(AuditEvent::proposed(RequestKind::Tool, &arguments, &origin));
+        let mut started = Started::default();
+        // 2. decide
+        match self
+            .decide(&tool_call(tool, &origin, &arguments, info), info)
+            .await?
+        {
+            Decision::Allow { by } => {
+                trail.decided(Verdict::Allow, actor_of(&by), None);
+                started.allowed_by = Some(by);
+            }
+            Decision::Deny { reason, rule } => {
+                trail.decided(Verdict::Deny, Actor::Policy { rule }, Some(reason.clone()));
+                return Err(trail.refuse(denied(tool, reason)).await);
+            }
+            Decision::Ask {
+                reason,
+                warning,
+                rule,
+            } => {
+                trail.decided(
+                    Verdict::Ask,
+                    Actor::Policy { rule },
+                    Some(match &warning {
+                        Some(w) => format!("{reason}; {w}"),
+                        None => reason.clone(),
+                    }),
+                );
+                // 3. ask
+                let ask = Ask {
+                    server: tool.server.clone(),
+                    kind: RequestKind::Tool,
+                    tool: tool.tool.to_string(),
+                    arguments: Value::Object(arguments.clone()),
+                    origin: origin.clone(),
+                    hints: info.map(ToolInfo::claimed_hints).unwrap_or_default(),
+                    reason,
+                    warning,
+                };
+                match self.answer_of(tool, &mut trail, ask, &run.cancel).await? {
+                    Asked::Deny(e) => return Err(trail.refuse(e).await),
+                    Asked::Allow {
+                        edited,
+                        scope,
+                        constraints,
+                    } => {
+                        if let Some(edited) = edited {
+                            trail.note(AuditEvent::Edited {
+                                before_digest: arguments_digest(&Value::Object(arguments.clone())),
+                                after: Value::Object(edited.clone()),
+                            });
+                            arguments = self
+                                .redecide(tool, edited, &origin, info, &mut trail)
+                                .await?;
+                            started.edited = Some(arguments.clone());
+                        }
+                        started.granted =
+                            self.grant(tool, info, scope, constraints, &origin).await?;
+                        if let Some(id) = &started.granted {
+                            trail.note(AuditEvent::Grant {
+                                change: GrantChange::Created,
+                                grant_id: Some(id.clone()),
+                                scope: Some(
+                                    match scope {
+                                        Scope::Conversation => "conversation",
+                                        _ => "always",
+                                    }
+                                    .into(),
+                                ),
+                                by: Actor::User,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        // 4. start
+        trail.note(AuditEvent::Started);
+        trail.commit().await;
+        if let Some(tx) = opts.started.take() {
+            let _ = tx.send(started);
+        }
+        // 5. call
+        let began = std::time::Instant::now();
+        let result = self
+            .call_tool(tool, arguments, run.cancel.clone(), opts.progress.take())
+            .await;
+        trail.later(match &result {
+            Ok(r) => AuditEvent::finished(r, r.is_error, began.elapsed()),
+            Err(e) => AuditEvent::failed(e, began.elapsed()),
+        });
+        // 6. review
+        let result = self
+            .review_result(
+                tool,
+                info,
+                &origin,
+                result?,
+                &trail.ctx,
+                Some(run.cancel.clone()),
+            )
+            .await?;
+        // 7. note the flow
+        if let (false, Origin::Model { conversation }) = (result.is_error, &origin) {
+            self.note_flow(conversation, &tool.server).await;
+        }
+        Ok(result)
+    }
+
+    /// The person's answer to a parked tool call, recorded on the trail.
+    async fn answer_of(
+        &self,
+        tool: &ToolRef,
+        trail: &mut Trail<'_>,
+        ask: Ask,
+        cancel: &CancellationToken,
+    ) -> Result<Asked, HostError> {
+        Ok(match self.ask_person(trail, ask, cancel).await? {
+            Answer::Allow {
+                arguments,
+                scope,
+                constraints,
+            } => {
+                trail.decided(Verdict::Allow, Actor::User, None);
+                Asked::Allow {
+                    edited: arguments,
+                    scope,
+                    constraints,
+                }
+            }
+            Answer::Deny { reason } => {
+                trail.decided(Verdict::Deny, Actor::User, reason.clone());
+                Asked::Deny(denied(
+                    tool,
+                    match reason {
+                        Some(r) => format!("the user said no: {r}"),
+                        None => "the user said no".into(),
+                    },
+                ))
+            }
+        })
+    }
+
+    /// Arguments a person edited while approving: checked against the schema and the holds
+    /// again, and decided again, so a deny rule stops an edited call as it stops any other.
+    /// The person's approval answers an ask; only a deny overrides it.
+    async fn redecide(
+        &self,
+        tool: &ToolRef,
+        edited: Arguments,
+        origin: &Origin,
+        info: Option<&ToolInfo>,
+        trail: &mut Trail<'_>,
+    ) -> Result<Arguments, HostError> {
+        let edited = match self.check_call(tool, edited).await {
+            Ok(c) => c.arguments,
+            Err(e) => {
+                trail.decided(Verdict::Deny, Actor::System, Some(e.to_string()));
+                trail.commit().await;
+                return Err(e);
+            }
+        };
+        let again = self
+            .decide_call(&tool_call(tool, origin, &edited, info), info)
+            .await?
+            .0;
+        if let Decision::Deny { reason, rule } = again {
+            let reason = format!("the edited arguments: {reason}");
+            trail.decided(Verdict::Deny, Actor::Policy { rule }, Some(reason.clone()));
+            trail.commit().await;
+            return Err(denied(tool, reason));
+        }
+        Ok(edited)
+    }
+
+    /// Requests waiting for the user, oldest first.
+    pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
+        self.inner.approvals.list()
+    }
+
+    /// Answers a pending request by its nonce; anything else is refused (AP-03). Edited
+    /// arguments are checked against the tool's input schema first (TD-07): invalid ones are
+    /// refused and the request stays pending, so the person can fix them. Only tool calls take
+    /// edited arguments.
+    pub async fn answer_approval(&self, nonce: &str, answer: Answer) -> Result<(), HostError> {
+        if let Answer::Allow {
+            arguments: Some(edited),
+            ..
+        } = &answer
+        {
+            let request = self
+                .inner
+                .approvals
+                .get(nonce)
+                .ok_or(crate::approval::ApprovalError::UnknownNonce)?;
+            if request.kind != RequestKind::Tool {
+                return Err(HostError::Invalid(format!(
+                    "only a tool call's arguments can be edited, not a {}'s",
+                    request.kind.as_str()
+                )));
+            }
+            let tool = ToolRef {
+                server: request.server,
+                tool: request.tool.as_str().into(),
+            };
+            self.check_call(&tool, edited.clone()).await?;
+        }
+        Ok(self.inner.approvals.answer(nonce, answer)?)
+    }
+
+    /// Takes a request other than a tool call through check, decide and ask. Returns its trail
+    /// with the decision noted, ready for the request to start.
+    async fn govern<'h>(
+        &'h self,
+        server: &ServerId,
+        kind: RequestKind,
+        name: &str,
+        arguments: &Map<String, Value>,
+        origin: &Origin,
+        run: &CancellationToken,
+    ) -> Result<Trail<'h>, HostError> {
+        // Hard denies first: the server runs, and a prompt changed since approved is held.
+        let catalog = self.running(server)?.catalog();
+        if matches!(kind, RequestKind::Prompt | RequestKind::Completion) {
+            if let Some(reason) = self.held_prompt(server, &catalog, name).await? {
+                return Err(HostError::HeldPrompt {
+                    server: server.clone(),
+                    prompt: name.to_owned(),
+                    reason,
+                });
+            }
+        }
+        // Completions are per keystroke: only refusals reach the audit log.
+        let audited = kind != RequestKind::Completion;
+        let mut trail = Trail::new(self, server, name, origin);
+        trail.note(AuditEvent::proposed(kind, arguments, origin));
+        let call = Call {
+            server,
+            kind,
+            name,
+            origin,
+            arguments,
+            claims: Claims::default(),
+        };
+        match self.decide(&call, None).await? {
+            Decision::Allow { by } => {
+                trail.decided(Verdict::Allow, actor_of(&by), None);
+                if !audited {
+                    trail.pending.clear();
+                }
+                Ok(trail)
+            }
+            Decision::Deny { reason, rule } => {
+                trail.decided(Verdict::Deny, Actor::Policy { rule }, Some(reason.clone()));
+                Err(trail
+                    .refuse(HostError::Denied {
+                        server: server.clone(),
+                        tool: name.to_owned(),
+                        reason,
+                    })
+                    .await)
+            }
+            // A completion is never worth a prompt: what the person types is not sent.
+            Decision::Ask { reason, .. } if !audited => Err(trail
+                .refuse(HostError::Denied {
+                    server: server.clone(),
+                    tool: name.to_owned(),
+                    reason,
+                })
+                .await),
+            Decision::Ask {
+                reason,
+                warning,
+                rule,
+            } => {
+                trail.decided(Verdict::Ask, Actor::Policy { rule }, Some(reason.clone()));
+                let ask = Ask {
+                    server: server.clone(),
+                    kind,
+                    tool: name.to_owned(),
+                    arguments: Value::Object(arguments.clone()),
+                    origin: origin.clone(),
+                    hints: Vec::new(),
+                    reason,
+                    warning,
+                };
+                match self.ask_person(&mut trail, ask, run).await? {
+                    Answer::Allow { .. } => {
+                        trail.decided(Verdict::Allow, Actor::User, None);
+                        Ok(trail)
+                    }
+                    Answer::Deny { reason } => {
+                        trail.decided(Verdict::Deny, Actor::User, reason.clone());
+                        Err(trail
+                            .refuse(HostError::Denied {
+                                server: server.clone(),
+                                tool: name.to_owned(),
+                                reason: match reason {
+                                    Some(r) => format!("the user said no: {r}"),
+                                    None => "the user said no".into(),
+                                },
+                            })
+                            .await)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads a resource through the seam. Nothing is fetched by the host itself (RN-03).
+    /// `origin` says who asks and whether the contents go into a conversation.
+    pub async fn read_resource(
+        &self,
+        server: &ServerId,
+        uri: &str,
+        origin: Origin,
+        opts: CallOptions,
+    ) -> Result<Vec<ResourceContents>, HostError> {
+        let run = self.claim_run(opts.run.as_ref(), opts.cancel)?;
+        let mut arguments = Map::new();
+        arguments.insert("uri".into(), Value::String(uri.to_owned()));
+        let mut trail = self
+            .govern(
+                server,
+                RequestKind::Resource,
+                uri,
+                &arguments,
+                &origin,
+                &run.cancel,
+            )
+            .await?;
+        trail.note(AuditEvent::Started);
+        trail.commit().await;
+        let began = std::time::Instant::now();
+        let conn = self.running(server)?.connection()?;
+        let result = tokio::select! {
+            r = conn.read_resource(uri) => r.map_err(HostError::from),
+            () = run.cancel.cancelled() => Err(McpError::Cancelled.into()),
+        };
+        trail.later(match &result {
+            Ok(r) => AuditEvent::finished(r, false, began.elapsed()),
+            Err(e) => AuditEvent::failed(e, began.elapsed()),
+        });
+        result
+    }
+
+    /// Expands a prompt through the seam.
+    pub async fn get_prompt(
+        &self,
+        server: &ServerId,
+        name: &str,
+        arguments: &HashMap<String, String>,
+        origin: Origin,
+        opts: CallOptions,
+    ) -> Result<PromptResult, HostError> {
+        let run = self.claim_run(opts.run.as_ref(), opts.cancel)?;
+        let as_map: Map<String, Value> = arguments
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let mut trail = self
+            .govern(
+                server,
+                RequestKind::Prompt,
+                name,
+                &as_map,
+                &origin,
+                &run.cancel,
+            )
+            .await?;
+        trail.note(AuditEvent::Started);
+        trail.commit().await;
+        let began = std::time::Instant::now();
+        let conn = self.running(server)?.connection()?;
+        let result = tokio::select! {
+            r = conn.get_prompt(name, arguments) => r.map_err(HostError::from),
+            () = run.cancel.cancelled() => Err(McpError::Cancelled.into()),
+        };
+        trail.later(match &result {
+            Ok(r) => AuditEvent::finished(r, false, began.elapsed()),
+            Err(e) => AuditEvent::failed(e, began.elapsed()),
+        });
+        result
+    }
+
+    /// Completion values for a prompt argument, through the seam: holds and deny rules apply
+    /// (a prompt rule covers its completions); only refusals are audited.
+    pub async fn complete_prompt_argument(
+        &self,
+        server: &ServerId,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, HostError> {
+        let mut arguments = Map::new();
+        arguments.insert(argument.to_owned(), Value::String(value.to_owned()));
+        let never = CancellationToken::new();
+        self.govern(
+            server,
+            RequestKind::Completion,
+            prompt,
+            &arguments,
+            &Origin::Manual,
+            &never,
+        )
+        .await?;
+        let conn = self.running(server)?.connection()?;
+        Ok(conn
+            .complete_prompt_argument(prompt, argument, value)
+            .await?)
+    }
+}
+
+/// The policy's view of a call of `tool`.
+fn tool_call<'a>(
+    tool: &'a ToolRef,
+    origin: &'a Origin,
+    arguments: &'a Map<String, Value>,
+    info: Option<&ToolInfo>,
+) -> Call<'a> {
+    Call {
+        server: &tool.server,
+        kind: RequestKind::Tool,
+        name: &tool.tool,
+        origin,
+        arguments,
+        claims: claims(info),
+    }
+}
+
+fn denied(tool: &ToolRef, reason: String) -> HostError {
+    HostError::Denied {
+        server: tool.server.clone(),
+        tool: tool.tool.to_string(),
+        reason,
+    }
+}
