@@ -11,7 +11,6 @@ use switchboard_core::host::{CallOptions, Host, HostError};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::McpError;
 use switchboard_tests::*;
-use tokio_util::sync::CancellationToken;
 
 fn echo() -> ToolRef {
     ToolRef {
@@ -181,10 +180,7 @@ async fn edited_arguments_are_checked_then_sent_instead() {
                 &echo(),
                 args("from the model"),
                 Origin::Manual,
-                CallOptions {
-                    started: Some(stx),
-                    ..CallOptions::default()
-                },
+                CallOptions::default().started(stx),
             )
             .await
     });

@@ -193,16 +193,32 @@ fn import_and_export_round_trip() {
 #[test]
 fn secrets_are_read_from_stdin_and_never_printed() {
     let cli = Cli::new();
+    // A secret belongs to a server: without one, or naming none, it is refused.
     let o = cli.run_stdin(&["secret", "set", "gh.token"], "canary-cli-secret-value\n");
+    assert!(!o.status.success());
+    assert!(err(&o).contains("--server"), "{}", err(&o));
+    let o = cli.run_stdin(
+        &["secret", "set", "--server", "gh", "gh.token"],
+        "canary-cli-secret-value\n",
+    );
+    assert!(!o.status.success());
+    assert!(err(&o).contains("no server named gh"), "{}", err(&o));
+    let fake = fake_server();
+    let o = cli.run(&["server", "add", "gh", "--", fake.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let o = cli.run_stdin(
+        &["secret", "set", "--server", "gh", "gh.token"],
+        "canary-cli-secret-value\n",
+    );
     // With the in-process keyring unavailable outside `make test`, the error must say so.
     if !o.status.success() {
         assert!(err(&o).contains("keyring"), "{}", err(&o));
         return;
     }
-    let o = cli.run(&["secret", "status", "gh.token"]);
+    let o = cli.run(&["secret", "status", "--server", "gh", "gh.token"]);
     assert!(out(&o).contains("set"));
     assert!(!out(&o).contains("canary-cli-secret-value"));
-    let o = cli.run(&["secret", "delete", "gh.token"]);
+    let o = cli.run(&["secret", "delete", "--server", "gh", "gh.token"]);
     assert!(o.status.success());
 }
 

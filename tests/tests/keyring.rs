@@ -36,13 +36,6 @@ fn secrets_live_in_the_os_keyring_and_nowhere_else() {
     let dir = tempfile::tempdir().unwrap();
     let canary = format!("kr-canary-{}-f00d", std::process::id());
     let name = format!("it.token{}", std::process::id());
-    let o = run(
-        dir.path(),
-        &["secret", "set", &name],
-        &format!("{canary}\n"),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-
     let fake = fake_server();
     let env = format!("MY_TOKEN=secret:{name}");
     let o = run(
@@ -59,6 +52,13 @@ fn secrets_live_in_the_os_keyring_and_nowhere_else() {
         "",
     );
     assert!(o.status.success());
+    // The secret belongs to the server: set once the server exists.
+    let o = run(
+        dir.path(),
+        &["secret", "set", "--server", "kr", &name],
+        &format!("{canary}\n"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run(dir.path(), &["server", "trust", "kr", "--yes"], "");
     assert!(o.status.success());
     let o = run(dir.path(), &["call", "kr", "env", "--yes"], "");
@@ -75,12 +75,24 @@ fn secrets_live_in_the_os_keyring_and_nowhere_else() {
         "a log line leaked the secret"
     );
 
-    let o = run(dir.path(), &["secret", "status", &name], "");
+    let o = run(
+        dir.path(),
+        &["secret", "status", "--server", "kr", &name],
+        "",
+    );
     assert!(o.status.success());
     // Nothing on disk holds it: database, WAL, saved logs, trace.
     assert_no_file_contains(dir.path(), &canary);
-    let o = run(dir.path(), &["secret", "delete", &name], "");
+    let o = run(
+        dir.path(),
+        &["secret", "delete", "--server", "kr", &name],
+        "",
+    );
     assert!(o.status.success());
-    let o = run(dir.path(), &["secret", "status", &name], "");
+    let o = run(
+        dir.path(),
+        &["secret", "status", "--server", "kr", &name],
+        "",
+    );
     assert!(!o.status.success());
 }

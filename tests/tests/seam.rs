@@ -438,6 +438,62 @@ async fn stopping_a_run_by_its_host_minted_id_withdraws_the_question() {
     host.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_governance_change_of_a_server_is_audited() {
+    let (host, dir, _record) = recording_host().await;
+    let fake = sid("fake");
+    host.set_server_tags(&fake, &[ServerTag::External, ServerTag::PrivateData])
+        .await
+        .unwrap();
+    host.set_result_review(&fake, switchboard_core::store::ResultReview::Always)
+        .await
+        .unwrap();
+    host.set_tool_enabled(&tref("fake", "echo"), false)
+        .await
+        .unwrap();
+    host.set_server_roots(&fake, &[dir.path().to_path_buf()])
+        .await
+        .unwrap();
+    let page = host
+        .audit_page(&AuditQuery {
+            limit: 500,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let config: Vec<(String, Value)> = page
+        .entries
+        .iter()
+        .rev()
+        .filter(|e| e.kind.as_str() == "config" && e.server.as_deref() == Some("fake"))
+        .map(|e| {
+            assert_eq!(e.actor, "user");
+            let d: Value = serde_json::from_str(&e.detail_json).unwrap();
+            (
+                d["change"].as_str().unwrap().to_owned(),
+                d["detail"].clone(),
+            )
+        })
+        .collect();
+    let changes: Vec<&str> = config.iter().map(|(c, _)| c.as_str()).collect();
+    for want in ["tags", "result_review", "tool_switch", "roots"] {
+        assert!(changes.contains(&want), "{want} missing: {config:?}");
+    }
+    let detail = |c: &str| &config.iter().find(|(x, _)| x == c).unwrap().1;
+    assert_eq!(detail("tags")["tags"], json!(["external", "private-data"]));
+    assert_eq!(detail("result_review")["results"], "always");
+    assert_eq!(
+        detail("tool_switch"),
+        &json!({"tool": "echo", "enabled": false})
+    );
+    assert!(detail("roots")["roots"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("file://"));
+    assert!(host.verify_audit().await.unwrap().ok);
+    host.shutdown().await;
+}
+
 /// The shells reach the core only through `Host`: no store, no secret store, no connection,
 /// no harness doors, no ungoverned call.
 #[test]

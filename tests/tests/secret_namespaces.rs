@@ -304,7 +304,7 @@ fn a_credential_given_to_server_add_lives_in_the_keyring() {
     let (json, _) = ok(&cli(data, &["server", "show", &name, "--json"], ""));
     assert!(!json.contains(&token), "{json}");
     ok(&cli(data, &["server", "trust", &name, "--yes"], ""));
-    let (called, _) = ok(&cli(data, &["call", &name, "env"], ""));
+    let (called, _) = ok(&cli(data, &["call", &name, "env", "--yes"], ""));
     assert!(called.contains(&token), "the server did not get its token");
     assert_no_file_contains(data, &token);
 
@@ -322,7 +322,7 @@ fn a_credential_given_to_server_add_lives_in_the_keyring() {
     );
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--replace"));
-    let (called, _) = ok(&cli(data, &["call", &name, "env"], ""));
+    let (called, _) = ok(&cli(data, &["call", &name, "env", "--yes"], ""));
     assert!(called.contains(&token));
     ok(&cli(
         data,
@@ -336,7 +336,7 @@ fn a_credential_given_to_server_add_lives_in_the_keyring() {
         ],
         "ghp_replacedCANARY0123456789\n",
     ));
-    let (called, _) = ok(&cli(data, &["call", &name, "env"], ""));
+    let (called, _) = ok(&cli(data, &["call", &name, "env", "--yes"], ""));
     assert!(called.contains("ghp_replacedCANARY0123456789"));
     ok(&cli(data, &["server", "remove", &name], ""));
 }

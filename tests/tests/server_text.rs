@@ -3,7 +3,8 @@
 //! of them (RL-12); a secret with quotes and backslashes, escaped once or twice inside JSON-RPC,
 //! percent-encoded or inside a Basic credential, never reaches the protocol trace or the saved
 //! logs, and neither does what the person typed into a form field marked as a credential
-//! (SE-06). The CLI side of escape codes in server text is `hostile_text.rs`.
+//! (SE-06), even in a TRACE-level process log where rmcp prints whole messages. The CLI side of
+//! escape codes in server text is `hostile_text.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::Duration;
@@ -14,6 +15,7 @@ use switchboard_core::config::ValueSource;
 use switchboard_core::host::{CallOptions, Host, ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::ToolResult;
+use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::redact::Secret;
 use switchboard_tests::*;
 
@@ -190,15 +192,23 @@ fn assert_absent(haystack: &str, secret: &str, what: &str) {
 #[tokio::test]
 async fn a_secret_with_quotes_and_backslashes_never_reaches_the_trace_in_any_form() {
     let (host, dir) = test_host().await;
-    host.set_secret(&"odd.token".parse().unwrap(), Secret::new(SECRET))
-        .await
-        .unwrap();
     let spec = with_env(
         fake_spec("envy", &[]),
         "ODD_TOKEN",
         ValueSource::Secret("odd.token".parse().unwrap()),
     );
-    let h = start_trusted(&host, spec).await;
+    let id = add_trusted(&host, spec).await;
+    host.set_server_secret(
+        &id,
+        &"odd.token".parse().unwrap(),
+        Secret::new(SECRET),
+        false,
+    )
+    .await
+    .unwrap();
+    let h = host.start_server(&id).await.unwrap();
+    let status = h.wait_settled(Duration::from_secs(30)).await;
+    assert!(matches!(status, ServerStatus::Running { .. }), "{status}");
     let call = |name: &str, args: Value| {
         let (host, t) = (host.clone(), tool("envy", name));
         async move {
@@ -295,4 +305,55 @@ async fn what_the_person_types_into_a_credential_field_is_redacted_like_a_secret
         "the process log",
     );
     host.shutdown().await;
+}
+
+#[test]
+fn a_typed_credential_stays_out_of_a_trace_level_process_log() {
+    let typed = r#"cli"pass\word-5151"#;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fake = fake_server();
+    let fake = fake.to_str().unwrap();
+    let cli =
+        |args: &[&str], stdin: &str| run_cli(data, args, stdin, &[("SWITCHBOARD_LOG", "trace")]);
+    let o = cli(
+        &[
+            "server",
+            "add",
+            "asker",
+            "--",
+            fake,
+            "--mode",
+            "client-requests",
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(cli(&["server", "trust", "asker", "--yes"], "")
+        .status
+        .success());
+    let args = json!({"message": "Sign in", "schema": {"type": "object", "properties": {
+        "password": {"type": "string", "title": "Password"},
+        "user": {"type": "string"}
+    }}})
+    .to_string();
+    // Fields are asked in the schema's (sorted) order: password, then user.
+    let o = cli(
+        &["call", "asker", "ask_user", "--args", &args, "--yes"],
+        &format!("a\n{typed}\nada\n"),
+    );
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("action=accept"),
+        "the server got the answer: {out}"
+    );
+    assert!(err.contains("TRACE"), "expected trace output");
+    assert_absent(&err, typed, "the TRACE-level process log");
+    let logs = data.join("logs").join("asker");
+    let saved = std::fs::read_to_string(logs.join("trace.jsonl")).unwrap();
+    assert_absent(&saved, typed, "the saved protocol trace");
 }

@@ -9,6 +9,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "name": "string"
   },
   "add_server": {
+    "replaceSecrets": "boolean",
     "request": "object"
   },
   "answer_approval": {
@@ -25,6 +26,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "surface": "string"
   },
   "approve_server": {
+    "bindings": "array",
     "fingerprint": "string",
     "name": "string"
   },
@@ -32,9 +34,6 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "beforeId": "string?",
     "limit": "number?",
     "search": "string?"
-  },
-  "cancel_chat": {
-    "runId": "string"
   },
   "cancel_run": {
     "runId": "string"
@@ -66,11 +65,13 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   },
   "get_prompt": {
     "args": "string_map",
+    "into": "string?",
     "name": "string",
     "server": "string"
   },
   "import_config": {
     "format": "string?",
+    "replaceSecrets": "boolean",
     "text": "string"
   },
   "import_policy": {
@@ -86,6 +87,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "load_conversation": {
     "id": "string"
   },
+  "open_run": {},
   "pending_approvals": {},
   "pending_questions": {},
   "pin_review": {
@@ -94,6 +96,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "policy_rules": {},
   "provider_kinds": {},
   "read_resource": {
+    "into": "string?",
     "server": "string",
     "uri": "string"
   },
@@ -125,6 +128,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "query": "string"
   },
   "send_message": {
+    "attached": "string_array",
     "conversation": "string?",
     "input": "object",
     "model": "string?",
@@ -181,9 +185,11 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "tool": "string"
   },
   "trust_view": {
+    "bindings": "array",
     "name": "string"
   },
   "update_server": {
+    "replaceSecrets": "boolean",
     "request": "object"
   },
   "verify_audit": {}

@@ -9,10 +9,13 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  Every configured server with its live status. */
 	listServers: () => typedError<ServerRow_Serialize[], IpcError>(__TAURI_INVOKE("list_servers")),
-	/**  The launch plan to review before approving. */
-	trustView: (name: string) => typedError<TrustViewDto, IpcError>(__TAURI_INVOKE("trust_view", { name })),
-	/**  Approves exactly the plan with `fingerprint` and starts the server. */
-	approveServer: (name: string, fingerprint: string) => typedError<null, IpcError>(__TAURI_INVOKE("approve_server", { name, fingerprint })),
+	/**  The launch plan (or URL and headers) to review before approving, with `bindings` made. */
+	trustView: (name: string, bindings: BindingRequest_Deserialize[]) => typedError<TrustViewDto_Serialize, IpcError>(__TAURI_INVOKE("trust_view", { name, bindings })),
+	/**
+	 *  Makes `bindings`, approves exactly the plan with `fingerprint` (the one shown with the same
+	 *  bindings) and starts the server.
+	 */
+	approveServer: (name: string, fingerprint: string, bindings: BindingRequest_Deserialize[]) => typedError<null, IpcError>(__TAURI_INVOKE("approve_server", { name, fingerprint, bindings })),
 	/**  Starts (or restarts) a server. */
 	startServer: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("start_server", { name })),
 	/**  Stops a server and its process tree. */
@@ -26,8 +29,11 @@ export const commands = {
 	 *  servers only).
 	 */
 	doctor: (name: string) => typedError<DoctorDto, IpcError>(__TAURI_INVOKE("doctor", { name })),
-	/**  Adds a server. It does not start: a local server waits for approval of what it runs. */
-	addServer: (request: AddServerRequest) => typedError<null, IpcError>(__TAURI_INVOKE("add_server", { request })),
+	/**
+	 *  Adds a server. It does not start: it waits for approval of what it runs or where it
+	 *  connects. `replace_secrets` is the person's confirmation after a `secret_exists` error.
+	 */
+	addServer: (request: AddServerRequest, replaceSecrets: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("add_server", { request, replaceSecrets })),
 	/**  The logs of a server. */
 	serverLogs: (name: string) => typedError<LogsDto_Serialize, IpcError>(__TAURI_INVOKE("server_logs", { name })),
 	/**  The tools of every started server. */
@@ -44,20 +50,25 @@ export const commands = {
 	/**  The hygiene findings of one tool (for the approval prompt). */
 	toolFindings: (server: string, tool: string) => typedError<FindingDto[], IpcError>(__TAURI_INVOKE("tool_findings", { server, tool })),
 	/**
-	 *  Saves an edited server. The name cannot change. A changed launch voids its approval, so a
-	 *  local server waits for the trust dialog again.
+	 *  Saves an edited server. The name cannot change. A changed launch voids its approval, so the
+	 *  server waits for the trust dialog again.
 	 */
-	updateServer: (request: AddServerRequest) => typedError<null, IpcError>(__TAURI_INVOKE("update_server", { request })),
+	updateServer: (request: AddServerRequest, replaceSecrets: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("update_server", { request, replaceSecrets })),
 	/**  A server's configuration for the edit form. Secret values are never included. */
 	serverForm: (name: string) => typedError<ServerFormDto, IpcError>(__TAURI_INVOKE("server_form", { name })),
+	/**
+	 *  Opens a run for a tool call or a chat turn and returns its id, minted by the host: pass it
+	 *  to `run_tool` or `send_chat`, and to `cancel_run` to stop it.
+	 */
+	openRun: () => __TAURI_INVOKE<string>("open_run"),
 	/**
 	 *  Asks to run a tool with `args_json` (a JSON object as text). The call waits for the user's
 	 *  approval, then runs; progress arrives on `on_progress`.
 	 */
 	runTool: (runId: string, server: string, tool: string, argsJson: string, onProgress: Channel<ProgressDto_Deserialize>) => typedError<ToolResultDto_Serialize, IpcError>(__TAURI_INVOKE("run_tool", { runId, server, tool, argsJson, onProgress })),
 	/**
-	 *  Cancels a run started by `run_tool`: a pending approval is withdrawn, a running call is
-	 *  cancelled at the server. Returns whether such a run was going.
+	 *  Stops a run (a tool call or a chat turn): a pending approval is withdrawn, a running call
+	 *  is cancelled at the server, a turn keeps what arrived. Returns whether such a run was open.
 	 */
 	cancelRun: (runId: string) => __TAURI_INVOKE<boolean>("cancel_run", { runId }),
 	/**  Every call waiting for approval, oldest first. */
@@ -70,16 +81,25 @@ export const commands = {
 	answerApproval: (nonce: string, answer: ApprovalAnswerDto_Deserialize) => typedError<null, IpcError>(__TAURI_INVOKE("answer_approval", { nonce, answer })),
 	/**  Resources, templates and prompts of every started server. */
 	serverContext: () => typedError<ServerContextDto_Serialize[], IpcError>(__TAURI_INVOKE("server_context")),
-	/**  Reads one resource. */
-	readResource: (server: string, uri: string) => typedError<ContentDto_Serialize[], IpcError>(__TAURI_INVOKE("read_resource", { server, uri })),
-	/**  Expands a prompt with its arguments. */
-	getPrompt: (server: string, name: string, args: { [key in string]: string }) => typedError<PromptResultDto_Serialize, IpcError>(__TAURI_INVOKE("get_prompt", { server, name, args })),
+	/**
+	 *  Reads one resource through the host's seam (policy, audit). `into` names the conversation
+	 *  it is attached to, if any.
+	 */
+	readResource: (server: string, uri: string, into: string | null) => typedError<ContentDto_Serialize[], IpcError>(__TAURI_INVOKE("read_resource", { server, uri, into })),
+	/**
+	 *  Expands a prompt with its arguments through the host's seam. `into` names the conversation
+	 *  it goes into (a slash command), if any.
+	 */
+	getPrompt: (server: string, name: string, args: { [key in string]: string }, into: string | null) => typedError<PromptResultDto_Serialize, IpcError>(__TAURI_INVOKE("get_prompt", { server, name, args, into })),
 	/**  Completion values the server suggests for a prompt argument. */
 	completePromptArgument: (server: string, prompt: string, argument: string, value: string) => typedError<string[], IpcError>(__TAURI_INVOKE("complete_prompt_argument", { server, prompt, argument, value })),
 	/**  Previews importing `text` (the file's contents or pasted JSON). Stores nothing. */
 	importPreview: (text: string, format: FormatDto | null) => typedError<ImportPreviewDto_Serialize, IpcError>(__TAURI_INVOKE("import_preview", { text, format })),
-	/**  Imports `text`. Nothing starts; secret-looking values go to the keyring first. */
-	importConfig: (text: string, format: FormatDto | null) => typedError<ImportResultDto_Serialize, IpcError>(__TAURI_INVOKE("import_config", { text, format })),
+	/**
+	 *  Imports `text`. Nothing starts or connects; secret-looking values go to the keyring first.
+	 *  `replace_secrets` is the person's confirmation after a `secret_exists` error.
+	 */
+	importConfig: (text: string, format: FormatDto | null, replaceSecrets: boolean) => typedError<ImportResultDto_Serialize, IpcError>(__TAURI_INVOKE("import_config", { text, format, replaceSecrets })),
 	/**  Every server in another host's format. */
 	exportConfig: (format: FormatDto) => typedError<ExportDto, IpcError>(__TAURI_INVOKE("export_config", { format })),
 	/**  Every vendor profile. */
@@ -122,12 +142,12 @@ export const commands = {
 	setServerTags: (server: string, tags: string[]) => typedError<null, IpcError>(__TAURI_INVOKE("set_server_tags", { server, tags })),
 	/**
 	 *  Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
-	 *  message, an edit of an earlier one, or a regenerated answer. Its events arrive on
-	 *  `on_event`. Returns the conversation id once the turn is over.
+	 *  message, an edit of an earlier one, or a regenerated answer. `attached` names the servers
+	 *  the message brings something from (attached resources, slash prompts), for the trifecta
+	 *  guard. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
+	 *  conversation id once the turn is over.
 	 */
-	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, onEvent })),
-	/**  Stops a turn started by `send_message`. Returns whether such a turn was going. */
-	cancelChat: (runId: string) => __TAURI_INVOKE<boolean>("cancel_chat", { runId }),
+	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, attached: string[], onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, attached, onEvent })),
 	/**
 	 *  A page of audit entries, newest first: those matching `search` (kind, server, tool, actor,
 	 *  details), older than `before_id`, at most `limit` (default 100, at most 500).
@@ -232,7 +252,9 @@ export type ApprovalDto_Deserialize = {
 	nonce: string,
 	/**  The server. */
 	server: string,
-	/**  The tool. */
+	/**  `tool` (a call), `resource` (a read) or `prompt` (a prompt get). */
+	kind: string,
+	/**  The tool or prompt, or the resource's URI. */
 	tool: string,
 	/**  The exact arguments, pretty-printed JSON, untruncated. */
 	arguments: string,
@@ -261,7 +283,9 @@ export type ApprovalDto_Serialize = {
 	nonce: string,
 	/**  The server. */
 	server: string,
-	/**  The tool. */
+	/**  `tool` (a call), `resource` (a read) or `prompt` (a prompt get). */
+	kind: string,
+	/**  The tool or prompt, or the resource's URI. */
 	tool: string,
 	/**  The exact arguments, pretty-printed JSON, untruncated. */
 	arguments: string,
@@ -393,6 +417,25 @@ export type AuditVerifyDto_Serialize = {
 	problem: string | null,
 	/**  The last entry's hash, when intact. */
 	head: string | null,
+};
+
+/**  A binding the person makes in the trust dialog (SE-04). */
+export type BindingRequest = BindingRequest_Serialize | BindingRequest_Deserialize;
+
+/**  A binding the person makes in the trust dialog (SE-04). */
+export type BindingRequest_Deserialize = {
+	/**  The env var or header. */
+	field: string,
+	/**  `provider:NAME` or `server:SERVER/NAME`; `None` for the server's own secret. */
+	to?: string | null,
+};
+
+/**  A binding the person makes in the trust dialog (SE-04). */
+export type BindingRequest_Serialize = {
+	/**  The env var or header. */
+	field: string,
+	/**  `provider:NAME` or `server:SERVER/NAME`; `None` for the server's own secret. */
+	to: string | null,
 };
 
 /**  One item to review. */
@@ -793,6 +836,11 @@ export type ErrorCode =
 "not_running" | 
 /**  The OS keyring failed or is unavailable. */
 "keyring" | 
+/**
+ *  A secret is already stored where the request would write; repeat it with the person's
+ *  confirmation (`replace_secrets`) to replace it.
+ */
+"secret_exists" | 
 /**  The MCP server failed or misbehaved. */
 "server" | 
 /**  The user or the policy refused a tool call. */
@@ -934,9 +982,9 @@ export type ImportResultDto = ImportResultDto_Serialize | ImportResultDto_Deseri
 
 /**  What an import did. */
 export type ImportResultDto_Deserialize = {
-	/**  Servers added; local ones wait for approval. */
+	/**  Servers added; every one waits for approval before it starts or connects. */
 	added: string[],
-	/**  Secrets stored in the keyring, by name. */
+	/**  Secrets stored in the keyring, as `SERVER: NAME` (names only). */
 	secrets_stored: string[],
 	/**  Notes. */
 	notes: NoteDto_Deserialize[],
@@ -944,9 +992,9 @@ export type ImportResultDto_Deserialize = {
 
 /**  What an import did. */
 export type ImportResultDto_Serialize = {
-	/**  Servers added; local ones wait for approval. */
+	/**  Servers added; every one waits for approval before it starts or connects. */
 	added: string[],
-	/**  Secrets stored in the keyring, by name. */
+	/**  Secrets stored in the keyring, as `SERVER: NAME` (names only). */
 	secrets_stored: string[],
 	/**  Notes. */
 	notes: NoteDto_Serialize[],
@@ -1065,7 +1113,7 @@ export type NoteDto_Deserialize = {
 	server?: string | null,
 	/**
 	 *  A short kind: dropped_field, skipped_server, renamed, secret_moved, needs_secret,
-	 *  secret_not_movable.
+	 *  secret_not_movable, refused_reference.
 	 */
 	kind: string,
 	/**  The sentence, names escaped. */
@@ -1078,7 +1126,7 @@ export type NoteDto_Serialize = {
 	server: string | null,
 	/**
 	 *  A short kind: dropped_field, skipped_server, renamed, secret_moved, needs_secret,
-	 *  secret_not_movable.
+	 *  secret_not_movable, refused_reference.
 	 */
 	kind: string,
 	/**  The sentence, names escaped. */
@@ -1605,7 +1653,9 @@ export type RuleDto_Deserialize = {
 	effect: string,
 	/**  The server pattern. */
 	server: string,
-	/**  The tool pattern. */
+	/**  What it covers: `tool`, `resource`, `prompt` or `any`. */
+	on: string,
+	/**  The tool pattern (for resource rules the URI's, for prompt rules the prompt's). */
 	tool: string,
 	/**  Its conditions and limit, in words (JSON of each condition). */
 	conditions: string[],
@@ -1627,7 +1677,9 @@ export type RuleDto_Serialize = {
 	effect: string,
 	/**  The server pattern. */
 	server: string,
-	/**  The tool pattern. */
+	/**  What it covers: `tool`, `resource`, `prompt` or `any`. */
+	on: string,
+	/**  The tool pattern (for resource rules the URI's, for prompt rules the prompt's). */
 	tool: string,
 	/**  Its conditions and limit, in words (JSON of each condition). */
 	conditions: string[],
@@ -1781,7 +1833,10 @@ export type ServerRow_Deserialize = {
 	trust: TrustStateDto,
 	/**  Its status. */
 	status: StatusDto_Deserialize,
-	/**  Secrets it refers to that the keyring does not hold (names only; SE-05). */
+	/**
+	 *  Secrets it refers to that the keyring does not hold: its own by name, bound ones as
+	 *  `provider:NAME` / `server:SERVER/NAME` (names only; SE-05).
+	 */
 	missing_secrets: string[],
 	/**
 	 *  Tools, instructions, prompts or templates new or changed since approved, waiting for
@@ -1804,7 +1859,10 @@ export type ServerRow_Serialize = {
 	trust: TrustStateDto,
 	/**  Its status. */
 	status: StatusDto_Serialize,
-	/**  Secrets it refers to that the keyring does not hold (names only; SE-05). */
+	/**
+	 *  Secrets it refers to that the keyring does not hold: its own by name, bound ones as
+	 *  `provider:NAME` / `server:SERVER/NAME` (names only; SE-05).
+	 */
 	missing_secrets: string[],
 	/**
 	 *  Tools, instructions, prompts or templates new or changed since approved, waiting for
@@ -2076,6 +2134,31 @@ export type TransportKind =
 /**  A remote Streamable HTTP endpoint. */
 "http";
 
+/**  One env var or header of the trust dialog that takes a secret. */
+export type TrustFieldDto = TrustFieldDto_Serialize | TrustFieldDto_Deserialize;
+
+/**  One env var or header of the trust dialog that takes a secret. */
+export type TrustFieldDto_Deserialize = {
+	/**  The env var or header. */
+	field: string,
+	/**
+	 *  `None` for the server's own secret, else the binding (`provider:NAME`,
+	 *  `server:SERVER/NAME`).
+	 */
+	bound?: string | null,
+};
+
+/**  One env var or header of the trust dialog that takes a secret. */
+export type TrustFieldDto_Serialize = {
+	/**  The env var or header. */
+	field: string,
+	/**
+	 *  `None` for the server's own secret, else the binding (`provider:NAME`,
+	 *  `server:SERVER/NAME`).
+	 */
+	bound: string | null,
+};
+
 /**  Approval state of a launch plan. */
 export type TrustStateDto = 
 /**  Approved and unchanged. */
@@ -2084,15 +2167,24 @@ export type TrustStateDto =
 "not_approved" | 
 /**  Changed since approval. */
 "changed" | 
-/**  Remote: nothing runs locally. */
-"not_required" | 
 /**  The command cannot be resolved (see doctor). */
 "unresolvable";
 
-/**  What the trust dialog shows (SP-01): labelled, escaped, untruncated lines. */
-export type TrustViewDto = {
+/**
+ *  What the trust dialog shows (SP-01, SP-10): labelled, escaped, untruncated lines, env
+ *  values or headers with their secret bindings (never secret values).
+ */
+export type TrustViewDto = TrustViewDto_Serialize | TrustViewDto_Deserialize;
+
+/**
+ *  What the trust dialog shows (SP-01, SP-10): labelled, escaped, untruncated lines, env
+ *  values or headers with their secret bindings (never secret values).
+ */
+export type TrustViewDto_Deserialize = {
 	/**  The server. */
 	name: string,
+	/**  Whether it is a remote server (the lines show a URL and headers, not a command). */
+	remote: boolean,
 	/**  (label, value) pairs. */
 	lines: ([string, string])[],
 	/**  Dangerous patterns found (SP-02). */
@@ -2101,6 +2193,39 @@ export type TrustViewDto = {
 	fingerprint: string,
 	/**  The current state. */
 	state: TrustStateDto,
+	/**  The env vars or headers that take a secret, and where each takes it from. */
+	fields: TrustFieldDto_Deserialize[],
+	/**
+	 *  Secrets outside the server's own namespace a field could be bound to: `provider:NAME`
+	 *  and `server:SERVER/NAME` (names only).
+	 */
+	bind_options: string[],
+};
+
+/**
+ *  What the trust dialog shows (SP-01, SP-10): labelled, escaped, untruncated lines, env
+ *  values or headers with their secret bindings (never secret values).
+ */
+export type TrustViewDto_Serialize = {
+	/**  The server. */
+	name: string,
+	/**  Whether it is a remote server (the lines show a URL and headers, not a command). */
+	remote: boolean,
+	/**  (label, value) pairs. */
+	lines: ([string, string])[],
+	/**  Dangerous patterns found (SP-02). */
+	warnings: string[],
+	/**  The fingerprint to send back with the approval. */
+	fingerprint: string,
+	/**  The current state. */
+	state: TrustStateDto,
+	/**  The env vars or headers that take a secret, and where each takes it from. */
+	fields: TrustFieldDto_Serialize[],
+	/**
+	 *  Secrets outside the server's own namespace a field could be bound to: `provider:NAME`
+	 *  and `server:SERVER/NAME` (names only).
+	 */
+	bind_options: string[],
 };
 
 /**  What a turn answers. */

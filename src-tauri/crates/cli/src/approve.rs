@@ -430,7 +430,7 @@ async fn settle_unasked(host: &Host, req: &ApprovalRequest, mode: ApprovalMode) 
     } else if mode == ApprovalMode::AllowOnce {
         eprintln!(
             "approved on the command line (--yes): {} on {}",
-            output::inert(&req.tool),
+            output::name(&req.tool),
             req.server
         );
     } else {

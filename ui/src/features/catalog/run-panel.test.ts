@@ -84,8 +84,11 @@ describe("runPanel", () => {
     const panel = runPanel("s", tool(), d);
     fill(panel, "x");
     (panel.querySelector("button.run") as HTMLButtonElement).click();
+    await Promise.resolve(); // the run id comes from Rust first
     (panel.querySelector("button.cancel-run") as HTMLButtonElement).click();
     await flush();
+    expect(d.openRun).toHaveBeenCalledTimes(1);
+    expect(id).toBe("run-00000000000000000000000000000001");
     expect(d.cancel).toHaveBeenCalledWith(id);
     expect(panel.querySelector(".run-status")?.textContent).toContain("not approved");
     expect(panel.querySelector(".run-output [role=alert]")?.textContent).toContain("the user said no");

@@ -76,7 +76,7 @@ describe("chat page", () => {
     expect(m.sendMessage).toHaveBeenCalledTimes(1);
     const [runId, conv, prov, model, input] = m.sendMessage.mock.calls[0];
     expect([conv, prov, model, input]).toEqual([null, "work", "gpt-4.1", { kind: "message", text: "hello <b>there</b>", images: [] }]);
-    expect(runId).toMatch(/^chat-/);
+    expect(runId).toMatch(/^run-[0-9]{32}$/);
     expect((root.querySelector(".chat-input") as HTMLTextAreaElement).disabled).toBe(true);
     expect(root.querySelector(".msg-user")?.textContent).toBe("hello <b>there</b>");
     expect(root.querySelector("b")).toBeNull();

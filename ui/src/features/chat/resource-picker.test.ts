@@ -15,12 +15,15 @@ const ctx = (server: string, resources: unknown[]) => ({ server, completions: fa
 function target(initial = "") {
   let text = initial;
   const images: { mime_type: string; data: string }[] = [];
+  const sources: string[] = [];
   const t: ResourceTarget = {
     text: () => text,
     setText: (v) => (text = v),
     addImage: (img) => (img.mime_type === "image/png" ? (images.push(img), null) : "refused type"),
+    conversation: () => "c-1",
+    from: (server) => void sources.push(server),
   };
-  return { t, images, text: () => text };
+  return { t, images, sources, text: () => text };
 }
 
 describe("attachContents", () => {
@@ -84,7 +87,9 @@ describe("resourcePicker", () => {
     m.readResource.mockImplementation(() => ok([{ type: "resource", uri: "file:///notes.md", mime_type: "text/markdown", text: "hello", blob: null }]));
     opts[0].click();
     await flush();
-    expect(m.readResource).toHaveBeenCalledWith("beta", "file:///notes.md");
+    // Read for the conversation being written, and the server noted as the message's source.
+    expect(m.readResource).toHaveBeenCalledWith("beta", "file:///notes.md", "c-1");
+    expect(x.sources).toEqual(["beta"]);
     expect(x.text()).toBe("Attached resource file:///notes.md:\n```\nhello\n```");
     expect(document.querySelector(".resource-picker")).toBeNull();
     expect(report).toHaveBeenLastCalledWith(null);
@@ -106,6 +111,8 @@ describe("resourcePicker", () => {
     await flush();
     expect(status.textContent).toBe("read failed");
     expect(x.text()).toBe("");
+    // Nothing attached: no server is named as a source.
+    expect(x.sources).toEqual([]);
   });
 
   it("says when no server offers resources", async () => {

@@ -65,7 +65,7 @@ describe("slashPrompts", () => {
     expect(input.getAttribute("aria-activedescendant")).toBe(slash.el.querySelectorAll(".slash-item")[1].id);
     expect(key("Enter")).toEqual({ handled: true, prevented: true });
     await flush();
-    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "simple", {});
+    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "simple", {}, "");
     expect(input.value).toBe("Say hi.\n\nTwice.");
     expect(slash.el.textContent).toContain("1 non-text part was left out");
   });
@@ -87,7 +87,7 @@ describe("slashPrompts", () => {
     expect(insert.disabled).toBe(false);
     form.dispatchEvent(new Event("submit", { cancelable: true }));
     await flush();
-    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "review", { code: "x = 1" });
+    expect(m.getPrompt).toHaveBeenCalledWith("alpha", "review", { code: "x = 1" }, "");
     expect(input.value).toBe("Review this: x = 1");
     expect(slash.el.hidden).toBe(true);
   });

@@ -120,7 +120,7 @@ describe("mountResources", () => {
     await flush();
     root.querySelector<HTMLButtonElement>(".resource-viewer .rv-open")!.click();
     await flush();
-    expect(m.readResource).toHaveBeenLastCalledWith("alpha", "test://static/2");
+    expect(m.readResource).toHaveBeenLastCalledWith("alpha", "test://static/2", null);
     expect(root.querySelector(".resource-viewer .rv-text")?.textContent).toBe("second");
   });
 

@@ -152,7 +152,8 @@ impl Host {
         own: &[&SecretName],
         replace: bool,
     ) -> Result<(), HostError> {
-        if replace {
+        if replace || true {
+            // MUTATION
             return Ok(());
         }
         for (name, _) in secrets.iter().filter(|(n, _)| !own.contains(&n)) {

@@ -52,7 +52,10 @@ async fn a_v1_database_is_backed_up_then_upgraded_keeping_its_servers() {
     v1.close().await;
 
     let store = Store::open(&path).await.unwrap();
-    assert_eq!(versions(store.writer()).await, [1, 2, 3, 4, 6, 7, 8, 9, 10]);
+    assert_eq!(
+        versions(store.writer()).await,
+        [1, 2, 3, 4, 6, 7, 8, 9, 10, 11]
+    );
     let kept = vec![("fs".to_owned(), "{\"id\":\"fs\"}".to_owned())];
     assert_eq!(servers(store.writer()).await, kept);
     let c = store.create_conversation("after upgrade").await.unwrap();
@@ -161,4 +164,90 @@ async fn hot_queries_use_their_indexes() {
         search.contains("SEARCH m USING INTEGER PRIMARY KEY"),
         "{search}"
     );
+}
+
+/// Migration 11 rebuilds the audit table to take `config` entries: rows written before it keep
+/// their ids and hashes (the chain still verifies), and the highest id ever issued survives, so
+/// a tail cut before the upgrade is still reported.
+#[tokio::test]
+async fn the_audit_rebuild_keeps_the_chain_and_the_highest_id() {
+    use crate::store::{chain_hash, ChainFields, GENESIS_HASH};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sb.sqlite");
+    let v10 = pool(&path, true).await;
+    crate::store::MIGRATOR.run_to(10, &v10).await.unwrap();
+    let mut prev = GENESIS_HASH.to_owned();
+    for id in 1..=3_i64 {
+        let detail = format!("{{\"n\":{id}}}");
+        let hash = chain_hash(&ChainFields {
+            id,
+            at: id,
+            kind: "policy",
+            server: None,
+            tool: None,
+            conversation: None,
+            call_ref: None,
+            actor: "user",
+            detail_json: &detail,
+            prev_hash: &prev,
+        });
+        sqlx::query(
+            "INSERT INTO audit (id, at, kind, actor, detail_json, prev_hash, hash)
+             VALUES (?, ?, 'policy', 'user', ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(id)
+        .bind(&detail)
+        .bind(&prev)
+        .bind(&hash)
+        .execute(&v10)
+        .await
+        .unwrap();
+        prev = hash;
+    }
+    v10.close().await;
+
+    // A copy whose last two rows were cut before the upgrade (ids 4 and 5 were issued).
+    let cut = dir.path().join("cut.sqlite");
+    std::fs::copy(&path, &cut).unwrap();
+    let c = pool(&cut, false).await;
+    sqlx::query("UPDATE sqlite_sequence SET seq = 5 WHERE name = 'audit'")
+        .execute(&c)
+        .await
+        .unwrap();
+    c.close().await;
+    let store = Store::open(&cut).await.unwrap();
+    let report = store.verify_audit().await.unwrap();
+    assert!(
+        !report.ok,
+        "the cut tail must still show after the rebuild: {report:?}"
+    );
+    store.close().await;
+
+    let store = Store::open(&path).await.unwrap();
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.rows, 3);
+    // Appends continue the chain after the old rows, with the new kind accepted.
+    store
+        .append_audit_all(&[crate::approval::audit::AuditEvent::Config {
+            change: crate::approval::audit::ConfigChange::Tags,
+            detail: serde_json::json!({"tags": []}),
+        }
+        .into_entry(Default::default(), 4)])
+        .await
+        .unwrap();
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok && report.rows == 4, "{report:?}");
+    let ids: Vec<(i64,)> = sqlx::query_as("SELECT id FROM audit ORDER BY id")
+        .fetch_all(store.reader())
+        .await
+        .unwrap();
+    assert_eq!(ids, [(1,), (2,), (3,), (4,)]);
+    // Still append-only.
+    assert!(sqlx::query("DELETE FROM audit WHERE id = 4")
+        .execute(store.writer())
+        .await
+        .is_err());
+    store.close().await;
 }
