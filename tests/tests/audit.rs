@@ -72,7 +72,11 @@ async fn verify_passes_then_names_the_tampered_row() {
     let ctx = AuditContext::for_call(&tool, &Origin::Manual, call.clone());
     let args =
         json!({"path": "/tmp/a", "api_key": "arg-canary-99bb", "note": "kr-canary-77aa-audit"});
-    let proposed = AuditEvent::proposed(args.as_object().unwrap(), &Origin::Manual);
+    let proposed = AuditEvent::proposed(
+        switchboard_core::approval::RequestKind::Tool,
+        args.as_object().unwrap(),
+        &Origin::Manual,
+    );
     assert!(host.audit(proposed, ctx.clone()).await);
     let n = host
         .audit_all(vec![

@@ -169,7 +169,8 @@ async fn server_everything_over_streamable_http() {
             init_secs: 20,
         },
     };
-    host.add_server(spec).await.unwrap();
+    // A remote server is approved like a local one (SP-10) before it is connected to.
+    add_trusted(&host, spec).await;
     let h = host.start_server(&sid("remote")).await.unwrap();
     let s = h.wait_settled(Duration::from_secs(20)).await;
     assert!(matches!(s, ServerStatus::Running { .. }), "{s}");

@@ -61,8 +61,8 @@ impl SecretKey {
     /// any name (see the module docs), so two different keys never share an account.
     pub fn account(&self) -> String {
         match self {
-            Self::Provider(p) => format!("secret:provider.{p}"), // MUTATION: flat layout
-            Self::Server { server, name } => format!("secret:{server}.{name}"),
+            Self::Provider(p) => format!("provider:{p}"),
+            Self::Server { server, name } => format!("server:{server}:{name}"),
             Self::Legacy(name) => format!("secret:{name}"),
         }
     }

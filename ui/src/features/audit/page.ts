@@ -12,7 +12,7 @@ export const PAGE = 100;
 /** A search waits this long after the last keystroke. */
 const DEBOUNCE_MS = 250;
 /** Kinds that get their own colour; anything else is shown plainly. */
-const KINDS = new Set(["proposed", "decided", "edited", "started", "finished", "elicitation", "sampling", "grant", "policy", "pin"]);
+const KINDS = new Set(["proposed", "decided", "edited", "started", "finished", "elicitation", "sampling", "grant", "policy", "pin", "config"]);
 
 /** `server › tool`, `server`, or a dash when the entry is about neither. */
 export function target(e: Pick<Entry, "server" | "tool">): string {

@@ -1,9 +1,12 @@
 // The add/edit server dialog: local (stdio) or remote (Streamable HTTP), validated as you type.
-// Values ticked "secret" go to the OS keyring; the form never reads them back: editing shows a
-// stored secret as "set" or "not set", and leaving it empty keeps it (SE-05).
+// Values ticked "secret", and values that look like credentials, go to the OS keyring in the
+// server's own namespace; the form never reads them back: editing shows a stored secret as "set"
+// or "not set", and leaving it empty keeps it (SE-05). Another namespace's secret (a provider's
+// key) can only be bound in the approval dialog.
 import { commands } from "../../ipc/bindings";
 import type { AddServerRequest, FormEntryDto, ServerFormDto, ValueEntry } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { confirmReplace } from "./confirm-replace";
 import { validate } from "./validate";
 
 /** The add dialog, or with `existing` the edit dialog of that server. */
@@ -87,7 +90,13 @@ export function addServerDialog(onAdded: () => void, existing?: ServerFormDto): 
   form.addEventListener("input", check);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const r = existing ? await commands.updateServer(request()) : await commands.addServer(request());
+    const send = (replace: boolean) => (existing ? commands.updateServer(request(), replace) : commands.addServer(request(), replace));
+    let r = await send(false);
+    // A secret is stored already under a name this server would use (left over from an earlier
+    // server of the same name): replaced only when the person says so.
+    if (r.status === "error" && r.error.code === "secret_exists" && (await confirmReplace(r.error.message))) {
+      r = await send(true);
+    }
     if (r.status === "error") {
       failure.textContent = r.error.message;
       failure.hidden = false;

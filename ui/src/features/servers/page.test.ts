@@ -13,6 +13,9 @@ describe("trustDialog", () => {
     warnings: ["npx -y installs and runs a package version that is not pinned"],
     fingerprint: "abc123",
     state: "not_approved" as const,
+    remote: false,
+    fields: [],
+    bind_options: [],
   };
 
   it("shows every line untruncated and as text, with warnings", () => {
@@ -32,7 +35,65 @@ describe("trustDialog", () => {
     deny.click();
     expect(approve).not.toHaveBeenCalled();
     allow.click();
-    expect(approve).toHaveBeenCalledWith("abc123");
+    expect(approve).toHaveBeenCalledWith("abc123", []);
+  });
+
+  it("shows env values and the binding of each secret, never a value", () => {
+    const d = trustDialog({
+      ...view,
+      lines: [
+        ["executable", "/usr/bin/node"],
+        ["env LD_PRELOAD", "/tmp/evil.so"],
+        ["env GITHUB_TOKEN", "this server's secret GITHUB_TOKEN (value not shown)"],
+      ],
+      warnings: ["sets LD_PRELOAD, which changes what the runtime loads or runs before the server itself"],
+      fields: [{ field: "GITHUB_TOKEN", bound: null }],
+    }, () => {});
+    const text = d.querySelector(".plan")?.textContent ?? "";
+    expect(text).toContain("env LD_PRELOAD/tmp/evil.so");
+    expect(text).toContain("this server's secret GITHUB_TOKEN (value not shown)");
+    expect(d.querySelector(".warnings")?.textContent).toContain("LD_PRELOAD");
+  });
+
+  it("asks about a remote server's URL and headers, and connects only on allow", () => {
+    const approve = vi.fn();
+    const d = trustDialog({
+      ...view,
+      remote: true,
+      lines: [["url", "https://mcp.example.com/mcp"], ["header Authorization", "this server's secret Authorization (value not shown)"]],
+      warnings: [],
+    }, approve);
+    document.body.append(d);
+    expect(d.querySelector("h2")?.textContent).toBe("Allow fs to connect like this?");
+    expect(d.textContent).toContain("Nothing is sent before you allow it");
+    expect(d.textContent).toContain("header Authorization");
+    const allow = Array.from(d.querySelectorAll("button")).find((b) => b.textContent === "Allow and connect");
+    allow?.click();
+    expect(approve).toHaveBeenCalledWith("abc123", []);
+  });
+
+  it("binds a field only when chosen, shows the new view, and approves its fingerprint", async () => {
+    const approve = vi.fn();
+    const rebind = vi.fn(async () => ({
+      ...view,
+      remote: true,
+      lines: [["url", "https://x/mcp"], ["header Authorization", "the API key of provider openai, bound by you (value not shown)"]] as [string, string][],
+      warnings: ["Authorization is the API key of provider openai, bound by you, a secret that is not this server's own"],
+      fingerprint: "bound-fp",
+      fields: [{ field: "Authorization", bound: "provider:openai" }],
+      bind_options: ["provider:openai"],
+    }));
+    const d = trustDialog({ ...view, remote: true, fields: [{ field: "Authorization", bound: null }], bind_options: ["provider:openai", "server:gh/token"] }, approve, rebind);
+    document.body.append(d);
+    const select = d.querySelector<HTMLSelectElement>("select.bind");
+    expect(select?.value).toBe("");
+    select!.value = "provider:openai";
+    select!.dispatchEvent(new Event("change"));
+    await vi.waitFor(() => expect(d.querySelector(".plan")?.textContent).toContain("API key of provider openai"));
+    expect(rebind).toHaveBeenCalledWith([{ field: "Authorization", to: "provider:openai" }]);
+    expect(d.querySelector(".warnings")?.textContent).toContain("not this server's own");
+    Array.from(d.querySelectorAll("button")).find((b) => b.textContent === "Allow and connect")?.click();
+    expect(approve).toHaveBeenCalledWith("bound-fp", [{ field: "Authorization", to: "provider:openai" }]);
   });
 
   it("treats Escape (cancel) as no", () => {

@@ -1,5 +1,5 @@
 // The servers page: every configured server with its live status, and the trust dialog that
-// shows exactly what a server runs before it may start (SP-01). All calls go through the
+// shows exactly what a server runs, or where it connects, before it may start (SP-01, SP-10). All calls go through the
 // generated bindings.
 import { commands, events } from "../../ipc/bindings";
 import type {
@@ -7,7 +7,6 @@ import type {
   DoctorDto,
   LogsDto_Serialize as LogsDto,
   ServerRow_Serialize as ServerRow,
-  TrustViewDto,
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
@@ -17,6 +16,9 @@ import { logsDialog } from "./logs";
 import { exportDialog, importDialog } from "./transfer";
 import { pinReviewDialog, reviewLabel } from "./pin-review";
 import { accessPanel } from "./access";
+import { trustDialog } from "./trust";
+
+export { trustDialog } from "./trust";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
@@ -60,9 +62,13 @@ export function mountServers(root: HTMLElement): () => void {
   };
 
   const review = async (name: string) => {
-    const r = await commands.trustView(name);
+    const r = await commands.trustView(name, []);
     if (r.status === "error") return showError(r.error.message);
-    root.append(trustDialog(r.data, (fp) => act(commands.approveServer(name, fp))));
+    const rebind = async (bindings: Parameters<typeof commands.trustView>[1]) => {
+      const v = await commands.trustView(name, bindings);
+      return v.status === "error" ? v.error.message : v.data;
+    };
+    root.append(trustDialog(r.data, (fp, bindings) => act(commands.approveServer(name, fp, bindings)), rebind));
   };
 
   // TD-02: what changed in its tools since approved; approving sends back the surface shown.
@@ -172,7 +178,7 @@ export function mountServers(root: HTMLElement): () => void {
           h("h2", {}, "No servers yet"),
           h("p", {}, "New to MCP? Add the official sample server, which demonstrates tools, resources and prompts. You will see exactly what it runs before it starts."),
           h("div", { class: "actions first-run" },
-            h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer())) }, "Add the sample server"),
+            h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer(), false)) }, "Add the sample server"),
             h("button", { class: "import", onclick: () => root.append(importDialog((msg) => { showNotice(msg); void refresh(); })) }, "Import from another app…"),
           ),
           h("p", {}, "Already use Claude Desktop, VS Code or Cursor? “Import…” brings their servers over. Or use “Add server”, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`."),
@@ -236,35 +242,6 @@ export function sampleServer(): AddServerRequest {
     cwd: "",
     env: [],
   };
-}
-
-/** The approval dialog. Deny has the focus; Escape or closing means no. */
-export function trustDialog(view: TrustViewDto, approve: (fingerprint: string) => void): HTMLDialogElement {
-  const dialog = h("dialog", { class: "trust-dialog", "aria-labelledby": "trust-title" });
-  const close = () => {
-    if (typeof dialog.close === "function" && dialog.open) dialog.close();
-    dialog.remove();
-  };
-  const deny = h("button", { onclick: close, autofocus: true }, "Don't allow");
-  const parts: (HTMLElement | null)[] = [
-    h("h2", { id: "trust-title" }, `Allow ${view.name} to run this?`),
-    h("p", {}, "This is exactly what will run on your computer, with hidden characters shown escaped."),
-    h("dl", { class: "plan" }, ...view.lines.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, h("code", {}, v))])),
-    view.warnings.length > 0
-      ? h("ul", { class: "warnings" }, ...view.warnings.map((w) => h("li", {}, w)))
-      : null,
-    h("div", { class: "actions" },
-      deny,
-      h("button", { class: "primary", onclick: () => { approve(view.fingerprint); close(); } }, "Allow and start"),
-    ),
-  ];
-  dialog.append(...parts.filter((p): p is HTMLElement => p !== null));
-  dialog.addEventListener("cancel", close);
-  queueMicrotask(() => {
-    if (typeof dialog.showModal === "function") dialog.showModal();
-    deny.focus();
-  });
-  return dialog;
 }
 
 /** What doctor found: each check with its verdict, what would run, and the trial's stderr. */

@@ -1,10 +1,11 @@
 // Import from and export to other hosts' config files. The import shows a preview first:
 // which servers would be added (under which names), which values move to the keyring, and
-// what is dropped; nothing is stored until the user confirms, and nothing starts afterwards
-// (local servers wait for the trust dialog).
+// what is dropped; nothing is stored until the user confirms, and nothing starts or connects
+// afterwards (every server, local or remote, waits for the trust dialog).
 import { commands } from "../../ipc/bindings";
 import type { FormatDto, ImportPreviewDto, NoteDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { confirmReplace } from "./confirm-replace";
 import { modal } from "../../app/modal";
 
 const FORMATS: [FormatDto | "", string][] = [
@@ -32,7 +33,7 @@ export function previewView(p: ImportPreviewDto): HTMLElement {
     return h("div", { class: "preview" }, h("p", {}, "No servers to import in this file."), notesList(p.notes));
   }
   return h("div", { class: "preview" },
-    h("p", {}, `${p.servers.length} server${p.servers.length === 1 ? "" : "s"} will be added (read as a ${formatName(p.format)} file); none will start until you approve it.`),
+    h("p", {}, `${p.servers.length} server${p.servers.length === 1 ? "" : "s"} will be added (read as a ${formatName(p.format)} file); none will start or connect until you approve it.`),
     h("table", { class: "preview-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Kind"), h("th", {}, "Runs / connects to"), h("th", {}, "To the keyring"))),
       h("tbody", {}, ...p.servers.map((s) =>
@@ -106,7 +107,10 @@ export function importDialog(onImported: (message: string) => void): HTMLDialogE
   cancel.addEventListener("click", m.close);
   confirm.addEventListener("click", async () => {
     confirm.disabled = true;
-    const r = await commands.importConfig(text.value, chosen());
+    let r = await commands.importConfig(text.value, chosen(), false);
+    if (r.status === "error" && r.error.code === "secret_exists" && (await confirmReplace(r.error.message))) {
+      r = await commands.importConfig(text.value, chosen(), true);
+    }
     if (r.status === "error") {
       failure.textContent = r.error.message;
       failure.hidden = false;
@@ -116,7 +120,7 @@ export function importDialog(onImported: (message: string) => void): HTMLDialogE
     text.value = "";
     m.close();
     const secrets = r.data.secrets_stored.length;
-    onImported(`Imported ${r.data.added.join(", ")}${secrets > 0 ? `; ${secrets} secret${secrets === 1 ? "" : "s"} stored in the keyring` : ""}. Review and approve each local server before it starts.`);
+    onImported(`Imported ${r.data.added.join(", ")}${secrets > 0 ? `; ${secrets} secret${secrets === 1 ? "" : "s"} stored in the keyring` : ""}. Nothing starts or connects before you approve it: review each server.`);
   });
   return m.dialog;
 }

@@ -47,7 +47,7 @@ impl Host {
         self.audit_config(
             ConfigChange::SecretSet,
             Some(server),
-            json!({ "secret": name, "replaced": existed }),
+            json!({ "name": name, "replaced": existed }),
         )
         .await;
         Ok(())
@@ -67,7 +67,7 @@ impl Host {
         self.audit_config(
             ConfigChange::SecretDeleted,
             Some(server),
-            json!({ "secret": name }),
+            json!({ "name": name }),
         )
         .await;
         Ok(())

@@ -152,8 +152,7 @@ impl Host {
         own: &[&SecretName],
         replace: bool,
     ) -> Result<(), HostError> {
-        if replace || true {
-            // MUTATION
+        if replace {
             return Ok(());
         }
         for (name, _) in secrets.iter().filter(|(n, _)| !own.contains(&n)) {
@@ -251,7 +250,7 @@ impl Host {
             secrets_stored: stored,
         };
         let mut detail = describe(&spec, &outcome);
-        detail["secrets_deleted"] = json!(dropped);
+        detail["deleted_from_keyring"] = json!(dropped);
         self.audit_config(ConfigChange::ServerUpdated, Some(&spec.id), detail)
             .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
@@ -278,7 +277,7 @@ impl Host {
         self.audit_config(
             ConfigChange::ServerRemoved,
             Some(id),
-            json!({ "secrets_deleted": refs }),
+            json!({ "deleted_from_keyring": refs }),
         )
         .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
@@ -375,7 +374,7 @@ fn describe(spec: &ServerSpec, outcome: &AddOutcome) -> serde_json::Value {
         "transport": kind,
         "summary": spec.summary(),
         "values": names,
-        "secrets_stored": outcome.secrets_stored,
+        "stored_in_keyring": outcome.secrets_stored,
         "enabled": spec.enabled,
     })
 }

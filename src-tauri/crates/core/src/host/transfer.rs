@@ -188,7 +188,7 @@ impl Host {
             json!({
                 "format": plan.format,
                 "added": added,
-                "secrets_stored": secrets_stored
+                "stored_in_keyring": secrets_stored
                     .iter()
                     .map(|(s, n)| format!("{s}/{n}"))
                     .collect::<Vec<_>>(),
