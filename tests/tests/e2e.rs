@@ -459,6 +459,20 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     let value = s.wait_for(".add-dialog .v-value", wait).await.unwrap();
     s.type_text(&value, "canary-e2e-secret-4242").await.unwrap();
     s.click_on(".add-dialog .v-secret", wait).await.unwrap();
+    // And one plain variable, whose value the trust dialog must show (SP-01).
+    s.click_on(".add-dialog .values + button", wait)
+        .await
+        .unwrap();
+    let var = s
+        .wait_for(".add-dialog .value-row:nth-child(2) .v-name", wait)
+        .await
+        .unwrap();
+    s.type_text(&var, "MODE").await.unwrap();
+    let value = s
+        .wait_for(".add-dialog .value-row:nth-child(2) .v-value", wait)
+        .await
+        .unwrap();
+    s.type_text(&value, "fast-e2e").await.unwrap();
     s.screenshot(&artifacts().join("05-add-form.png"))
         .await
         .unwrap();
@@ -484,6 +498,15 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     assert!(
         !plan.contains("canary-e2e-secret"),
         "the plan shows a secret value"
+    );
+    // Every env var with its value; the secret by its binding only.
+    assert!(
+        plan.contains("env MODE") && plan.contains("fast-e2e"),
+        "the plan hides an env value: {plan}"
+    );
+    assert!(
+        plan.contains("this server's secret MY_TOKEN"),
+        "the plan does not show the secret's binding: {plan}"
     );
     s.screenshot(&artifacts().join("06-added-running.png"))
         .await
@@ -655,4 +678,123 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
         .await
         .unwrap();
     s.close().await.unwrap();
+}
+
+/// SP-01, SP-10, SE-04 in the real window: the trust dialog shows every env value and flags a
+/// loader variable; a remote server's shows its URL and each header with its binding, asks to
+/// "connect", and a field bound to a provider's key in the dialog shows that binding before
+/// anything is approved. Nothing is approved here.
+#[tokio::test]
+async fn the_trust_dialog_shows_values_urls_headers_and_bindings() {
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fake = fake_server();
+    let fake = fake.to_str().unwrap();
+    for args in [
+        vec![
+            "server",
+            "add",
+            "envy",
+            "--env",
+            "MODE=fast-e2e",
+            "--env",
+            "NODE_OPTIONS=--require /tmp/x.js",
+            "--",
+            fake,
+        ],
+        vec![
+            "server",
+            "add",
+            "far",
+            "--url",
+            "https://mcp.example.com/mcp",
+            "--header",
+            "X-Team=blue",
+            "--header",
+            "Authorization=secret:token",
+        ],
+        vec!["provider", "add", "work", "--kind", "ollama"],
+    ] {
+        let o = run_cli(data, &args, "", &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(30);
+
+    s.click_on(r#"article[data-name="envy"] button.primary"#, wait)
+        .await
+        .unwrap();
+    let plan = s
+        .wait_text(".trust-dialog .plan", "fast-e2e", wait)
+        .await
+        .unwrap();
+    assert!(
+        plan.contains("env MODE") && plan.contains("env NODE_OPTIONS"),
+        "{plan}"
+    );
+    let warnings = s
+        .wait_text(".trust-dialog .warnings", "NODE_OPTIONS", wait)
+        .await
+        .unwrap();
+    assert!(
+        warnings.contains("changes what the runtime loads"),
+        "{warnings}"
+    );
+    s.screenshot(&artifacts().join("20-trust-env-values.png"))
+        .await
+        .unwrap();
+    s.click_on(".trust-dialog .actions button:not(.primary)", wait)
+        .await
+        .unwrap();
+
+    s.click_on(r#"article[data-name="far"] button.primary"#, wait)
+        .await
+        .unwrap();
+    let title = s
+        .wait_text(".trust-dialog h2", "connect like this", wait)
+        .await
+        .unwrap();
+    assert!(title.contains("far"), "{title}");
+    let plan = s
+        .wait_text(".trust-dialog .plan", "https://mcp.example.com/mcp", wait)
+        .await
+        .unwrap();
+    assert!(
+        plan.contains("header X-Team") && plan.contains("blue"),
+        "{plan}"
+    );
+    assert!(plan.contains("this server's secret token"), "{plan}");
+    // Lending the provider's key is a choice in the dialog, shown before approval.
+    s.execute(
+        "const s = document.querySelector('.trust-dialog select.bind'); \
+         s.value = 'provider:work'; s.dispatchEvent(new Event('change')); return s.value;",
+    )
+    .await
+    .unwrap();
+    let plan = s
+        .wait_text(".trust-dialog .plan", "API key of provider work", wait)
+        .await
+        .unwrap();
+    assert!(!plan.contains("this server's secret token"), "{plan}");
+    s.screenshot(&artifacts().join("21-trust-remote-binding.png"))
+        .await
+        .unwrap();
+    s.click_on(".trust-dialog .actions button:not(.primary)", wait)
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+    // Nothing was approved: both still wait.
+    let list =
+        String::from_utf8_lossy(&run_cli(data, &["server", "list"], "", &[]).stdout).into_owned();
+    assert_eq!(list.matches("NOT APPROVED").count(), 2, "{list}");
 }

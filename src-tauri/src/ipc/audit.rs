@@ -601,9 +601,8 @@ fn provider_keys_never_come_back() {
     assert_eq!(convs[0]["title"], json!("renamed"), "{convs}");
     let msgs: Value =
         serde_json::from_str(&call(&app, "load_conversation", json!({"id": id})).unwrap()).unwrap();
-    assert_eq!(msgs[0]["role"], json!("user"), "{msgs}");
-    assert_eq!(msgs[0]["parts"][0]["type"], json!("text"), "{msgs}");
-    assert!(msgs[0]["id"].is_string(), "{msgs}");
+    // Empty: messages reach the store only through a turn (the e2e chat tests load real ones).
+    assert_eq!(msgs, json!([]), "{msgs}");
     // Removing the provider removes the key.
     call(&app, "remove_provider", json!({"name": "work"})).unwrap();
     assert_eq!(call(&app, "list_providers", json!({})).unwrap(), "[]");

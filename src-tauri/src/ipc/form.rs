@@ -71,10 +71,10 @@ fn invalid(message: impl Into<String>) -> IpcError {
 /// Turns form entries into values and the secrets typed for them. A secret entry left empty
 /// keeps the value it had in `before` (the edit form never receives the value, so it cannot
 /// send it back); a typed secret replaces it.
-fn entries(
-    items: Vec<ValueEntry>,
-    before: &[NamedValue],
-) -> Result<(Vec<NamedValue>, Vec<(String, Secret)>), IpcError> {
+/// Values for the spec, and the secrets typed for them by field.
+type Entries = (Vec<NamedValue>, Vec<(String, Secret)>);
+
+fn entries(items: Vec<ValueEntry>, before: &[NamedValue]) -> Result<Entries, IpcError> {
     let mut out = Vec::with_capacity(items.len());
     let mut typed = Vec::new();
     for e in items {

@@ -30,9 +30,9 @@ export function statusBadge(s: StatusDto, nowMs: number): { label: string; tone:
 export function trustLabel(t: TrustStateDto): string | null {
   switch (t) {
     case "not_approved":
-      return "Review and approve what it runs before it can start.";
+      return "Review and approve what it runs or where it connects before it can start.";
     case "changed":
-      return "What it runs changed since you approved it. Review it again.";
+      return "What it runs or sends changed since you approved it. Review it again.";
     case "unresolvable":
       return "Its command cannot be found. Run `switchboard doctor` for details.";
     default:

@@ -14,7 +14,7 @@ use serde_json::json;
 use super::trust::{resolve, trust_state, TrustState};
 use super::{Host, HostError, Inner};
 use crate::approval::audit::ConfigChange;
-use crate::config::credentials::seal;
+use crate::config::credentials::{seal, Sealed};
 use crate::config::launch::LaunchPlan;
 use crate::config::{Binding, NamedValue, ServerSpec, TransportSpec, ValueSource};
 use crate::events::HostEvent;
@@ -103,7 +103,11 @@ impl Host {
         spec: ServerSpec,
         opts: AddOptions,
     ) -> Result<AddOutcome, HostError> {
-        let (spec, secrets, moved) = self.prepare(spec, opts.secrets, None).await?;
+        let Sealed {
+            spec,
+            secrets,
+            moved,
+        } = self.prepare(spec, opts.secrets, None).await?;
         if self.inner.store.get_server(&spec.id).await?.is_some() {
             return Err(HostError::ServerExists(spec.id.clone()));
         }
@@ -127,19 +131,11 @@ impl Host {
         spec: ServerSpec,
         typed: Vec<(String, Secret)>,
         before: Option<&ServerSpec>,
-    ) -> Result<
-        (
-            ServerSpec,
-            Vec<(SecretName, Secret)>,
-            Vec<(String, SecretName)>,
-        ),
-        HostError,
-    > {
+    ) -> Result<Sealed, HostError> {
         let sealed = seal(spec, typed);
-        let spec = sealed.spec;
-        spec.validate()?;
-        refuse_new_bindings(&spec, before)?;
-        Ok((spec, sealed.secrets, sealed.moved))
+        sealed.spec.validate()?;
+        refuse_new_bindings(&sealed.spec, before)?;
+        Ok(sealed)
     }
 
     /// Fails with [`HostError::SecretExists`] when one of `secrets` is stored already, unless
@@ -236,7 +232,11 @@ impl Host {
         opts: AddOptions,
     ) -> Result<AddOutcome, HostError> {
         let before = self.server(&spec.id).await?;
-        let (spec, secrets, moved) = self.prepare(spec, opts.secrets, Some(&before)).await?;
+        let Sealed {
+            spec,
+            secrets,
+            moved,
+        } = self.prepare(spec, opts.secrets, Some(&before)).await?;
         let own = before.secret_refs();
         self.check_free(&spec.id, &secrets, &own, opts.replace_secrets)
             .await?;

@@ -164,7 +164,9 @@ impl Host {
         // Everything is checked before anything is written.
         let mut ready = Vec::with_capacity(plan.servers.len());
         for s in plan.servers {
-            let (spec, mut secrets, _) = self.prepare(s.spec, Vec::new(), None).await?;
+            let sealed = self.prepare(s.spec, Vec::new(), None).await?;
+            let spec = sealed.spec;
+            let mut secrets = sealed.secrets;
             secrets.extend(s.secrets);
             self.check_free(&spec.id, &secrets, &[], replace_secrets)
                 .await?;
