@@ -207,3 +207,63 @@ fn without_a_terminal_the_policys_question_is_refused_unless_approved_with_yes()
     let rows = about(data, "fake://text");
     assert!(rows.iter().any(|(k, _, _)| k == "finished"), "{rows:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_into_a_denied_path_is_refused_at_the_prompt() {
+    use switchboard_tests::chat_cli::setup_chat;
+    use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
+    use switchboard_tests::fake_llm::FakeLlm;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let llm = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "call_1",
+            "demo__echo",
+            &[r#"{"text":"/tmp/harmless"}"#],
+        )]),
+        Reply::text(&["Refused, as you said."]),
+    ]))
+    .await
+    .unwrap();
+    setup_chat(data, &llm, &[]);
+    ok(&run(
+        data,
+        &[
+            "policy",
+            "add",
+            "no-etc",
+            "--effect",
+            "deny",
+            "--server",
+            "demo",
+            "--path-under",
+            "/etc",
+        ],
+    ));
+    // The "editor" points the call into /etc.
+    let editor = data.join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf '{\"text\": \"/etc/shadow\"}' > \"$1\"\n",
+    )
+    .unwrap();
+    let o = run_cli(
+        data,
+        &["chat", "--model", "fake", "echo something"],
+        "e\ny\nn\n",
+        &[
+            ("VISUAL", ""),
+            ("EDITOR", &format!("sh {}", editor.display())),
+        ],
+    );
+    ok(&o);
+    let err = stderr(&o);
+    assert!(err.contains("not run"), "{err}");
+    assert!(err.contains("no-etc"), "{err}");
+    // The model never got a result of the edited call: the person said no in the end.
+    let second = llm.requests()[1].body.to_string();
+    assert!(second.contains("did not allow"), "{second}");
+    assert!(!second.contains("/etc/shadow\\\"}"), "{second}");
+    let rows = about(data, "echo");
+    assert!(!rows.iter().any(|(k, _, _)| k == "started"), "{rows:?}");
+}

@@ -118,27 +118,9 @@ pub fn seal(mut spec: ServerSpec, typed: Vec<(String, Secret)>) -> Sealed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{NamedValue, StdioSpec, Timeouts, TransportSpec};
-    use crate::ids::ServerId;
 
     fn spec(env: &[(&str, ValueSource)]) -> ServerSpec {
-        ServerSpec {
-            id: ServerId::new("gh").unwrap(),
-            transport: TransportSpec::Stdio(StdioSpec {
-                command: "srv".into(),
-                args: vec![],
-                env: env
-                    .iter()
-                    .map(|(n, v)| NamedValue {
-                        name: (*n).into(),
-                        value: v.clone(),
-                    })
-                    .collect(),
-                cwd: None,
-            }),
-            enabled: true,
-            timeouts: Timeouts::default(),
-        }
+        ServerSpec::test_stdio("gh", "srv", env)
     }
 
     fn plain(s: &str) -> ValueSource {

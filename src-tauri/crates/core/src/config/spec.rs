@@ -387,6 +387,31 @@ pub fn validate_url(url: &str) -> Result<url::Url, SpecError> {
     Ok(parsed)
 }
 
+/// Specs for unit tests across the crate.
+#[cfg(test)]
+impl ServerSpec {
+    /// A stdio server `id` running `command` with `env`.
+    pub(crate) fn test_stdio(id: &str, command: &str, env: &[(&str, ValueSource)]) -> Self {
+        Self {
+            id: ServerId::new(id).unwrap_or_else(|e| panic!("test id {id}: {e}")),
+            transport: TransportSpec::Stdio(StdioSpec {
+                command: command.into(),
+                args: vec![],
+                env: env
+                    .iter()
+                    .map(|(n, v)| NamedValue {
+                        name: (*n).into(),
+                        value: v.clone(),
+                    })
+                    .collect(),
+                cwd: None,
+            }),
+            enabled: true,
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -417,9 +417,9 @@ impl Host {
     }
 
     /// Answers a pending request by its nonce; anything else is refused (AP-03). Edited
-    /// arguments are checked against the tool's input schema first (TD-07): invalid ones are
-    /// refused and the request stays pending, so the person can fix them. Only tool calls take
-    /// edited arguments.
+    /// arguments are checked against the tool's input schema (TD-07) and the policy's deny
+    /// rules first: refused ones leave the request pending, so the person can fix them. Only
+    /// tool calls take edited arguments.
     pub async fn answer_approval(&self, nonce: &str, answer: Answer) -> Result<(), HostError> {
         if let Answer::Allow {
             arguments: Some(edited),
@@ -441,7 +441,14 @@ impl Host {
                 server: request.server,
                 tool: request.tool.as_str().into(),
             };
-            self.check_call(&tool, edited.clone()).await?;
+            let checked = self.check_call(&tool, edited.clone()).await?;
+            // Refused while the person can still fix it; `run_tool` decides again anyway,
+            // since the policy may change in between.
+            let info = checked.catalog.tools.iter().find(|t| t.name == *tool.tool);
+            let call = tool_call(&tool, &request.origin, &checked.arguments, info);
+            if let Decision::Deny { reason, .. } = self.decide_call(&call, info).await?.0 {
+                return Err(denied(&tool, format!("the edited arguments: {reason}")));
+            }
         }
         Ok(self.inner.approvals.answer(nonce, answer)?)
     }
@@ -554,32 +561,13 @@ impl Host {
         origin: Origin,
         opts: CallOptions,
     ) -> Result<Vec<ResourceContents>, HostError> {
-        let run = self.claim_run(opts.run.as_ref(), opts.cancel)?;
         let mut arguments = Map::new();
         arguments.insert("uri".into(), Value::String(uri.to_owned()));
-        let mut trail = self
-            .govern(
-                server,
-                RequestKind::Resource,
-                uri,
-                &arguments,
-                &origin,
-                &run.cancel,
-            )
-            .await?;
-        trail.note(AuditEvent::Started);
-        trail.commit().await;
-        let began = std::time::Instant::now();
-        let conn = self.running(server)?.connection()?;
-        let result = tokio::select! {
-            r = conn.read_resource(uri) => r.map_err(HostError::from),
-            () = run.cancel.cancelled() => Err(McpError::Cancelled.into()),
-        };
-        trail.later(match &result {
-            Ok(r) => AuditEvent::finished(r, false, began.elapsed()),
-            Err(e) => AuditEvent::failed(e, began.elapsed()),
-        });
-        result
+        let request = (server, RequestKind::Resource, uri, &arguments);
+        self.send_governed(request, &origin, opts, |conn| async move {
+            conn.read_resource(uri).await
+        })
+        .await
     }
 
     /// Expands a prompt through the seam.
@@ -591,27 +579,41 @@ impl Host {
         origin: Origin,
         opts: CallOptions,
     ) -> Result<PromptResult, HostError> {
-        let run = self.claim_run(opts.run.as_ref(), opts.cancel)?;
         let as_map: Map<String, Value> = arguments
             .iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
+        let request = (server, RequestKind::Prompt, name, &as_map);
+        self.send_governed(request, &origin, opts, |conn| async move {
+            conn.get_prompt(name, arguments).await
+        })
+        .await
+    }
+
+    /// A read or a prompt get: governed, started on the record, sent (stopped with its run),
+    /// and its end queued on the record.
+    async fn send_governed<T, F, Fut>(
+        &self,
+        (server, kind, name, arguments): (&ServerId, RequestKind, &str, &Map<String, Value>),
+        origin: &Origin,
+        opts: CallOptions,
+        send: F,
+    ) -> Result<T, HostError>
+    where
+        T: serde::Serialize,
+        F: FnOnce(std::sync::Arc<crate::mcp::connection::Connection>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, McpError>>,
+    {
+        let run = self.claim_run(opts.run.as_ref(), opts.cancel)?;
         let mut trail = self
-            .govern(
-                server,
-                RequestKind::Prompt,
-                name,
-                &as_map,
-                &origin,
-                &run.cancel,
-            )
+            .govern(server, kind, name, arguments, origin, &run.cancel)
             .await?;
         trail.note(AuditEvent::Started);
         trail.commit().await;
         let began = std::time::Instant::now();
         let conn = self.running(server)?.connection()?;
         let result = tokio::select! {
-            r = conn.get_prompt(name, arguments) => r.map_err(HostError::from),
+            r = send(conn) => r.map_err(HostError::from),
             () = run.cancel.cancelled() => Err(McpError::Cancelled.into()),
         };
         trail.later(match &result {

@@ -112,30 +112,14 @@ async fn copy(host: &Host, from: SecretKey, to: SecretKey) -> Result<bool, Secre
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{NamedValue, ServerSpec, StdioSpec, Timeouts, ValueSource};
+    use crate::config::{ServerSpec, ValueSource};
     use crate::host::HostBuilder;
     use crate::ids::{ProviderName, ServerId};
     use crate::redact::Secret;
     use crate::secrets::{MemoryStore, Secrets};
 
     fn spec(id: &str, env: &[(&str, ValueSource)]) -> ServerSpec {
-        ServerSpec {
-            id: ServerId::new(id).unwrap(),
-            transport: TransportSpec::Stdio(StdioSpec {
-                command: "/bin/true".into(),
-                args: vec![],
-                env: env
-                    .iter()
-                    .map(|(n, v)| NamedValue {
-                        name: (*n).into(),
-                        value: v.clone(),
-                    })
-                    .collect(),
-                cwd: None,
-            }),
-            enabled: true,
-            timeouts: Timeouts::default(),
-        }
+        ServerSpec::test_stdio(id, "/bin/true", env)
     }
 
     fn secret(n: &str) -> ValueSource {
