@@ -28,6 +28,8 @@ pub enum FindingKindDto {
     Shadowing,
     /// Over a size cap.
     Oversize,
+    /// A tool name outside the specification's recommended characters.
+    UnusualName,
 }
 
 /// One flag on a tool's (or the instructions') text.
@@ -53,6 +55,7 @@ impl From<&Finding> for FindingDto {
                 FindingKind::SensitivePath(_) => FindingKindDto::SensitivePath,
                 FindingKind::Shadowing(_) => FindingKindDto::Shadowing,
                 FindingKind::Oversize { .. } => FindingKindDto::Oversize,
+                FindingKind::UnusualName(_) => FindingKindDto::UnusualName,
             },
             message: reveal(&f.describe()),
             excerpt: f.excerpt.clone(),

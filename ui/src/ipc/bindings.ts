@@ -904,7 +904,9 @@ export type FindingKindDto =
 /**  Another server's tool named. */
 "shadowing" | 
 /**  Over a size cap. */
-"oversize";
+"oversize" | 
+/**  A tool name outside the specification's recommended characters. */
+"unusual_name";
 
 /**  One environment variable or header as the edit form shows it. */
 export type FormEntryDto = {

@@ -109,6 +109,8 @@ pub enum FindingKind {
         /// The cap.
         limit: usize,
     },
+    /// A tool name outside the specification's recommended characters (why, in words).
+    UnusualName(String),
 }
 
 /// One flag on one field of a tool.
@@ -144,6 +146,9 @@ impl Finding {
             FindingKind::Oversize { size, limit } => format!(
                 "{} is {size} bytes; at most {limit} are accepted",
                 self.field
+            ),
+            FindingKind::UnusualName(why) => format!(
+                "the tool name is outside the characters the MCP specification recommends: {why}"
             ),
         }
     }
@@ -321,6 +326,13 @@ pub fn oversize(tool: &ToolInfo) -> Vec<Finding> {
 pub fn check_tool(tool: &ToolInfo, other_tools: &HashSet<String>) -> Vec<Finding> {
     let mut out = oversize(tool);
     check_text("name", &tool.name, None, &mut out);
+    if let Some(why) = name_outside_spec(&tool.name) {
+        out.push(Finding {
+            field: "name".into(),
+            kind: FindingKind::UnusualName(why),
+            excerpt: reveal(&tool.name),
+        });
+    }
     if let Some(t) = &tool.title {
         check_text("title", t, Some(other_tools), &mut out);
     }
@@ -647,6 +659,24 @@ mod tests {
         assert_eq!(reveal("plain"), "plain");
         assert_eq!(reveal("over\rwrite"), "over⟨U+000D⟩write");
         assert_eq!(reveal("csi\u{9B}2J"), "csi⟨U+009B⟩2J");
+    }
+
+    #[test]
+    fn a_tool_named_outside_the_charset_is_flagged_in_its_findings() {
+        let plain = tool("fine");
+        assert!(!check_tool(&plain, &HashSet::new())
+            .iter()
+            .any(|f| matches!(f.kind, FindingKind::UnusualName(_))));
+        let mut odd = tool("fine");
+        odd.name = "run it\x1b[2J".into();
+        let f = check_tool(&odd, &HashSet::new());
+        let flag = f
+            .iter()
+            .find(|f| matches!(f.kind, FindingKind::UnusualName(_)))
+            .expect("flagged");
+        assert_eq!(flag.field, "name");
+        assert!(!flag.excerpt.contains('\x1b') && flag.excerpt.contains("⟨ESC⟩"));
+        assert!(!flag.describe().contains('\x1b'), "{}", flag.describe());
     }
 
     #[test]
