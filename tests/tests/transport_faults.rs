@@ -120,6 +120,63 @@ async fn sigkill_mid_call_fails_pending_calls_within_a_second() {
     host.shutdown().await;
 }
 
+/// A response the host refuses (nested past the JSON reader's limit) fails its own call at
+/// once, wherever the id stands in the line; calls in flight beside it and after it work.
+#[tokio::test]
+async fn a_refused_answer_fails_its_call_at_once_and_the_session_stays_usable() {
+    let (host, _dir) = test_host().await;
+    // A minute per request: a call that waited for its timeout would take that long, and
+    // would fail with a timeout, not the refusal.
+    let mut spec = fake_spec("deep", &[]);
+    spec.timeouts.request_secs = 60;
+    start_trusted(&host, spec).await;
+    for id_last in [false, true] {
+        // A slow call in flight beside the refused one keeps its own answer.
+        let beside = {
+            let host = host.clone();
+            tokio::spawn(async move {
+                host.call_allowed(
+                    &tool("deep", "sleep"),
+                    args(json!({"ms": 300})),
+                    CallOptions::default(),
+                )
+                .await
+            })
+        };
+        let err = host
+            .call_allowed(
+                &tool("deep", "deep"),
+                args(json!({"depth": 200_000, "id_last": id_last})),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap_err();
+        let shown = err.to_string();
+        assert!(
+            !matches!(err, HostError::Mcp(McpError::Timeout(_))),
+            "waited for the timeout: {shown}"
+        );
+        assert!(shown.contains("refused the server's answer"), "{shown}");
+        assert!(shown.contains("recursion limit"), "{shown}");
+        assert!(
+            shown.len() < 1_000,
+            "the message is bounded: {} bytes",
+            shown.len()
+        );
+        assert!(beside.await.unwrap().is_ok(), "the call beside it failed");
+        let r = host
+            .call_allowed(
+                &tool("deep", "echo"),
+                args(json!({"text": "still here"})),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), "still here");
+    }
+    host.shutdown().await;
+}
+
 #[tokio::test]
 async fn timeout_sends_cancellation_and_the_session_stays_usable() {
     let (host, dir) = test_host().await;

@@ -160,6 +160,14 @@ pub fn base_tools(extra: usize) -> Vec<Value> {
             object_schema(json!({"mb": {"type": "integer", "minimum": 0}}), &["mb"]),
         ),
         tool(
+            "deep",
+            "Answer with a result nested `depth` arrays deep (more than any JSON reader allows).",
+            object_schema(
+                json!({"depth": {"type": "integer", "minimum": 1}, "id_last": {"type": "boolean"}}),
+                &["depth"],
+            ),
+        ),
+        tool(
             "trigger_list_changed",
             "Add `late_tool` and send notifications/tools/list_changed.",
             empty_schema(),

@@ -112,6 +112,22 @@ impl Out {
         let _ = w.flush();
     }
 
+    /// Answers `id` with one line whose result is nested `depth` arrays deep, with the id last
+    /// when `id_last` (a reader must scan past the nesting to find whom it answers).
+    pub fn write_deep_result(&self, id: &Value, depth: u64, id_last: bool) {
+        let depth = usize::try_from(depth).unwrap_or(usize::MAX).min(50_000_000);
+        let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let line = if id_last {
+            format!(r#"{{"jsonrpc":"2.0","result":{{"content":{nested}}},"id":{id}}}"#)
+        } else {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":{nested}}}}}"#)
+        };
+        let mut w = self.lock();
+        let _ = w.write_all(line.as_bytes());
+        let _ = w.write_all(b"\n");
+        let _ = w.flush();
+    }
+
     /// Starts a response to `id` and never finishes the line: writes 1 MiB chunks without a
     /// newline until stdout fails. Holds the stdout lock forever, like a wedged server.
     pub fn write_endless_line(&self, id: &Value) {

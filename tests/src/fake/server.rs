@@ -435,6 +435,14 @@ impl Server {
                     me.slow_or_sleep(token, &name, &args, progress.as_ref())
                 });
             }
+            "deep" => {
+                let depth = arg_u64(&args, "depth", 200_000);
+                let id_last = args
+                    .get("id_last")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                return self.out.write_deep_result(&id, depth, id_last);
+            }
             "huge" => {
                 let mb = arg_u64(&args, "mb", 1);
                 let me = Arc::clone(self);

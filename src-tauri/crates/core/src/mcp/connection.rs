@@ -268,6 +268,12 @@ impl StdioTransport {
                                 reader_logs.note(&format!(
                                     "skipped a stdout line that is not a JSON-RPC message ({e}): {shown}"
                                 ));
+                                // The request it answered fails now, not at its timeout.
+                                if let Some(refusal) = refused_answer(&line, &e) {
+                                    if tx.send(refusal).await.is_err() {
+                                        break None;
+                                    }
+                                }
                             }
                         }
                     }
@@ -293,6 +299,23 @@ impl StdioTransport {
             logs,
         }
     }
+}
+
+/// An error answer, in place of a response the host refused, for the request it was for (see
+/// `mcp::recover`); `None` when the line names no request of ours.
+fn refused_answer(line: &[u8], why: &serde_json::Error) -> Option<ServerJsonRpcMessage> {
+    let id = super::recover::response_id(line)?;
+    // serde_json says what was wrong ("recursion limit exceeded at line 1 column 129").
+    let reason = format!("it is not a valid JSON-RPC message ({why})");
+    serde_json::from_value(serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": -32700,
+            "message": format!("Switchboard refused the server's answer: {reason}"),
+        },
+    }))
+    .ok()
 }
 
 /// Reads stderr until it closes, whatever its volume, keeping the tail (RL-02). Lines go to

@@ -17,6 +17,7 @@ pub mod hygiene;
 pub mod logs;
 pub mod naming;
 pub mod process;
+mod recover;
 pub mod requests;
 pub mod schema;
 pub mod supervisor;
