@@ -114,7 +114,7 @@ mod tests {
     use super::*;
     use crate::config::{ServerSpec, ValueSource};
     use crate::host::HostBuilder;
-    use crate::ids::{ProviderName, ServerId};
+    use crate::ids::ProviderName;
     use crate::redact::Secret;
     use crate::secrets::{MemoryStore, Secrets};
 

@@ -308,6 +308,9 @@ fn like_pattern(text: &str) -> String {
     p
 }
 
+/// Rows in one INSERT statement at most (11 bound values each; SQLite allows 32,766).
+const INSERT_ROWS_MAX: usize = 1_000;
+
 impl Store {
     /// Appends one entry to the chain and returns it as stored.
     pub async fn append_audit(&self, e: &NewAuditEntry) -> Result<AuditEntry, StoreError> {
@@ -355,26 +358,31 @@ impl Store {
                 hash: String::new(),
             };
             row.hash = row.computed_hash();
-            sqlx::query(
-                "INSERT INTO audit (id, at, kind, server, tool, conversation, call_ref, actor,
-                                    detail_json, prev_hash, hash)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(row.id)
-            .bind(row.at)
-            .bind(row.kind.as_str())
-            .bind(&row.server)
-            .bind(&row.tool)
-            .bind(&row.conversation)
-            .bind(&row.call_ref)
-            .bind(&row.actor)
-            .bind(&row.detail_json)
-            .bind(&row.prev_hash)
-            .bind(&row.hash)
-            .execute(&mut *tx)
-            .await?;
             prev = row.hash.clone();
             out.push(row);
+        }
+        // One statement per batch rather than one per row: a group commit of many calls'
+        // entries costs one statement's overhead (11 binds a row, far under SQLite's limit for
+        // the writer's largest batch).
+        for rows in out.chunks(INSERT_ROWS_MAX) {
+            let mut q = sqlx::QueryBuilder::new(
+                "INSERT INTO audit (id, at, kind, server, tool, conversation, call_ref, actor,
+                                    detail_json, prev_hash, hash) ",
+            );
+            q.push_values(rows, |mut b, row| {
+                b.push_bind(row.id)
+                    .push_bind(row.at)
+                    .push_bind(row.kind.as_str())
+                    .push_bind(&row.server)
+                    .push_bind(&row.tool)
+                    .push_bind(&row.conversation)
+                    .push_bind(&row.call_ref)
+                    .push_bind(&row.actor)
+                    .push_bind(&row.detail_json)
+                    .push_bind(&row.prev_hash)
+                    .push_bind(&row.hash);
+            });
+            q.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(out)
