@@ -13,6 +13,7 @@
 mod access;
 mod audit;
 mod conversations;
+mod damage;
 mod pins;
 mod policy;
 mod providers;
@@ -73,6 +74,21 @@ pub enum StoreError {
         /// The highest migration this build has.
         known: i64,
     },
+    /// The database file is damaged (cut short, overwritten, corrupt pages). Nothing was
+    /// changed; the message names the file and the ways out (ST-04).
+    #[error(
+        "the database {} is damaged: {reason}. Nothing was changed; to go on, {}",
+        .path.display(),
+        damage::ways_out(path, backup.as_deref())
+    )]
+    Damaged {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+        /// The newest backup beside it, if there is one.
+        backup: Option<PathBuf>,
+    },
     /// A stored row no longer parses.
     #[error("stored {what} is corrupt: {reason}")]
     Corrupt {
@@ -114,6 +130,25 @@ impl Store {
             })?;
         }
         let existed = path.exists();
+        if let Some(reason) = damage::check_header(path) {
+            return Err(damage::damaged(path, reason));
+        }
+        Self::open_checked(path, existed)
+            .await
+            .map_err(|e| match e {
+                StoreError::Db(db) if damage::is_damage(&db) => {
+                    damage::damaged(path, db.to_string())
+                }
+                StoreError::Migrate(sqlx::migrate::MigrateError::Execute(db))
+                    if damage::is_damage(&db) =>
+                {
+                    damage::damaged(path, db.to_string())
+                }
+                other => other,
+            })
+    }
+
+    async fn open_checked(path: &Path, existed: bool) -> Result<Self, StoreError> {
         let opts = SqliteConnectOptions::from_str("sqlite://")?
             .filename(path)
             .create_if_missing(true)
