@@ -251,6 +251,16 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    /// How many secrets it holds.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Secret>> {
         self.values
             .lock()
@@ -275,6 +285,22 @@ impl SecretStore for MemoryStore {
     }
     fn describe(&self) -> String {
         "in-memory store (nothing persists)".into()
+    }
+}
+
+/// A store shared with whoever keeps the other handle (a test that looks inside).
+impl<T: SecretStore> SecretStore for Arc<T> {
+    fn set(&self, key: &SecretKey, value: &Secret) -> Result<(), SecretError> {
+        (**self).set(key, value)
+    }
+    fn get(&self, key: &SecretKey) -> Result<Secret, SecretError> {
+        (**self).get(key)
+    }
+    fn delete(&self, key: &SecretKey) -> Result<(), SecretError> {
+        (**self).delete(key)
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
     }
 }
 

@@ -182,7 +182,7 @@ impl Host {
         })
     }
 
-    async fn store_secrets(
+    pub(super) async fn store_secrets(
         &self,
         server: &ServerId,
         secrets: Vec<(SecretName, Secret)>,

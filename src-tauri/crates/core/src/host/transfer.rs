@@ -172,18 +172,32 @@ impl Host {
                 .await?;
             ready.push((spec, secrets));
         }
-        let mut added = Vec::new();
-        let mut secrets_stored = Vec::new();
+        // All or nothing: every secret first, then every server in one transaction; if
+        // anything fails (a full disk, a keyring error), what was stored is taken back.
+        let mut secrets_stored: Vec<(ServerId, SecretName)> = Vec::new();
+        let mut specs = Vec::with_capacity(ready.len());
         for (spec, secrets) in ready {
-            let outcome = self.insert_new(&spec, secrets, Vec::new()).await?;
-            secrets_stored.extend(
-                outcome
-                    .secrets_stored
-                    .into_iter()
-                    .map(|n| (spec.id.clone(), n)),
-            );
-            added.push(spec.id);
+            match self.store_secrets(&spec.id, secrets).await {
+                Ok(stored) => {
+                    secrets_stored.extend(stored.into_iter().map(|n| (spec.id.clone(), n)));
+                    specs.push(spec);
+                }
+                Err(e) => {
+                    self.take_back(&secrets_stored).await;
+                    return Err(e);
+                }
+            }
         }
+        if let Err(e) = self.inner.store.insert_servers(&specs).await {
+            self.take_back(&secrets_stored).await;
+            return Err(match e {
+                crate::store::StoreError::Exists(what) => HostError::Invalid(format!(
+                    "{what} was added while the import ran; nothing was imported, try again"
+                )),
+                other => other.into(),
+            });
+        }
+        let added: Vec<ServerId> = specs.into_iter().map(|s| s.id).collect();
         self.audit_config(
             ConfigChange::Imported,
             None,
@@ -206,9 +220,73 @@ impl Host {
         })
     }
 
+    /// Deletes the secrets an unfinished import stored.
+    async fn take_back(&self, stored: &[(ServerId, SecretName)]) {
+        for (server, name) in stored {
+            self.delete_secrets(server, std::iter::once(name)).await;
+        }
+    }
+
     /// Writes every server in a foreign format. Secret values are never written.
     pub async fn export_config(&self, format: ForeignFormat) -> Result<ExportOutput, HostError> {
         let specs = self.inner.store.list_servers().await?;
         Ok(export(&specs, format))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::HostBuilder;
+    use crate::secrets::{MemoryStore, Secrets};
+
+    /// A disk that fills up in the middle of a large import: nothing of it stays, neither
+    /// servers nor the secrets moved to the keyring, and what was there before is untouched.
+    #[tokio::test]
+    async fn an_import_that_runs_out_of_space_adds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = std::sync::Arc::new(MemoryStore::default());
+        let host = HostBuilder::new(dir.path())
+            .secrets(Secrets::new(memory.clone()))
+            .build()
+            .await
+            .unwrap();
+        let before = r#"{"mcpServers": {"kept": {"command": "/bin/true"}}}"#;
+        host.import_config(before, None).await.unwrap();
+        // 3,000 servers, each with a key that moves to the keyring.
+        let many: serde_json::Map<String, serde_json::Value> = (0..3000)
+            .map(|i| {
+                (
+                    format!("s{i}"),
+                    serde_json::json!({"command": "/bin/true", "args": ["x".repeat(200)],
+                                       "env": {"API_KEY": format!("sk-live-{i:0>24}")}}),
+                )
+            })
+            .collect();
+        let text = serde_json::json!({ "mcpServers": many }).to_string();
+        // The disk is full after a few more pages (SQLite's page limit on the one writer
+        // connection stands in for ENOSPC).
+        let (pages,): (i64,) = sqlx::query_as("PRAGMA page_count")
+            .fetch_one(host.inner.store.writer())
+            .await
+            .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "PRAGMA max_page_count = {}",
+            pages + 8
+        )))
+        .execute(host.inner.store.writer())
+        .await
+        .unwrap();
+        let err = host.import_config(&text, None).await.unwrap_err();
+        assert!(err.to_string().contains("full"), "{err}");
+        let names: Vec<String> = host
+            .list_servers()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.spec.id.to_string())
+            .collect();
+        assert_eq!(names, ["kept"], "a partial import stayed");
+        assert_eq!(memory.len(), 0, "secrets of the failed import stayed");
+        host.shutdown().await;
     }
 }

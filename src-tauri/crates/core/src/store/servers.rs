@@ -73,6 +73,29 @@ impl Store {
         Ok(())
     }
 
+    /// Inserts several servers in one transaction: all of them, or none (an import).
+    pub async fn insert_servers(&self, specs: &[ServerSpec]) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.write_tx().await?;
+        for spec in specs {
+            let res = sqlx::query(
+                "INSERT INTO servers (id, spec_json, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            )
+            .bind(spec.id.as_str())
+            .bind(to_json("server spec", spec)?)
+            .bind(now)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            if res.rows_affected() == 0 {
+                // Dropping the transaction rolls back the ones before it.
+                return Err(StoreError::Exists(format!("a server named {}", spec.id)));
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Replaces a server's spec.
     pub async fn update_server(&self, spec: &ServerSpec) -> Result<(), StoreError> {
         let json = to_json("server spec", spec)?;
