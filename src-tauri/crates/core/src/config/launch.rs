@@ -13,6 +13,9 @@
 //! on a PATH probed from the user's login shell, because desktop apps started from a launcher do
 //! not inherit the PATH set in `.bashrc`/`.zprofile` (the most common "spawn npx ENOENT" report).
 //! A relative path with a slash is resolved against the server's cwd, never the app's cwd.
+//!
+//! [`LaunchPlan::warnings`] (SP-02) lives in `warnings`, with its path rules in `paths` and its
+//! package-runner rules in `pinning`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,9 +23,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::credentials::{binding_words, shown_value};
+use super::credentials::shown_value;
 use super::escape::{escape_for_display, quote_arg};
 use super::{Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, TransportSpec, ValueSource};
+
+mod paths;
+mod pinning;
+mod warnings;
 
 /// Environment variables a stdio child inherits from the host, as in the official TypeScript
 /// SDK's default safelist. Everything else (LLM API keys, cloud credentials) stays behind.
@@ -435,98 +442,6 @@ impl LaunchPlan {
             Self::Stdio { env, .. } => env,
             Self::Http { headers, .. } => headers,
         }
-    }
-
-    /// Patterns in the plan a person should look at twice before approving (SP-02).
-    pub fn warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        for v in self.values() {
-            if let ValueSource::Bound(b) = &v.value {
-                w.push(format!(
-                    "{} is {}, a secret that is not this server's own",
-                    escape_for_display(&v.name),
-                    binding_words(b)
-                ));
-            }
-        }
-        let (program, args, env) = match self {
-            Self::Stdio {
-                program, args, env, ..
-            } => (program, args, env),
-            Self::Http { url, .. } => {
-                if url::Url::parse(url).is_ok_and(|u| u.scheme() == "http") {
-                    w.push(
-                        "connects over plain http: what it sends and receives is not encrypted"
-                            .into(),
-                    );
-                }
-                return w;
-            }
-        };
-        for v in env.iter().filter(|v| is_loader_var(&v.name)) {
-            w.push(format!(
-                "sets {}, which changes what the runtime loads or runs before the server itself",
-                escape_for_display(&v.name)
-            ));
-        }
-        let name = program
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let shells = [
-            "sh",
-            "bash",
-            "zsh",
-            "dash",
-            "fish",
-            "cmd",
-            "powershell",
-            "pwsh",
-        ];
-        if shells.contains(&name.as_str()) && args.iter().any(|a| a == "-c" || a == "/c") {
-            w.push(format!("runs an inline {name} script"));
-        }
-        if name == "sudo" || name == "doas" {
-            w.push("runs with elevated privileges".into());
-        }
-        let joined = args.join(" ");
-        if joined.contains("rm -rf") || name == "rm" {
-            w.push("deletes files".into());
-        }
-        if ["curl", "wget", "nc", "ncat"].contains(&name.as_str())
-            || joined.contains("curl ")
-            || joined.contains("wget ")
-        {
-            w.push("uses a network download tool".into());
-        }
-        if name == "npx" && args.iter().any(|a| a == "-y" || a == "--yes") {
-            let unpinned = args
-                .iter()
-                .filter(|a| !a.starts_with('-'))
-                .any(|a| !a.trim_start_matches('@').contains('@'));
-            if unpinned {
-                w.push("npx -y installs and runs a package version that is not pinned".into());
-            }
-        }
-        for a in args
-            .iter()
-            .chain(std::iter::once(&program.to_string_lossy().into_owned()))
-        {
-            if [".ssh", ".aws", ".gnupg", "/etc/", "/root"]
-                .iter()
-                .any(|p| a.contains(p))
-            {
-                w.push(format!(
-                    "touches a sensitive path: {}",
-                    escape_for_display(a)
-                ));
-            }
-            if a.chars().any(super::escape::is_suspicious) {
-                w.push("contains hidden or control characters (shown escaped)".into());
-            }
-        }
-        w.dedup();
-        w
     }
 }
 
