@@ -6,6 +6,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod ipc;
+mod logging;
 
 use switchboard_core::host::{default_data_dir, HostBuilder};
 use tauri::Manager;
@@ -39,17 +40,11 @@ fn is_app_origin(url: &tauri::Url) -> bool {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SWITCHBOARD_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(switchboard_core::redact::RedactingStderr::default)
-        .init();
-    tracing::info!(core = switchboard_core::VERSION, "starting desktop shell");
     let data_dir = std::env::var_os("SWITCHBOARD_DATA_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(default_data_dir);
+    logging::init(&data_dir);
+    tracing::info!(core = switchboard_core::VERSION, "starting desktop shell");
     // URLs a person agreed to open go to the system browser, or to this program (tests point it
     // at a script that records what it was given).
     let browser = std::env::var_os("SWITCHBOARD_BROWSER")

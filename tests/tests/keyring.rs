@@ -21,7 +21,13 @@ fn keyring_available() -> bool {
 }
 
 fn run(dir: &std::path::Path, args: &[&str], stdin: &str) -> Output {
-    run_cli(dir, args, stdin, &[("SWITCHBOARD_LOG", "trace")])
+    // rmcp's trace (whole messages) is what must not leak: a bare level keeps it at warn.
+    run_cli(
+        dir,
+        args,
+        stdin,
+        &[("SWITCHBOARD_LOG", "switchboard=trace,rmcp=trace")],
+    )
 }
 
 fn contains(hay: &[u8], needle: &str) -> bool {

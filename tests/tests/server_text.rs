@@ -314,8 +314,9 @@ fn a_typed_credential_stays_out_of_a_trace_level_process_log() {
     let data = dir.path();
     let fake = fake_server();
     let fake = fake.to_str().unwrap();
-    let cli =
-        |args: &[&str], stdin: &str| run_cli(data, args, stdin, &[("SWITCHBOARD_LOG", "trace")]);
+    // rmcp's own trace (whole messages) is the point: a bare level would keep it at warn.
+    let log = ("SWITCHBOARD_LOG", "switchboard=trace,rmcp=trace");
+    let cli = |args: &[&str], stdin: &str| run_cli(data, args, stdin, &[log]);
     let o = cli(
         &[
             "server",

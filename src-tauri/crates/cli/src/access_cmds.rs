@@ -50,9 +50,9 @@ pub async fn roots(ctx: &Ctx, a: RootsArgs) -> anyhow::Result<ExitCode> {
     let roots = if a.clear || !a.set.is_empty() {
         let roots = ctx.host.set_server_roots(&id, &a.set).await?;
         if !ctx.json {
-            eprintln!(
-                "{id} may now see {} folder(s) (it reads them whenever it asks)",
-                roots.len()
+            errln!(
+                "{id} may now see {} (it reads them whenever it asks)",
+                output::count(roots.len(), "folder", "folders")
             );
         }
         roots
@@ -66,10 +66,10 @@ pub async fn roots(ctx: &Ctx, a: RootsArgs) -> anyhow::Result<ExitCode> {
             .collect();
         output::json(&rows)?;
     } else if roots.is_empty() {
-        println!("{id} has no roots: it is told of no folder");
+        outln!("{id} has no roots: it is told of no folder");
     } else {
         for r in &roots {
-            println!("{}", output::inert(&r.uri));
+            outln!("{}", output::inert(&r.uri));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -99,7 +99,7 @@ pub async fn review_results(ctx: &Ctx, a: ReviewArgs) -> anyhow::Result<ExitCode
     if ctx.json {
         output::json(&serde_json::json!({"server": id, "review_results": now}))?;
     } else {
-        println!("{id}: {}", words(now));
+        outln!("{id}: {}", words(now));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -281,32 +281,32 @@ fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Conditio
     // characters MCP recommends, else escaped, quoted and flagged (RN-04).
     let tool = output::name(&req.tool);
     if edited {
-        eprintln!("\nRun {tool} on {} with your edit:", req.server);
+        errln!("\nRun {tool} on {} with your edit:", req.server);
     } else {
-        eprintln!("\nThe model wants to run {tool} on {} with:", req.server);
+        errln!("\nThe model wants to run {tool} on {} with:", req.server);
     }
     if let Some(flag) = output::name_flag(&req.tool) {
-        eprintln!("{flag}");
+        errln!("{flag}");
     }
-    eprintln!("{}", output::inert(&args));
+    errln!("{}", output::inert(&args));
     if !req.hints.is_empty() {
-        eprintln!(
+        errln!(
             "(the server says: {})",
             output::inert(&req.hints.join(", "))
         );
     }
-    eprintln!("(asked because {})", output::inert(&req.reason));
+    errln!("(asked because {})", output::inert(&req.reason));
     if let Some(w) = &req.warning {
-        eprintln!("WARNING: {}", output::inert(w));
+        errln!("WARNING: {}", output::inert(w));
     }
     if keep.is_empty() {
         prompt(
             "Run it? [y/N/e(dit)/c(onversation)/a(lways)] (or \"n REASON\" to tell the model why) ",
         );
     } else {
-        eprintln!("k allows it always, but only while:");
+        errln!("k allows it always, but only while:");
         for c in keep {
-            eprintln!("  - {}", output::inert(&describe(c)));
+            errln!("  - {}", output::inert(&describe(c)));
         }
         prompt("Run it? [y/N/e(dit)/c(onversation)/a(lways)/k(eep to these arguments)] (or \"n REASON\" to tell the model why) ");
     }
@@ -325,7 +325,7 @@ async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
         show(req, &arguments, edited.is_some(), &keep);
         let heard = inbox.read(req.nonce.as_str()).await;
         if let Heard::Gone = heard {
-            eprintln!(
+            errln!(
                 "\n(withdrawn: the call to {} is no longer waiting)",
                 output::name(&req.tool)
             );
@@ -338,7 +338,7 @@ async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
                 constraints: Vec::new(),
             },
             Reply::Constrained if keep.is_empty() => {
-                eprintln!("there is nothing to keep these arguments to; answer y, c or a instead");
+                errln!("there is nothing to keep these arguments to; answer y, c or a instead");
                 continue;
             }
             Reply::Constrained => Answer::Allow {
@@ -361,8 +361,8 @@ async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
                         arguments = Value::Object(map.clone());
                         edited = Some(map);
                     }
-                    Ok(Err(why)) => eprintln!("{why}; the arguments are unchanged"),
-                    Err(e) => eprintln!("the editor failed: {e}"),
+                    Ok(Err(why)) => errln!("{why}; the arguments are unchanged"),
+                    Err(e) => errln!("the editor failed: {e}"),
                 }
                 continue;
             }
@@ -381,16 +381,16 @@ async fn answer_approval(inbox: &mut Inbox, req: &ApprovalRequest) {
         let allow = answer.is_allow();
         match inbox.host.answer_approval(req.nonce.as_str(), answer).await {
             Ok(()) => {
-                eprintln!("{said}");
+                errln!("{said}");
                 return;
             }
             Err(e) if allow && edited.is_some() => {
                 // Still pending: the person can fix the edit or refuse.
-                eprintln!("not run: {}", output::inert(&e.to_string()));
+                errln!("not run: {}", output::inert(&e.to_string()));
             }
             Err(e) => {
                 // Withdrawn meanwhile (the turn was stopped).
-                eprintln!("{}", output::inert(&e.to_string()));
+                errln!("{}", output::inert(&e.to_string()));
                 return;
             }
         }
@@ -426,15 +426,15 @@ async fn settle_unasked(host: &Host, req: &ApprovalRequest, mode: ApprovalMode) 
         },
     };
     if let Err(e) = host.answer_approval(req.nonce.as_str(), answer).await {
-        eprintln!("{}", output::inert(&e.to_string()));
+        errln!("{}", output::inert(&e.to_string()));
     } else if mode == ApprovalMode::AllowOnce {
-        eprintln!(
+        errln!(
             "approved on the command line (--yes): {} on {}",
             output::name(&req.tool),
             req.server
         );
     } else {
-        eprintln!("refused: {NO_TERMINAL}");
+        errln!("refused: {NO_TERMINAL}");
     }
 }
 

@@ -63,7 +63,7 @@ pub async fn run(ctx: &Ctx, cmd: AuditCmd) -> anyhow::Result<ExitCode> {
                     (Some(s), None) => s.clone(),
                     _ => "-".into(),
                 };
-                println!(
+                outln!(
                     "{}\t{}\t{}\t{}\t{}\t{}",
                     e.id,
                     iso_utc(e.at),
@@ -74,7 +74,7 @@ pub async fn run(ctx: &Ctx, cmd: AuditCmd) -> anyhow::Result<ExitCode> {
                 );
             }
             if let Some(next) = page.next_before {
-                eprintln!("(more: --before {next})");
+                errln!("(more: --before {next})");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -83,11 +83,11 @@ pub async fn run(ctx: &Ctx, cmd: AuditCmd) -> anyhow::Result<ExitCode> {
             if ctx.json {
                 output::json(&report)?;
             } else if let Some(bad) = &report.first_bad {
-                eprintln!("audit log tampered: row {}: {}", bad.id, bad.why);
+                errln!("audit log tampered: row {}: {}", bad.id, bad.why);
             } else {
-                println!(
-                    "audit log intact: {} entries, head {}",
-                    report.rows,
+                outln!(
+                    "audit log intact: {}, head {}",
+                    output::count(report.rows, "entry", "entries"),
                     report.head.as_deref().unwrap_or("(empty)")
                 );
             }
@@ -108,10 +108,14 @@ pub async fn run(ctx: &Ctx, cmd: AuditCmd) -> anyhow::Result<ExitCode> {
                         .with_context(|| format!("could not write {}", path.display()))?;
                     n
                 }
-                None => ctx.host.export_audit(&mut std::io::stdout()).await?,
+                None => ctx.host.export_audit(&mut output::Stdout).await?,
             };
             if let Some(path) = out {
-                eprintln!("wrote {n} entries to {}", path.display());
+                errln!(
+                    "wrote {} to {}",
+                    output::count(n, "entry", "entries"),
+                    path.display()
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

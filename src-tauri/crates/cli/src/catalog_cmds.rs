@@ -13,7 +13,6 @@
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
 use clap::Args;
 use switchboard_core::approval::Origin;
 use switchboard_core::config::escape::escape_for_display;
@@ -26,6 +25,7 @@ use switchboard_core::mcp::McpError;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::errors::{usage, CliError};
 use crate::output::{self, inert};
 use crate::Ctx;
 
@@ -99,6 +99,12 @@ pub struct PromptArgs {
     args: Vec<String>,
 }
 
+/// A server's status for a line of text: escaped, and cut to size (a failure's reason can
+/// quote whatever the server said).
+pub(crate) fn status_text(status: &ServerStatus) -> String {
+    output::bounded(&inert(&status.to_string()), output::QUOTE_MAX)
+}
+
 /// Starts the named server, or every enabled one, and returns those that came up. Servers that
 /// did not are reported on stderr.
 pub(crate) async fn bring_up(ctx: &Ctx, only: Option<&str>) -> anyhow::Result<Vec<ServerHandle>> {
@@ -131,9 +137,13 @@ pub(crate) async fn bring_up(ctx: &Ctx, only: Option<&str>) -> anyhow::Result<Ve
             ServerStatus::Running { .. } => up.push(h),
             other => {
                 if only.is_some() {
-                    bail!("{} is not available: {}", h.id(), inert(&other.to_string()));
+                    return Err(CliError::Unavailable {
+                        server: h.id().clone(),
+                        status: other.clone(),
+                    }
+                    .into());
                 }
-                eprintln!("skipped {}: {}", h.id(), inert(&other.to_string()));
+                errln!("skipped {}: {}", h.id(), status_text(other));
             }
         }
     }
@@ -164,7 +174,11 @@ pub async fn tools(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
     }
     for h in &up {
         let c = h.catalog();
-        println!("{} ({} tools)", h.id(), c.tools.len());
+        outln!(
+            "{} ({})",
+            h.id(),
+            output::count(c.tools.len(), "tool", "tools")
+        );
         for t in &c.tools {
             let desc = t
                 .description
@@ -175,9 +189,9 @@ pub async fn tools(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or("");
             // Names are shown escaped (a name is one line, and `\e` reads as what it is);
             // one outside the characters MCP recommends is flagged under it.
-            println!("  {:<28} {}", escape_for_display(&t.name), inert(desc));
+            outln!("  {:<28} {}", escape_for_display(&t.name), inert(desc));
             if let Some(why) = name_outside_spec(&t.name) {
-                println!("    WARNING: the name is outside the characters MCP recommends: {why}");
+                outln!("    WARNING: the name is outside the characters MCP recommends: {why}");
             }
         }
     }
@@ -200,7 +214,7 @@ impl Governed {
         let stop = run.clone();
         let ctrl_c = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ncancelling...");
+                errln!("\ncancelling...");
                 host.cancel_run(&stop);
             }
         });
@@ -226,21 +240,23 @@ impl Governed {
     }
 }
 
-/// The exit for a request that ended in `result`: 130 for a stopped run, the error otherwise.
-fn ended<T>(result: Result<T, HostError>, what: &str) -> anyhow::Result<Result<T, ExitCode>> {
-    match result {
-        Ok(v) => Ok(Ok(v)),
-        Err(HostError::Mcp(McpError::Cancelled)) => {
-            eprintln!("cancelled; the server was told to stop");
-            Ok(Err(ExitCode::from(130)))
+/// The result of a request, or its error in context. A stopped run (Ctrl-C) is noted here and
+/// ends with the cancelled exit code ([`crate::errors`]).
+fn ended<T>(result: Result<T, HostError>, what: &str) -> anyhow::Result<T> {
+    result.map_err(|e| {
+        if matches!(e, HostError::Mcp(McpError::Cancelled)) {
+            errln!("cancelled; the server was told to stop");
         }
-        Err(e) => Err(anyhow::Error::new(e).context(what.to_owned())),
-    }
+        anyhow::Error::new(e).context(what.to_owned())
+    })
 }
 
 pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
-    let arguments: Arguments = serde_json::from_str(&a.args)
-        .context("--args must be a JSON object, e.g. '{\"text\": \"hi\"}'")?;
+    let arguments: Arguments = serde_json::from_str(&a.args).map_err(|e| {
+        usage(format!(
+            "--args must be a JSON object, e.g. '{{\"text\": \"hi\"}}': {e}"
+        ))
+    })?;
     let server = Host::server_id(&a.server)?;
     bring_up(ctx, Some(&a.server)).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -273,21 +289,18 @@ pub async fn call(ctx: &Ctx, a: CallArgs) -> anyhow::Result<ExitCode> {
     governed.finish().await;
     let _ = bar.await;
     let what = format!("calling {} on {} failed", inert(&a.tool), inert(&a.server));
-    let result = match ended(result, &what)? {
-        Ok(r) => r,
-        Err(code) => return Ok(code),
-    };
+    let result = ended(result, &what)?;
     if ctx.json {
         output::json(&result)?;
     } else {
         output::content(&result.content);
         if let Some(s) = &result.structured_content {
-            println!("structured: {}", inert(&serde_json::to_string_pretty(s)?));
+            outln!("structured: {}", inert(&serde_json::to_string_pretty(s)?));
         }
     }
     if result.is_error {
-        eprintln!("the tool reported an error");
-        return Ok(ExitCode::from(2));
+        errln!("the tool reported an error");
+        return Ok(ExitCode::from(crate::errors::exit::TOOL_ERROR));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -307,17 +320,17 @@ pub async fn resources(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
     }
     for h in &up {
         let c = h.catalog();
-        println!(
-            "{} ({} resources, {} templates)",
+        outln!(
+            "{} ({}, {})",
             h.id(),
-            c.resources.len(),
-            c.resource_templates.len()
+            output::count(c.resources.len(), "resource", "resources"),
+            output::count(c.resource_templates.len(), "template", "templates")
         );
         for r in &c.resources {
-            println!("  {:<40} {}", inert(&r.uri), inert(&r.name));
+            outln!("  {:<40} {}", inert(&r.uri), inert(&r.name));
         }
         for t in &c.resource_templates {
-            println!(
+            outln!(
                 "  {:<40} {} (template)",
                 inert(&t.uri_template),
                 inert(&t.name)
@@ -342,10 +355,7 @@ pub async fn read(ctx: &Ctx, a: ReadArgs) -> anyhow::Result<ExitCode> {
         .await;
     governed.finish().await;
     let what = format!("reading {} from {} failed", inert(&a.uri), inert(&a.server));
-    let contents = match ended(result, &what)? {
-        Ok(c) => c,
-        Err(code) => return Ok(code),
-    };
+    let contents = ended(result, &what)?;
     if ctx.json {
         output::json(&contents)?;
     } else {
@@ -366,7 +376,11 @@ pub async fn prompts(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
     }
     for h in &up {
         let c = h.catalog();
-        println!("{} ({} prompts)", h.id(), c.prompts.len());
+        outln!(
+            "{} ({})",
+            h.id(),
+            output::count(c.prompts.len(), "prompt", "prompts")
+        );
         for p in &c.prompts {
             let args: Vec<String> = p
                 .arguments
@@ -379,7 +393,7 @@ pub async fn prompts(ctx: &Ctx, a: ListArgs) -> anyhow::Result<ExitCode> {
                     }
                 })
                 .collect();
-            println!(
+            outln!(
                 "  {:<28} ({}) {}",
                 inert(&p.name),
                 inert(&args.join(", ")),
@@ -396,7 +410,7 @@ pub async fn prompt(ctx: &Ctx, a: PromptArgs) -> anyhow::Result<ExitCode> {
     for kv in &a.args {
         let (k, v) = kv
             .split_once('=')
-            .with_context(|| format!("--arg {kv:?} must look like NAME=VALUE"))?;
+            .ok_or_else(|| usage(format!("--arg {kv:?} must look like NAME=VALUE")))?;
         args.insert(k.to_owned(), v.to_owned());
     }
     bring_up(ctx, Some(&a.server)).await?;
@@ -417,18 +431,15 @@ pub async fn prompt(ctx: &Ctx, a: PromptArgs) -> anyhow::Result<ExitCode> {
         inert(&a.name),
         inert(&a.server)
     );
-    let r = match ended(result, &what)? {
-        Ok(r) => r,
-        Err(code) => return Ok(code),
-    };
+    let r = ended(result, &what)?;
     if ctx.json {
         output::json(&r)?;
     } else {
         if let Some(d) = &r.description {
-            println!("# {}", inert(d));
+            outln!("# {}", inert(d));
         }
         for m in &r.messages {
-            println!("[{}]", inert(&m.role));
+            outln!("[{}]", inert(&m.role));
             output::content(std::slice::from_ref(&m.content));
         }
     }

@@ -8,7 +8,7 @@
 //! form, URL or sampling request, a result held for review) are asked the same way
 //! ([`crate::questions`]); a server's sampling request is answered by the conversation's model.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
@@ -22,6 +22,7 @@ use switchboard_core::store::{ArchiveFilter, ConversationQuery, HIGHLIGHT_END, H
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::errors::CliError;
 use crate::{output, Ctx};
 
 /// Model providers.
@@ -188,7 +189,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
             ctx.host
                 .add_provider(&name, &kind, base_url, model, context_window)
                 .await?;
-            eprintln!("added provider {name}; set its key with `switchboard provider set-key {name}` if it needs one");
+            errln!("added provider {name}; set its key with `switchboard provider set-key {name}` if it needs one");
         }
         ProviderCmd::List => {
             let list = ctx.host.list_providers().await?;
@@ -203,9 +204,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
                     .collect();
                 output::json(&rows)?;
             } else if list.is_empty() {
-                println!(
-                    "no providers; add one with `switchboard provider add NAME --kind openai`"
-                );
+                outln!("no providers; add one with `switchboard provider add NAME --kind openai`");
             } else {
                 for p in list {
                     let key = match (p.key_set, p.profile.key_required) {
@@ -213,7 +212,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
                         (false, true) => "key NOT set",
                         (false, false) => "no key needed",
                     };
-                    println!(
+                    outln!(
                         "{}\t{}\t{}\t{}\t{key}",
                         p.name,
                         p.profile.id,
@@ -226,7 +225,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
         ProviderCmd::Remove { name } => {
             let name = Host::provider_name(&name)?;
             ctx.host.remove_provider(&name).await?;
-            eprintln!("removed provider {name} and its key");
+            errln!("removed provider {name} and its key");
         }
         ProviderCmd::SetKey { name } => {
             let name = Host::provider_name(&name)?;
@@ -241,7 +240,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
                 bail!("the key is empty; nothing was stored");
             }
             ctx.host.set_provider_key(&name, Secret::new(value)).await?;
-            eprintln!(
+            errln!(
                 "stored the key of {name} in {}",
                 ctx.host.secret_store_description()
             );
@@ -249,7 +248,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
         ProviderCmd::DeleteKey { name } => {
             let name = Host::provider_name(&name)?;
             ctx.host.delete_provider_key(&name).await?;
-            eprintln!("deleted the key of {name}");
+            errln!("deleted the key of {name}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -303,19 +302,20 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     );
     let (tx, mut rx) = mpsc::unbounded_channel();
     let json = ctx.json;
+    // Returns why the turn failed, if it did: `main` reports that like any other error.
     let printer = tokio::spawn(async move {
-        let mut out = std::io::stdout();
+        let mut failed = None;
         while let Some(ev) = rx.recv().await {
+            if let ChatEvent::Failed { error } = &ev {
+                failed = Some(error.clone());
+            }
             if json {
                 let line = serde_json::to_string(&ev).unwrap_or_default();
-                let _ = writeln!(out, "{}", output::json_inert(&line));
+                outln!("{}", output::json_inert(&line));
                 continue;
             }
             match ev {
-                ChatEvent::TextDelta { text } => {
-                    let _ = write!(out, "{}", output::inert(&text));
-                    let _ = out.flush();
-                }
+                ChatEvent::TextDelta { text } => out!("{}", output::inert(&text)),
                 ChatEvent::ToolResult {
                     call_id,
                     is_error,
@@ -330,26 +330,34 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                             _ => 0,
                         })
                         .sum();
-                    eprintln!(
-                        "[{call_id}: {} in {duration_ms} ms, {chars} characters back to the model]",
-                        if is_error { "error" } else { "done" }
+                    errln!(
+                        "[{call_id}: {} in {duration_ms} ms, {} back to the model]",
+                        if is_error { "error" } else { "done" },
+                        output::count(chars, "character", "characters")
                     );
                 }
                 ChatEvent::Done { usage, .. } => {
-                    let _ = writeln!(out);
-                    eprintln!(
-                        "[{} tokens in, {} out]",
-                        usage.input_tokens, usage.output_tokens
+                    outln!();
+                    errln!(
+                        "[{} in, {} out]",
+                        output::count(usage.input_tokens, "token", "tokens"),
+                        usage.output_tokens
                     );
                 }
-                ChatEvent::Failed { error } => eprintln!("\nerror: {}", output::inert(&error)),
-                ChatEvent::Cancelled => eprintln!("\n[stopped]"),
-                ChatEvent::Compacted { messages, .. } => eprintln!(
-                    "[{messages} earlier messages were summarized to fit the model's context; `history show` has the summary]"
+                ChatEvent::Failed { .. } => outln!(),
+                ChatEvent::Cancelled => errln!("\n[stopped]"),
+                ChatEvent::Compacted { messages, .. } => errln!(
+                    "[{} summarized to fit the model's context; `history show` has the summary]",
+                    if messages == 1 {
+                        "1 earlier message was".to_owned()
+                    } else {
+                        format!("{messages} earlier messages were")
+                    }
                 ),
                 _ => {}
             }
         }
+        failed
     });
     let result = ctx
         .host
@@ -367,16 +375,25 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         )
         .await;
     done.cancel();
-    let _ = printer.await;
+    let failed = printer.await.ok().flatten();
     let _ = approver.await;
     ctrl_c.abort();
     let outcome = result?;
-    eprintln!("conversation {}", outcome.conversation);
-    Ok(match outcome.end {
-        TurnEnd::Done(_) => ExitCode::SUCCESS,
-        TurnEnd::Cancelled => ExitCode::from(130),
-        TurnEnd::StepLimit | TurnEnd::Failed(_) => ExitCode::FAILURE,
-    })
+    errln!("conversation {}", outcome.conversation);
+    match outcome.end {
+        TurnEnd::Done(_) => Ok(ExitCode::SUCCESS),
+        TurnEnd::Cancelled => Ok(ExitCode::from(crate::errors::exit::CANCELLED)),
+        TurnEnd::StepLimit => Err(CliError::Turn {
+            model_failed: false,
+            message: failed.unwrap_or_else(|| "the turn stopped at the step limit".into()),
+        }
+        .into()),
+        TurnEnd::Failed(e) => Err(CliError::Turn {
+            model_failed: true,
+            message: e,
+        }
+        .into()),
+    }
 }
 
 fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
@@ -395,7 +412,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                 })
                 .await?;
             for c in page.items {
-                println!(
+                outln!(
                     "{}\t{}",
                     c.conversation.id,
                     output::inert(&c.conversation.title)
@@ -410,21 +427,21 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                     switchboard_core::llm::Role::User => "user",
                     switchboard_core::llm::Role::Assistant => "assistant",
                 };
-                println!(
+                outln!(
                     "#{} {who} ({:?}): {}",
                     m.id,
                     m.status,
                     output::inert(&m.message.text())
                 );
                 for s in summaries.iter().filter(|s| s.through == m.id) {
-                    println!(
-                        "  [summary of {} earlier messages, sent to models instead of them]\n  {}",
-                        s.messages,
+                    outln!(
+                        "  [summary of {}, sent to models instead of them]\n  {}",
+                        output::count(s.messages, "earlier message", "earlier messages"),
                         output::inert(&s.text).replace('\n', "\n  ")
                     );
                 }
                 for (id, name, args) in m.message.tool_calls() {
-                    println!(
+                    outln!(
                         "  tool call {}: {} {}",
                         output::inert(id),
                         output::name(name),
@@ -433,7 +450,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                 }
             }
             let usage = ctx.host.conversation_usage(&id).await?;
-            println!(
+            outln!(
                 "tokens: {} in, {} out; {}",
                 usage.total.input_tokens,
                 usage.total.output_tokens,
@@ -451,7 +468,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                     .snippet
                     .replace(HIGHLIGHT_START, "[")
                     .replace(HIGHLIGHT_END, "]");
-                println!(
+                outln!(
                     "{}\t{}\t{}",
                     hit.conversation,
                     output::inert(&hit.title),
@@ -463,7 +480,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
             let fork = host
                 .fork_conversation(&conversation_id(&id)?, MessageId::new(at), title.as_deref())
                 .await?;
-            println!("{}", fork.id);
+            outln!("{}", fork.id);
         }
         HistoryCmd::Export { id, format } => {
             let id = conversation_id(&id)?;
@@ -474,9 +491,9 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
             };
             // Meant for a file; on a terminal the server text in it is made inert first.
             if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-                print!("{}", output::inert(&text));
+                out!("{}", output::inert(&text));
             } else {
-                print!("{text}");
+                out!("{text}");
             }
         }
     }

@@ -3,16 +3,20 @@
 //! A thin shell over `switchboard-core`: each subcommand parses its arguments, calls one or two
 //! `Host` methods and prints the result, readable by default and as JSON with `--json`. There is
 //! no daemon: commands that need a server start it for the duration of the command and stop its
-//! whole process tree before exiting. Errors print one sentence with its cause and exit non-zero.
+//! whole process tree before exiting. Errors print one sentence with its cause and exit with a
+//! documented code ([`errors`]); with `--json`, stdout then has an error object.
 
+// First: its printing macros are used by every module below.
+#[macro_use]
+mod output;
 mod access_cmds;
 mod approve;
 mod audit_cmds;
 mod catalog_cmds;
 mod chat_cmds;
 mod editor;
+mod errors;
 mod form;
-mod output;
 mod pin_cmds;
 mod policy_cmds;
 mod questions;
@@ -26,7 +30,7 @@ use clap::{Parser, Subcommand};
 
 /// Switchboard: manage MCP servers, browse their tools, resources and prompts, and call them.
 #[derive(Parser, Debug)]
-#[command(name = "switchboard", version, about)]
+#[command(name = "switchboard", version, about, after_help = errors::EXIT_CODES_HELP)]
 struct Cli {
     /// Where the database, logs and default server working directory live.
     #[arg(long, global = true, env = "SWITCHBOARD_DATA_DIR")]
@@ -34,9 +38,11 @@ struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
-    /// Log verbosity for Switchboard itself (stderr), e.g. `debug`.
-    #[arg(long, global = true, env = "SWITCHBOARD_LOG", default_value = "warn")]
-    log: String,
+    /// Logs on stderr: a level (`debug`) for Switchboard itself, with libraries kept at warn,
+    /// or a full filter (`switchboard=debug,rmcp=trace`). Without it RUST_LOG is read; without
+    /// that, only Switchboard's own warnings and errors are shown.
+    #[arg(long, global = true, env = "SWITCHBOARD_LOG")]
+    log: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -94,33 +100,97 @@ pub struct Ctx {
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&cli.log)
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(switchboard_core::redact::RedactingStderr::default)
-        // Colours only on a terminal: in a log file or a pipe they are noise, and there every
-        // escape byte then comes from nowhere but a server's text (which is escaped anyway).
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_exit(&e),
+    };
+    init_logging(cli.log.as_deref());
+    let json = cli.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: could not start the async runtime: {e}");
-            return ExitCode::FAILURE;
+            errln!("error: could not start the async runtime: {e}");
+            return ExitCode::from(errors::exit::FAILED);
         }
     };
-    match runtime.block_on(run(cli)) {
+    let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
-        Err(e) => {
-            output::print_error(&e);
-            ExitCode::FAILURE
-        }
+        Err(e) => errors::report(&e, json),
+    };
+    // A reader that closed the pipe early wanted no more: that is not a failure. Any other
+    // write failure means the output is incomplete, and a script must not take it as whole.
+    if output::stdout_state() == output::StdoutState::Failed {
+        errln!("error: could not write the output to stdout");
+        return ExitCode::from(errors::exit::FAILED);
+    }
+    code
+}
+
+/// Help and version on stdout with 0; a wrong command line on stderr (and with `--json` as an
+/// error object on stdout) with the usage code.
+fn usage_exit(e: &clap::Error) -> ExitCode {
+    // Printing can only fail on a closed stream, where there is no one left to tell.
+    let _ = e.print();
+    if e.exit_code() == 0 {
+        return ExitCode::from(errors::exit::OK);
+    }
+    let asked_json = std::env::args_os()
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if asked_json {
+        // The first paragraph, without colours or the `error:` prefix clap adds.
+        let rendered = e.render().to_string();
+        let first = rendered
+            .split("\n\n")
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .trim_start_matches("error:")
+            .trim();
+        let message = output::bounded(&output::escape_multiline(first), output::QUOTE_MAX);
+        errors::print_json_error("usage", &message.replace('\n', " "));
+    }
+    ExitCode::from(errors::exit::USAGE)
+}
+
+/// What stderr shows when no one asked: Switchboard's own warnings and errors. rmcp is silent
+/// because every failure it logs comes back to us as an error the CLI prints as a sentence;
+/// its own line would repeat it in Rust's debug notation (`reqwest::Error { kind: .. }`).
+const DEFAULT_LOG: &str = "warn,rmcp=off";
+
+/// Logs go to stderr, through the process-wide secret redaction, coloured only on a terminal
+/// (and not under `NO_COLOR`): in a log file or a pipe escape codes are noise.
+fn init_logging(asked: Option<&str>) {
+    let spec = match asked.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(a) => directives(a),
+        None => std::env::var("RUST_LOG")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_LOG.to_owned()),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&spec)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(switchboard_core::redact::RedactingStderr::default)
+        .with_ansi(ansi)
+        // A closed stderr must not turn a log line into a panic.
+        .log_internal_errors(false)
+        .init();
+}
+
+/// `--log LEVEL` is about Switchboard (the `switchboard*` targets); libraries stay at warn, or
+/// quieter when a quieter level was asked for. Anything else is a filter used as written.
+fn directives(asked: &str) -> String {
+    use tracing_subscriber::filter::LevelFilter;
+    match asked.parse::<LevelFilter>() {
+        Ok(level) => format!("{},switchboard={level}", level.min(LevelFilter::WARN)),
+        Err(_) => asked.to_owned(),
     }
 }
 
@@ -162,4 +232,28 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_level_is_for_switchboard_and_keeps_libraries_at_warn() {
+        assert_eq!(directives("debug"), "warn,switchboard=debug");
+        assert_eq!(directives("INFO"), "warn,switchboard=info");
+        assert_eq!(directives("error"), "error,switchboard=error");
+        assert_eq!(directives("off"), "off,switchboard=off");
+        assert_eq!(directives("rmcp=trace"), "rmcp=trace");
+    }
+
+    #[test]
+    fn the_help_lists_the_exit_codes() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_help().to_string();
+        assert!(
+            help.contains("Exit codes:") && help.contains("130"),
+            "{help}"
+        );
+    }
 }

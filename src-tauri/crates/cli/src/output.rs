@@ -5,18 +5,171 @@
 //! can move the cursor, clear a line or recolour what follows, and hidden characters show up as
 //! markers (RN-04). JSON output escapes them too: serde_json leaves C1 controls, DEL and bidi
 //! overrides raw inside strings, and a script's output often ends up on a terminal.
+//!
+//! Everything goes out through [`outln!`], [`out!`], [`errln!`] and [`err!`], never `println!`:
+//! those panic when the reader has gone away (`switchboard server list | head -0`), and a
+//! closed pipe is how a pipeline says "enough", not a crash. Once a stream fails, the rest of
+//! what would go to it is dropped and the command finishes its work (so its servers are still
+//! stopped); `main` then ends quietly on a closed pipe and reports any other write failure.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Serialize;
 use switchboard_core::config::escape::{escape_for_display, is_suspicious};
 use switchboard_core::mcp::catalog::{Content, Progress, ResourceContents};
 use switchboard_core::mcp::hygiene::{name_outside_spec, reveal};
 
+/// `println!` on stdout that never panics (see the module docs).
+macro_rules! outln {
+    () => { $crate::output::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` on stdout that never panics.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::output::write_out(format_args!($($arg)*)) };
+}
+
+/// `eprintln!` that never panics.
+macro_rules! errln {
+    () => { $crate::output::write_err(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::output::write_err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprint!` that never panics.
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::output::write_err(format_args!($($arg)*)) };
+}
+
+/// How stdout fared: still open, closed by the reader, or failed otherwise.
+const OPEN: u8 = 0;
+const CLOSED: u8 = 1;
+const FAILED: u8 = 2;
+static STDOUT: AtomicU8 = AtomicU8::new(OPEN);
+static STDERR: AtomicU8 = AtomicU8::new(OPEN);
+
+/// What happened to stdout, for `main` to decide how the command ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StdoutState {
+    /// Everything was written.
+    Open,
+    /// The reader went away (a closed pipe): the rest was dropped, on purpose.
+    Closed,
+    /// Writing failed for another reason (a full disk, ...).
+    Failed,
+}
+
+/// See [`StdoutState`].
+pub fn stdout_state() -> StdoutState {
+    match STDOUT.load(Ordering::Relaxed) {
+        OPEN => StdoutState::Open,
+        CLOSED => StdoutState::Closed,
+        _ => StdoutState::Failed,
+    }
+}
+
+fn write_to(state: &AtomicU8, w: &mut dyn Write, args: std::fmt::Arguments<'_>) {
+    if state.load(Ordering::Relaxed) != OPEN {
+        return;
+    }
+    if let Err(e) = w.write_fmt(args).and_then(|()| w.flush()) {
+        let now = if e.kind() == std::io::ErrorKind::BrokenPipe {
+            CLOSED
+        } else {
+            FAILED
+        };
+        state.store(now, Ordering::Relaxed);
+    }
+}
+
+/// What [`outln!`] and [`out!`] call.
+pub fn write_out(args: std::fmt::Arguments<'_>) {
+    write_to(&STDOUT, &mut std::io::stdout().lock(), args);
+}
+
+/// What [`errln!`] and [`err!`] call.
+pub fn write_err(args: std::fmt::Arguments<'_>) {
+    write_to(&STDERR, &mut std::io::stderr().lock(), args);
+}
+
+/// Stdout as a `Write` for code that streams into one (the audit export), with the same rule:
+/// a closed pipe ends the output quietly (the bytes are accepted and dropped).
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match STDOUT.load(Ordering::Relaxed) {
+            OPEN => {}
+            CLOSED => return Ok(buf.len()),
+            _ => return Err(std::io::Error::other("stdout failed earlier")),
+        }
+        match std::io::stdout().lock().write_all(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                STDOUT.store(CLOSED, Ordering::Relaxed);
+                Ok(buf.len())
+            }
+            Err(e) => {
+                STDOUT.store(FAILED, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match std::io::stdout().lock().flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                STDOUT.store(CLOSED, Ordering::Relaxed);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+/// How much of a server's text an error message quotes: a message is for reading, and one
+/// 64 KB header must not become 64 KB (or, repeated, 700 KB) of terminal output.
+pub const QUOTE_MAX: usize = 1024;
+
+/// `text` cut to at most `max` bytes at a character boundary, with what was left out counted.
+pub fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}… ({} more)",
+        &text[..cut],
+        count(text.len() - cut, "byte", "bytes")
+    )
+}
+
+/// An enum's value as a word for a sentence ("not approved"), from its serialized form: Rust's
+/// `Debug` spelling (`NotApproved`) is for developers.
+pub fn word<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s.replace('_', " "),
+        _ => "?".to_owned(),
+    }
+}
+
+/// "1 tool", "2 tools", "0 tools".
+pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+    let n = n.to_string();
+    if n == "1" {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// Prints a value as pretty JSON on stdout.
 pub fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
     let s = serde_json::to_string_pretty(v)?;
-    println!("{}", json_inert(&s));
+    outln!("{}", json_inert(&s));
     Ok(())
 }
 
@@ -39,18 +192,6 @@ pub fn json_inert(json: &str) -> String {
         }
     }
     out
-}
-
-/// Prints an error and its causes on stderr.
-pub fn print_error(e: &anyhow::Error) {
-    let mut msg = format!("error: {e}");
-    for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !msg.contains(&c) {
-            msg.push_str(&format!("\n  caused by: {c}"));
-        }
-    }
-    eprintln!("{}", escape_multiline(&msg));
 }
 
 /// Escapes untrusted text for a terminal while keeping its line breaks.
@@ -93,15 +234,15 @@ pub fn name_flag(n: &str) -> Option<String> {
 pub fn content(items: &[Content]) {
     for c in items {
         match c {
-            Content::Text { text } => println!("{}", inert(text)),
+            Content::Text { text } => outln!("{}", inert(text)),
             Content::Image { mime_type, data } => {
-                println!("[image {}, {} bytes base64]", inert(mime_type), data.len())
+                outln!("[image {}, {} bytes base64]", inert(mime_type), data.len())
             }
             Content::Audio { mime_type, data } => {
-                println!("[audio {}, {} bytes base64]", inert(mime_type), data.len())
+                outln!("[audio {}, {} bytes base64]", inert(mime_type), data.len())
             }
             Content::ResourceLink { uri, name, .. } => {
-                println!(
+                outln!(
                     "[resource link] {} {}",
                     inert(name),
                     escape_for_display(uri)
@@ -118,16 +259,16 @@ pub fn resource_contents(items: &[ResourceContents]) {
         let mime = r.mime_type.as_deref().unwrap_or("unknown type");
         match (&r.text, &r.blob) {
             (Some(t), _) => {
-                println!("--- {} ({})", escape_for_display(&r.uri), inert(mime));
-                println!("{}", inert(t));
+                outln!("--- {} ({})", escape_for_display(&r.uri), inert(mime));
+                outln!("{}", inert(t));
             }
-            (None, Some(b)) => println!(
+            (None, Some(b)) => outln!(
                 "--- {} ({}): {} bytes base64 (binary, not shown)",
                 escape_for_display(&r.uri),
                 inert(mime),
                 b.len()
             ),
-            (None, None) => println!("--- {} (empty)", escape_for_display(&r.uri)),
+            (None, None) => outln!("--- {} (empty)", escape_for_display(&r.uri)),
         }
     }
 }

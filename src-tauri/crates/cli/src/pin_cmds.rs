@@ -31,7 +31,7 @@ pub async fn review(ctx: &Ctx, a: ReviewArgs) -> anyhow::Result<ExitCode> {
     // Started so the review is of what the server offers now; a server that cannot start is
     // reviewed from the record of its last catalog.
     if let Err(e) = bring_up(ctx, Some(&a.name)).await {
-        eprintln!(
+        errln!(
             "{}; showing the changes recorded when it last ran",
             inert(&e.to_string())
         );
@@ -56,7 +56,7 @@ pub async fn review(ctx: &Ctx, a: ReviewArgs) -> anyhow::Result<ExitCode> {
     if ctx.json {
         output::json(&serde_json::json!({"server": id, "approved": n}))?;
     } else {
-        eprintln!("approved {n} change(s) of {id}");
+        errln!("approved {} of {id}", output::count(n, "change", "changes"));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -64,14 +64,14 @@ pub async fn review(ctx: &Ctx, a: ReviewArgs) -> anyhow::Result<ExitCode> {
 fn print_review(r: &PinReview) {
     let d = &r.diff;
     if d.is_empty() {
-        println!(
+        outln!(
             "{}: nothing changed since its tools were approved",
             r.server
         );
         return;
     }
     if !r.live {
-        println!("(from the last catalog seen; the server is not running)");
+        outln!("(from the last catalog seen; the server is not running)");
     }
     for (label, changes) in [
         ("CHANGED", &d.changed),
@@ -83,9 +83,9 @@ fn print_review(r: &PinReview) {
         }
     }
     if d.instructions_changed {
-        println!("The server's instructions are not sent to models until approved.");
+        outln!("The server's instructions are not sent to models until approved.");
     }
-    println!(
+    outln!(
         "Changed and new tools are not offered to models and cannot run until approved: \
          switchboard server review {} --approve [--tool NAME]...",
         r.server
@@ -99,19 +99,19 @@ fn print_change(r: &PinReview, label: &str, c: &Change) {
         ItemKind::ResourceTemplate => format!("resource template {}", reveal(&c.name)),
         ItemKind::Instructions => "instructions".to_owned(),
     };
-    println!("{label} {what}");
+    outln!("{label} {what}");
     for f in &c.fields {
-        println!("  {}:", reveal(&f.field.to_string()));
+        outln!("  {}:", reveal(&f.field.to_string()));
         if let Some(b) = &f.before {
-            println!("    - {}", indent(&reveal(b)));
+            outln!("    - {}", indent(&reveal(b)));
         }
         if let Some(a) = &f.after {
-            println!("    + {}", indent(&reveal(a)));
+            outln!("    + {}", indent(&reveal(a)));
         }
     }
     for f in r.findings.get(&c.name).into_iter().flatten() {
-        println!("  WARNING: {}", reveal(&f.describe()));
-        println!("           {}", indent(&f.excerpt));
+        outln!("  WARNING: {}", reveal(&f.describe()));
+        outln!("           {}", indent(&f.excerpt));
     }
 }
 

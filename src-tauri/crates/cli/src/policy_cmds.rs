@@ -6,12 +6,13 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use clap::Subcommand;
 use switchboard_core::approval::{Condition, Effect, Limit, On, Per, Rule, Source};
 use switchboard_core::host::Host;
 use switchboard_core::store::ServerTag;
 
+use crate::errors::usage;
 use crate::{output, Ctx};
 
 /// Approval rules, grants and server tags.
@@ -111,19 +112,32 @@ fn effect(s: &str) -> anyhow::Result<Effect> {
         "allow" => Effect::Allow,
         "ask" => Effect::Ask,
         "deny" => Effect::Deny,
-        other => bail!("--effect is allow, ask or deny, not {other:?}"),
+        other => {
+            return Err(usage(format!(
+                "--effect is allow, ask or deny, not {other:?}"
+            )))
+        }
     })
 }
 
 fn limit(s: &str) -> anyhow::Result<Limit> {
-    let (n, per) = s.split_once('/').context("--limit is N/PER, e.g. 5/hour")?;
-    let max: u32 = n.trim().parse().context("--limit: N is a whole number")?;
+    let (n, per) = s
+        .split_once('/')
+        .ok_or_else(|| usage("--limit is N/PER, e.g. 5/hour"))?;
+    let max: u32 = n
+        .trim()
+        .parse()
+        .map_err(|_| usage("--limit: N is a whole number"))?;
     let per = match per.trim() {
         "minute" => Per::Minute,
         "hour" => Per::Hour,
         "day" => Per::Day,
         "conversation" => Per::Conversation,
-        other => bail!("--limit: the period is minute, hour, day or conversation, not {other:?}"),
+        other => {
+            return Err(usage(format!(
+                "--limit: the period is minute, hour, day or conversation, not {other:?}"
+            )))
+        }
     };
     Ok(Limit { max, per })
 }
@@ -131,7 +145,7 @@ fn limit(s: &str) -> anyhow::Result<Limit> {
 fn split_arg(s: &str, flag: &str) -> anyhow::Result<(String, String)> {
     let (a, v) = s
         .split_once('=')
-        .with_context(|| format!("{flag} is ARG=VALUE"))?;
+        .ok_or_else(|| usage(format!("{flag} is ARG=VALUE")))?;
     Ok((a.trim().to_owned(), v.to_owned()))
 }
 
@@ -230,12 +244,12 @@ pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> anyhow::Result<ExitCode> {
         PolicyCmd::List => {
             let rules = host.policy_rules().await?;
             if ctx.json {
-                println!("{}", serde_json::to_string_pretty(&rules)?);
+                outln!("{}", serde_json::to_string_pretty(&rules)?);
             } else if rules.is_empty() {
-                eprintln!("no rules: every tool call is asked about");
+                errln!("no rules: every tool call is asked about");
             } else {
                 for r in &rules {
-                    println!("{}", output::inert(&describe(r)));
+                    outln!("{}", output::inert(&describe(r)));
                 }
             }
         }
@@ -243,29 +257,32 @@ pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> anyhow::Result<ExitCode> {
             let rule = a.rule()?;
             let id = rule.id.clone();
             host.put_policy_rule(rule).await?;
-            eprintln!("saved rule {id}");
+            errln!("saved rule {id}");
         }
         PolicyCmd::Remove { id } => {
             host.remove_policy_rule(&id).await?;
-            eprintln!("removed {}", output::inert(&id));
+            errln!("removed {}", output::inert(&id));
         }
         PolicyCmd::ResetGrants => {
             let n = host.reset_grants().await?;
-            eprintln!("revoked {n} grant(s)");
+            errln!("revoked {n} grant(s)");
         }
         PolicyCmd::Export { out } => {
             let text = host.export_policy().await?;
             match out {
                 Some(path) => std::fs::write(&path, text)
                     .with_context(|| format!("could not write {}", path.display()))?,
-                None => print!("{text}"),
+                None => out!("{text}"),
             }
         }
         PolicyCmd::Import { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("could not read {}", file.display()))?;
             let n = host.import_policy(&text).await?;
-            eprintln!("imported {n} rule(s); grants were kept");
+            errln!(
+                "imported {}; grants were kept",
+                output::count(n, "rule", "rules")
+            );
         }
         PolicyCmd::Tags {
             server,
@@ -278,11 +295,11 @@ pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> anyhow::Result<ExitCode> {
                     .iter()
                     .flat_map(|t| t.split(','))
                     .map(|t| {
-                        ServerTag::parse(t.trim()).with_context(|| {
-                            format!(
+                        ServerTag::parse(t.trim()).ok_or_else(|| {
+                            usage(format!(
                                 "unknown tag {:?}; use trusted, private-data, untrusted-content or external",
                                 t.trim()
-                            )
+                            ))
                         })
                     })
                     .collect::<anyhow::Result<Vec<_>>>()?;
@@ -294,7 +311,7 @@ pub async fn run(ctx: &Ctx, cmd: PolicyCmd) -> anyhow::Result<ExitCode> {
                 .into_iter()
                 .map(ServerTag::as_str)
                 .collect();
-            println!("{id}\t{}", now.join(","));
+            outln!("{id}\t{}", now.join(","));
         }
     }
     Ok(ExitCode::SUCCESS)

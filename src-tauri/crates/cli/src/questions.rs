@@ -54,14 +54,14 @@ fn submit(inbox: &Inbox, q: &QuestionRequest, reply: Reply) -> Sent {
 }
 
 fn gone(q: &QuestionRequest) {
-    eprintln!("\n(withdrawn: {} no longer asks)", q.server);
+    errln!("\n(withdrawn: {} no longer asks)", q.server);
 }
 
 /// Submits `reply`; `true` when the question is settled (answered or withdrawn).
 fn settle(inbox: &Inbox, q: &QuestionRequest, reply: Reply, said: &str) -> bool {
     match submit(inbox, q, reply) {
         Sent::Done => {
-            eprintln!("{said}");
+            errln!("{said}");
             true
         }
         Sent::Gone => {
@@ -69,7 +69,7 @@ fn settle(inbox: &Inbox, q: &QuestionRequest, reply: Reply, said: &str) -> bool 
             true
         }
         Sent::Refused(why) => {
-            eprintln!("not sent: {}", inert(&why));
+            errln!("not sent: {}", inert(&why));
             false
         }
     }
@@ -78,7 +78,7 @@ fn settle(inbox: &Inbox, q: &QuestionRequest, reply: Reply, said: &str) -> bool 
 /// Prints a server's message, indented.
 fn message(text: &str) {
     for line in inert(text).lines() {
-        eprintln!("  | {line}");
+        errln!("  | {line}");
     }
 }
 
@@ -98,13 +98,13 @@ fn elicit_action(heard: &Heard, accept: &[&str]) -> ElicitReply {
 async fn form(inbox: &mut Inbox, q: &QuestionRequest, f: &FormQuestion) {
     let fields = fields(f);
     loop {
-        eprintln!("\n{} asks you to fill in a form:", q.server);
+        errln!("\n{} asks you to fill in a form:", q.server);
         message(&f.message);
-        eprintln!("fields (leave one empty to leave it out):");
+        errln!("fields (leave one empty to leave it out):");
         for field in &fields {
-            eprintln!("  - {}", field.line());
+            errln!("  - {}", field.line());
             if field.sensitive {
-                eprintln!(
+                errln!(
                     "    WARNING: {} looks like a password, key or other credential. Servers must \
                      not ask for those in a form; type it only if you trust {} with it.",
                     inert(&field.name),
@@ -168,7 +168,7 @@ async fn fill(inbox: &mut Inbox, q: &QuestionRequest, fields: &[Field]) -> Fille
                 match inbox.read(q.nonce.as_str()).await {
                     Heard::Said(t) => t,
                     Heard::End => {
-                        eprintln!("\n(end of input)");
+                        errln!("\n(end of input)");
                         return Filled::Cancel;
                     }
                     Heard::Gone => return Filled::Gone,
@@ -180,7 +180,7 @@ async fn fill(inbox: &mut Inbox, q: &QuestionRequest, fields: &[Field]) -> Fille
                     break;
                 }
                 Ok(None) => break,
-                Err(why) => eprintln!("    {why}; try again"),
+                Err(why) => errln!("    {why}; try again"),
             }
         }
     }
@@ -189,23 +189,23 @@ async fn fill(inbox: &mut Inbox, q: &QuestionRequest, fields: &[Field]) -> Fille
 
 async fn url(inbox: &mut Inbox, q: &QuestionRequest, u: &UrlQuestion) {
     loop {
-        eprintln!(
+        errln!(
             "\n{} asks you to open a web page in your browser:",
             q.server
         );
         message(&u.message);
         // Checked by the core: no control, space or invisible characters; shown whole.
-        eprintln!("URL:    {}", u.url.url);
-        eprintln!("domain: {}", u.url.domain);
+        errln!("URL:    {}", u.url.url);
+        errln!("domain: {}", u.url.domain);
         if u.url.host_unicode != u.url.host {
-            eprintln!(
+            errln!(
                 "  (the host {} reads as {})",
                 u.url.host,
                 inert(&u.url.host_unicode)
             );
         }
         for w in &u.url.warnings {
-            eprintln!("WARNING: {}", inert(w));
+            errln!("WARNING: {}", inert(w));
         }
         prompt("Open it? [o(pen)/d(ecline)/C(ancel)] ");
         let heard = inbox.read(q.nonce.as_str()).await;
@@ -237,19 +237,19 @@ struct EditablePrompt {
 
 fn show_prompt(server: &str, p: &SamplingPrompt, edited: bool) {
     if edited {
-        eprintln!("\n{server}'s request for a model completion, with your edit:");
+        errln!("\n{server}'s request for a model completion, with your edit:");
     } else {
-        eprintln!("\n{server} asks for a model completion (sampling):");
+        errln!("\n{server} asks for a model completion (sampling):");
     }
     match &p.system_prompt {
         Some(s) => {
-            eprintln!("system prompt:");
+            errln!("system prompt:");
             message(s);
         }
-        None => eprintln!("system prompt: (none)"),
+        None => errln!("system prompt: (none)"),
     }
     for m in &p.messages {
-        eprintln!(
+        errln!(
             "{}:",
             match m.role {
                 SamplingRole::User => "user",
@@ -262,20 +262,23 @@ fn show_prompt(server: &str, p: &SamplingPrompt, edited: bool) {
         .temperature
         .map(|t| format!(", temperature {t}"))
         .unwrap_or_default();
-    eprintln!("at most {} tokens{temperature}", p.max_tokens);
+    errln!(
+        "at most {}{temperature}",
+        crate::output::count(p.max_tokens, "token", "tokens")
+    );
     if !p.model_hints.is_empty() {
-        eprintln!(
+        errln!(
             "the server would like: {} (you choose the model)",
             inert(&p.model_hints.join(", "))
         );
     }
     if let Some(c) = &p.context_requested {
-        eprintln!(
+        errln!(
             "the server asked to include context ({}): it is NOT included",
             inert(c)
         );
     }
-    eprintln!("Nothing else is sent: no conversation, no other server's data, no tools.");
+    errln!("Nothing else is sent: no conversation, no other server's data, no tools.");
 }
 
 /// The provider (and model) that will answer, asking the person when it is not settled.
@@ -289,7 +292,7 @@ async fn pick_provider(
     let names: Vec<String> = match inbox.host.list_providers().await {
         Ok(list) => list.into_iter().map(|p| p.name.to_string()).collect(),
         Err(e) => {
-            eprintln!("could not list the providers: {}", inert(&e.to_string()));
+            errln!("could not list the providers: {}", inert(&e.to_string()));
             Vec::new()
         }
     };
@@ -297,7 +300,7 @@ async fn pick_provider(
         return Ok((only.clone(), None));
     }
     if names.is_empty() {
-        eprintln!("no provider is configured; add one with `switchboard provider add`");
+        errln!("no provider is configured; add one with `switchboard provider add`");
         return Err(Heard::End);
     }
     loop {
@@ -311,7 +314,7 @@ async fn pick_provider(
                 let choice = crate::approve::SamplingChoice::parse(Some(&t));
                 match choice.provider {
                     Some(p) if names.contains(&p) => return Ok((p, choice.model)),
-                    _ => eprintln!("{:?} is not a configured provider", t.trim()),
+                    _ => errln!("{:?} is not a configured provider", t.trim()),
                 }
             }
             other => return Err(other),
@@ -375,8 +378,8 @@ async fn sampling(inbox: &mut Inbox, q: &QuestionRequest, asked: &SamplingPrompt
                         prompt_now.max_tokens = e.max_tokens;
                         prompt_now.temperature = e.temperature;
                     }
-                    Ok(Err(why)) => eprintln!("{why}; the prompt is unchanged"),
-                    Err(e) => eprintln!("the editor failed: {e}"),
+                    Ok(Err(why)) => errln!("{why}; the prompt is unchanged"),
+                    Err(e) => errln!("the editor failed: {e}"),
                 }
                 continue;
             }
@@ -398,14 +401,14 @@ async fn response(inbox: &mut Inbox, q: &QuestionRequest, r: &SamplingResponse) 
     let mut text = r.text.clone();
     loop {
         if text == r.text {
-            eprintln!(
+            errln!(
                 "\n{}: the model ({} {}) answered its request:",
                 q.server,
                 inert(&r.provider),
                 inert(&r.model)
             );
         } else {
-            eprintln!("\n{}: the model's answer, with your edit:", q.server);
+            errln!("\n{}: the model's answer, with your edit:", q.server);
         }
         message(&text);
         prompt(&format!(
@@ -428,8 +431,8 @@ async fn response(inbox: &mut Inbox, q: &QuestionRequest, r: &SamplingResponse) 
                 .await
                 {
                     Ok(Ok(edited)) => text = edited,
-                    Ok(Err(why)) => eprintln!("{why}; the answer is unchanged"),
-                    Err(e) => eprintln!("the editor failed: {e}"),
+                    Ok(Err(why)) => errln!("{why}; the answer is unchanged"),
+                    Err(e) => errln!("the editor failed: {e}"),
                 }
                 continue;
             }
@@ -479,7 +482,7 @@ async fn result(inbox: &mut Inbox, q: &QuestionRequest, r: &ResultReview) {
     let text = result_text(r);
     let total = text.chars().count();
     let shown: String = text.chars().take(RESULT_SHOWN).collect();
-    eprintln!(
+    errln!(
         "\n{}: the tool {} returned this{}; the model has not seen it yet:",
         q.server,
         crate::output::name(&r.tool),
@@ -491,12 +494,12 @@ async fn result(inbox: &mut Inbox, q: &QuestionRequest, r: &ResultReview) {
     );
     message(&shown);
     if total > RESULT_SHOWN {
-        eprintln!(
+        errln!(
             "  ({} more characters; the model would get them all)",
             total - RESULT_SHOWN
         );
     }
-    eprintln!("(held because {})", inert(&r.reason));
+    errln!("(held because {})", inert(&r.reason));
     loop {
         prompt("Send it to the model? [y/N] (or \"n REASON\" to withhold it and say why) ");
         let heard = inbox.read(q.nonce.as_str()).await;

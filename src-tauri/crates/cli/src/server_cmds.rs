@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use switchboard_core::config::credentials::shown_value;
 use switchboard_core::config::escape::escape_for_display;
@@ -16,6 +16,7 @@ use switchboard_core::host::{AddOptions, CheckLevel, FieldBinding, Host, TrustSt
 use switchboard_core::mcp::logs::{Direction, ServerLogs};
 use switchboard_core::mcp::supervisor::ServerStatus;
 
+use crate::errors::{usage, CliError};
 use crate::output::{self, inert};
 use crate::Ctx;
 
@@ -139,7 +140,7 @@ fn parse_pairs(items: &[String], what: &str) -> anyhow::Result<Vec<NamedValue>> 
         .map(|kv| {
             let (k, v) = kv
                 .split_once('=')
-                .with_context(|| format!("{what} {kv:?} must look like NAME=VALUE"))?;
+                .ok_or_else(|| usage(format!("{what} {kv:?} must look like NAME=VALUE")))?;
             Ok(NamedValue {
                 name: k.to_owned(),
                 value: ValueSource::parse_cli(v)?,
@@ -156,24 +157,24 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
         ServerCmd::Show(n) => show(ctx, &n.name).await,
         ServerCmd::Remove(n) => {
             host.remove_server(&Host::server_id(&n.name)?).await?;
-            eprintln!("removed {}", n.name);
+            errln!("removed {}", n.name);
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Enable(n) => {
             host.set_enabled(&Host::server_id(&n.name)?, true).await?;
-            eprintln!("enabled {}", n.name);
+            errln!("enabled {}", n.name);
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Disable(n) => {
             host.set_enabled(&Host::server_id(&n.name)?, false).await?;
-            eprintln!("disabled {}", n.name);
+            errln!("disabled {}", n.name);
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Restart(n) => restart(ctx, &n.name).await,
         ServerCmd::Trust(t) => trust(ctx, t).await,
         ServerCmd::Untrust(n) => {
             host.revoke_trust(&Host::server_id(&n.name)?).await?;
-            eprintln!("approval of {} withdrawn", n.name);
+            errln!("approval of {} withdrawn", n.name);
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Logs(l) => logs(ctx, l),
@@ -185,7 +186,7 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
 
 async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
     let id = switchboard_core::ids::ServerId::new(&a.name)
-        .with_context(|| format!("{:?} is not a usable server name", a.name))?;
+        .map_err(|e| usage(format!("{:?} is not a usable server name: {e}", a.name)))?;
     let transport = match (a.url, a.command.split_first()) {
         (Some(url), None) => TransportSpec::Http(HttpSpec {
             url,
@@ -197,9 +198,13 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             env: parse_pairs(&a.env, "environment variable")?,
             cwd: a.cwd,
         }),
-        (Some(_), Some(_)) => bail!("give either --url or a command after --, not both"),
+        (Some(_), Some(_)) => {
+            return Err(usage(
+                "give either --url or a command after --, not both",
+            ))
+        }
         (None, None) => {
-            bail!("say how to reach the server: `-- COMMAND ARGS...` for a local server or `--url URL` for a remote one")
+            return Err(usage("say how to reach the server: `-- COMMAND ARGS...` for a local server or `--url URL` for a remote one"))
         }
     };
     let spec = ServerSpec {
@@ -224,14 +229,14 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
     if ctx.json {
         output::json(&serde_json::json!({"added": id, "moved": outcome.moved}))?;
     } else {
-        eprintln!("added {id}");
+        errln!("added {id}");
         for (field, secret) in &outcome.moved {
-            eprintln!(
+            errln!(
                 "  the value of {} looks like a credential: it went to the keyring as {id}'s secret {secret}, not into the config",
                 escape_for_display(field)
             );
         }
-        eprintln!(
+        errln!(
             "it will not start until you approve what it runs or where it connects: switchboard server trust {id}"
         );
     }
@@ -268,7 +273,7 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if servers.is_empty() {
-        println!("No servers yet. Add one with `switchboard server add NAME -- COMMAND ARGS...` or import a config with `switchboard import FILE`.");
+        outln!("No servers yet. Add one with `switchboard server add NAME -- COMMAND ARGS...` or import a config with `switchboard import FILE`.");
     }
     for (s, t) in rows {
         let kind = match &s.spec.transport {
@@ -286,7 +291,7 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         } else {
             "disabled"
         };
-        println!(
+        outln!(
             "{:<20} {:<5} {:<8} {:<22} {}",
             s.spec.id,
             kind,
@@ -310,22 +315,23 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("name:     {}", spec.id);
-    println!("enabled:  {}", spec.enabled);
-    println!(
+    outln!("name:     {}", spec.id);
+    outln!("enabled:  {}", spec.enabled);
+    outln!(
         "timeouts: request {}s, start-up {}s",
-        spec.timeouts.request_secs, spec.timeouts.init_secs
+        spec.timeouts.request_secs,
+        spec.timeouts.init_secs
     );
     let values = match &spec.transport {
         TransportSpec::Stdio(s) => {
-            println!("command:  {}", spec.summary());
+            outln!("command:  {}", spec.summary());
             if let Some(cwd) = &s.cwd {
-                println!("cwd:      {}", escape_for_display(&cwd.to_string_lossy()));
+                outln!("cwd:      {}", escape_for_display(&cwd.to_string_lossy()));
             }
             &s.env
         }
         TransportSpec::Http(h) => {
-            println!("url:      {}", escape_for_display(&h.url));
+            outln!("url:      {}", escape_for_display(&h.url));
             &h.headers
         }
     };
@@ -336,7 +342,7 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
             Some(true) => " [set]",
             Some(false) => " [NOT SET]",
         };
-        println!(
+        outln!(
             "  {} = {}{set}",
             escape_for_display(&v.name),
             shown_value(&v.name, &v.value)
@@ -344,21 +350,21 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
     }
     match view {
         Ok(v) => {
-            println!("approval: {:?}", v.state);
+            outln!("approval: {}", output::word(&v.state));
             print_plan(&v.lines, &v.warnings);
         }
-        Err(e) => println!("launch:   cannot resolve: {e}"),
+        Err(e) => outln!("launch:   cannot resolve: {e}"),
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn print_plan(lines: &[(String, String)], warnings: &[String]) {
-    println!("what would run:");
+    outln!("what would run:");
     for (k, v) in lines {
-        println!("  {k:<10} {v}");
+        outln!("  {k:<10} {v}");
     }
     for w in warnings {
-        println!("  WARNING:   {w}");
+        outln!("  WARNING:   {w}");
     }
 }
 
@@ -382,7 +388,7 @@ fn parse_bindings(items: &[String]) -> anyhow::Result<Vec<FieldBinding>> {
         .map(|b| {
             let (field, target) = b
                 .split_once('=')
-                .with_context(|| format!("--bind {b:?} must look like FIELD=provider:NAME, FIELD=server:SERVER/NAME or FIELD=own"))?;
+                .ok_or_else(|| usage(format!("--bind {b:?} must look like FIELD=provider:NAME, FIELD=server:SERVER/NAME or FIELD=own")))?;
             let to = match target {
                 "own" => None,
                 other => Some(Binding::parse(other)?),
@@ -402,31 +408,33 @@ async fn trust(ctx: &Ctx, t: TrustArgs) -> anyhow::Result<ExitCode> {
     // The plan goes to stderr so stdout stays clean for --json.
     match view.plan {
         switchboard_core::config::launch::LaunchPlan::Stdio { .. } => {
-            eprintln!("{id} would run exactly this:")
+            errln!("{id} would run exactly this:")
         }
         _ => {
-            eprintln!("{id} would connect exactly like this (nothing is sent before you approve):")
+            errln!("{id} would connect exactly like this (nothing is sent before you approve):")
         }
     }
     for (k, v) in &view.lines {
-        eprintln!("  {k:<10} {v}");
+        errln!("  {k:<10} {v}");
     }
     for w in &view.warnings {
-        eprintln!("  WARNING:   {w}");
+        errln!("  WARNING:   {w}");
     }
-    eprintln!("  fingerprint {}", view.fingerprint);
+    errln!("  fingerprint {}", view.fingerprint);
     if !t.yes {
         let stdin = std::io::stdin();
         if !stdin.is_terminal() {
-            bail!("approval needs a yes on a terminal; run it interactively or pass --yes");
+            return Err(CliError::NeedsConfirmation(
+                "approval needs a yes on a terminal; run it interactively or pass --yes".into(),
+            )
+            .into());
         }
-        eprint!("Approve and allow {id} to run this? [y/N] ");
+        err!("Approve and allow {id} to run this? [y/N] ");
         let _ = std::io::stderr().flush();
         let mut answer = String::new();
         stdin.lock().read_line(&mut answer)?;
         if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-            eprintln!("not approved; {id} will not start");
-            return Ok(ExitCode::from(1));
+            return Err(CliError::Declined(format!("not approved; {id} will not start")).into());
         }
     }
     ctx.host
@@ -435,7 +443,7 @@ async fn trust(ctx: &Ctx, t: TrustArgs) -> anyhow::Result<ExitCode> {
     if ctx.json {
         output::json(&serde_json::json!({"trusted": id, "fingerprint": view.fingerprint}))?;
     } else {
-        eprintln!("approved {id}");
+        errln!("approved {id}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -450,13 +458,16 @@ async fn restart(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
     if ctx.json {
         output::json(&status)?;
     } else {
-        println!("{id}: {}", inert(&status.to_string()));
+        outln!("{id}: {}", crate::catalog_cmds::status_text(&status));
     }
     Ok(match status {
         ServerStatus::Running { .. } => ExitCode::SUCCESS,
         ServerStatus::Failed { stderr_tail, .. } => {
             for l in stderr_tail {
-                eprintln!("  stderr: {}", inert(&l));
+                errln!(
+                    "  stderr: {}",
+                    output::bounded(&inert(&l), output::QUOTE_MAX)
+                );
             }
             ExitCode::FAILURE
         }
@@ -478,16 +489,16 @@ fn logs(ctx: &Ctx, l: LogsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if stderr.is_empty() && trace.is_empty() {
-        println!("No saved logs for {id} yet; they are written when a run of the server ends.");
+        outln!("No saved logs for {id} yet; they are written when a run of the server ends.");
     }
     if !l.trace && !stderr.is_empty() {
-        println!("== stderr (last run) ==");
+        outln!("== stderr (last run) ==");
         for s in stderr {
-            println!("{}", inert(s));
+            outln!("{}", inert(s));
         }
     }
     if !l.stderr && !trace.is_empty() {
-        println!("== protocol trace (last run) ==");
+        outln!("== protocol trace (last run) ==");
         for e in trace {
             let arrow = match e.direction {
                 Direction::Out => "->",
@@ -498,7 +509,7 @@ fn logs(ctx: &Ctx, l: LogsArgs) -> anyhow::Result<ExitCode> {
                 .duration_ms
                 .map(|d| format!(" ({d:.1} ms)"))
                 .unwrap_or_default();
-            println!("{} {arrow} {}{dur}", e.at_ms, inert(&e.body));
+            outln!("{} {arrow} {}{dur}", e.at_ms, inert(&e.body));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -521,10 +532,10 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> anyhow::Result<ExitCode> {
         let r = ctx.host.doctor(&id, Duration::from_secs(a.timeout)).await?;
         failed |= r.failed();
         if !ctx.json {
-            println!("{}:", r.server);
+            outln!("{}:", r.server);
             if let Some(plan) = &r.plan {
                 for (k, v) in plan {
-                    println!("  {k:<10} {v}");
+                    outln!("  {k:<10} {v}");
                 }
             }
             for c in &r.checks {
@@ -534,12 +545,12 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> anyhow::Result<ExitCode> {
                     CheckLevel::Fail => "FAIL",
                     CheckLevel::Skipped => "skip",
                 };
-                println!("  [{mark}] {}: {}", c.name, inert(&c.detail));
+                outln!("  [{mark}] {}: {}", c.name, inert(&c.detail));
             }
             if !r.stderr_tail.is_empty() {
-                println!("  stderr:");
+                outln!("  stderr:");
                 for l in &r.stderr_tail {
-                    println!("    {}", inert(l));
+                    outln!("    {}", inert(l));
                 }
             }
         }

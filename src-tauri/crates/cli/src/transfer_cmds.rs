@@ -14,6 +14,7 @@ use switchboard_core::host::Host;
 use switchboard_core::ids::SecretName;
 use switchboard_core::redact::Secret;
 
+use crate::errors::usage;
 use crate::output::{self, inert};
 use crate::Ctx;
 
@@ -70,7 +71,7 @@ pub struct ExportArgs {
 }
 
 fn secret_name(s: &str) -> anyhow::Result<SecretName> {
-    SecretName::new(s).with_context(|| format!("{s:?} is not a usable secret name"))
+    SecretName::new(s).map_err(|e| usage(format!("{s:?} is not a usable secret name: {e}")))
 }
 
 /// Whether to replace an existing value: `--replace`, or a yes typed on a terminal.
@@ -78,7 +79,7 @@ fn confirm_replace(what: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         return Ok(false);
     }
-    eprint!("{what} is already set. Replace it? [y/N] ");
+    err!("{what} is already set. Replace it? [y/N] ");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
@@ -114,20 +115,20 @@ pub async fn secret(ctx: &Ctx, cmd: SecretCmd) -> anyhow::Result<ExitCode> {
             ctx.host
                 .set_server_secret(&server, &name, Secret::new(value), replace)
                 .await?;
-            eprintln!(
+            errln!(
                 "stored {name} of {server} in {}",
                 ctx.host.secret_store_description()
             );
             let spec = ctx.host.server(&server).await?;
             if !spec.secret_refs().contains(&&name) {
-                eprintln!("note: {server} does not use a secret named {name} (yet); its values refer to secrets as K=secret:NAME");
+                errln!("note: {server} does not use a secret named {name} (yet); its values refer to secrets as K=secret:NAME");
             }
         }
         SecretCmd::Delete(a) => {
             let server = Host::server_id(&a.server)?;
             let name = secret_name(&a.name)?;
             ctx.host.delete_server_secret(&server, &name).await?;
-            eprintln!("deleted {name} of {server}");
+            errln!("deleted {name} of {server}");
         }
         SecretCmd::Status(a) => {
             let server = Host::server_id(&a.server)?;
@@ -136,7 +137,7 @@ pub async fn secret(ctx: &Ctx, cmd: SecretCmd) -> anyhow::Result<ExitCode> {
             if ctx.json {
                 output::json(&serde_json::json!({"server": server, "name": name, "set": set}))?;
             } else {
-                println!(
+                outln!(
                     "{name} of {server}: {}",
                     if set { "set" } else { "not set" }
                 );
@@ -167,16 +168,16 @@ pub async fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<ExitCode> {
         output::json(&outcome)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "imported {} server(s) from a {:?} file; nothing was started or contacted",
-        outcome.added.len(),
+    outln!(
+        "imported {} from a {} file; nothing was started or contacted",
+        output::count(outcome.added.len(), "server", "servers"),
         outcome.format
     );
     for id in &outcome.added {
-        println!("  + {id}");
+        outln!("  + {id}");
     }
     for (server, s) in &outcome.secrets_stored {
-        println!("  moved a value to the keyring as {server}'s secret {s}");
+        outln!("  moved a value to the keyring as {server}'s secret {s}");
     }
     for n in &outcome.notes {
         let who = n
@@ -184,10 +185,15 @@ pub async fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<ExitCode> {
             .as_deref()
             .map(|s| format!("{s}: "))
             .unwrap_or_default();
-        println!("  note ({:?}) {}{}", n.kind, inert(&who), inert(&n.message));
+        outln!(
+            "  note ({}) {}{}",
+            output::word(&n.kind),
+            inert(&who),
+            inert(&n.message)
+        );
     }
     if !outcome.added.is_empty() {
-        println!(
+        outln!(
             "nothing starts or connects before you approve it: review each server with switchboard server trust NAME"
         );
     }
@@ -199,10 +205,10 @@ pub async fn export(ctx: &Ctx, a: ExportArgs) -> anyhow::Result<ExitCode> {
     match &a.output {
         Some(path) => std::fs::write(path, &out.text)
             .with_context(|| format!("could not write {}", path.display()))?,
-        None => println!("{}", out.text),
+        None => outln!("{}", out.text),
     }
     for n in &out.notes {
-        eprintln!("note: {}", inert(n));
+        errln!("note: {}", inert(n));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -576,12 +576,15 @@ fn map_service_error(e: ServiceError, timeout: Duration) -> McpError {
         },
         ServiceError::Timeout { .. } => McpError::Timeout(timeout),
         ServiceError::TransportClosed => McpError::Disconnected("the connection closed".into()),
-        ServiceError::TransportSend(e) => McpError::Disconnected(format!("could not send: {e}")),
+        // Through `readable`: the transport error's text names Rust types in brackets.
+        ServiceError::TransportSend(e) => {
+            McpError::Disconnected(format!("could not send: {}", readable(&e)))
+        }
         ServiceError::Cancelled { .. } => McpError::Cancelled,
         ServiceError::UnexpectedResponse => {
             McpError::Protocol("the server answered with the wrong kind of result".into())
         }
-        other => McpError::Protocol(other.to_string()),
+        other => McpError::Protocol(readable(&other)),
     }
 }
 
