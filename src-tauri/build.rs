@@ -22,6 +22,7 @@ const COMMANDS: &[&str] = &[
     "tool_findings",
     "update_server",
     "server_form",
+    "startup_problem",
     "open_run",
     "run_tool",
     "cancel_run",

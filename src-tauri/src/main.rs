@@ -50,8 +50,17 @@ fn main() -> anyhow::Result<()> {
     let browser = std::env::var_os("SWITCHBOARD_BROWSER")
         .filter(|p| !p.is_empty())
         .map(std::path::PathBuf::from);
-    let host = tauri::async_runtime::block_on(HostBuilder::new(data_dir).browser(browser).build())
-        .map_err(|e| anyhow::anyhow!("could not open Switchboard's data: {e}"))?;
+    let context = tauri::generate_context!();
+    let host =
+        match tauri::async_runtime::block_on(HostBuilder::new(data_dir).browser(browser).build()) {
+            Ok(host) => host,
+            // The window still opens and says why, naming the file and the ways out (ST-04).
+            Err(e) => {
+                let problem = format!("Switchboard could not open its data: {e}");
+                tracing::error!("{problem}");
+                return run_without_host(problem, context);
+            }
+        };
     let starter = host.clone();
     // Servers come up in the background; the window is interactive at once.
     tauri::async_runtime::spawn(async move {
@@ -65,6 +74,7 @@ fn main() -> anyhow::Result<()> {
     let app = tauri::Builder::default()
         .plugin(navigation_lock())
         .manage(host)
+        .manage(ipc::startup::StartupProblem(None))
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -107,7 +117,7 @@ fn main() -> anyhow::Result<()> {
             });
             Ok(())
         })
-        .build(tauri::generate_context!())
+        .build(context)
         .map_err(|e| anyhow::anyhow!("the desktop window could not start: {e}"))?;
     app.run(move |_, event| {
         if let tauri::RunEvent::Exit = event {
@@ -115,6 +125,23 @@ fn main() -> anyhow::Result<()> {
             tauri::async_runtime::block_on(shutdown.shutdown());
         }
     });
+    Ok(())
+}
+
+/// The window with no host behind it: it shows why (`startup_problem`) and nothing else works.
+fn run_without_host(problem: String, context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
+    let builder = ipc::specta_builder::<tauri::Wry>();
+    let app = tauri::Builder::default()
+        .plugin(navigation_lock())
+        .manage(ipc::startup::StartupProblem(Some(problem)))
+        .invoke_handler(builder.invoke_handler())
+        .setup(move |app| {
+            builder.mount_events(app);
+            Ok(())
+        })
+        .build(context)
+        .map_err(|e| anyhow::anyhow!("the desktop window could not start: {e}"))?;
+    app.run(|_, _| {});
     Ok(())
 }
 

@@ -177,6 +177,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "start_server": {
     "name": "string"
   },
+  "startup_problem": {},
   "stop_server": {
     "name": "string"
   },

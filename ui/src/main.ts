@@ -11,6 +11,7 @@ import { mountApprovals } from "./features/approvals/dialog";
 import { mountQuestions } from "./features/questions/dialog";
 import { mountAudit } from "./features/audit/page";
 import { mountPolicy } from "./features/policy/page";
+import { commands } from "./ipc/bindings";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
@@ -29,8 +30,25 @@ document.addEventListener("securitypolicyviolation", (e) => {
   console.warn(`blocked by the content security policy: ${e.violatedDirective} ${e.blockedURI}`);
 });
 
-const root = document.getElementById("app");
-if (root) {
+/** The whole window when Switchboard could not open its data: the reason and the ways out,
+ * as the CLI says them (ST-04). */
+function showStartupProblem(root: HTMLElement, problem: string) {
+  root.replaceChildren(h("main", { class: "startup-problem", role: "alert" },
+    h("h1", {}, "Switchboard cannot start"),
+    h("p", { class: "startup-message" }, problem),
+    h("p", { class: "hint" }, "Nothing was changed. Close this window, do one of the above, and start Switchboard again.")));
+}
+
+async function start(root: HTMLElement) {
+  const problem = await commands.startupProblem().catch(() => null);
+  if (problem) {
+    showStartupProblem(root, problem);
+    return;
+  }
+  mountPages(root);
+}
+
+function mountPages(root: HTMLElement) {
   const main = h("main", { id: "page", role: "tabpanel" });
   let unmount: (() => void) | null = null;
   let current: Page = "servers";
@@ -65,3 +83,6 @@ if (root) {
   mountApprovals(document.body);
   mountQuestions(document.body);
 }
+
+const root = document.getElementById("app");
+if (root) void start(root);

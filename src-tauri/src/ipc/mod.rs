@@ -26,6 +26,7 @@ pub mod questions;
 pub mod resources;
 pub mod run;
 pub mod servers;
+pub mod startup;
 pub mod transfer;
 
 use serde::Serialize;
@@ -129,6 +130,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             pins::tool_findings,
             form::update_server,
             form::server_form,
+            startup::startup_problem,
             run::open_run,
             run::run_tool,
             run::cancel_run,

@@ -56,6 +56,8 @@ export const commands = {
 	updateServer: (request: AddServerRequest, replaceSecrets: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("update_server", { request, replaceSecrets })),
 	/**  A server's configuration for the edit form. Secret values are never included. */
 	serverForm: (name: string) => typedError<ServerFormDto, IpcError>(__TAURI_INVOKE("server_form", { name })),
+	/**  Why Switchboard could not open its data, or `null` when it did. */
+	startupProblem: () => __TAURI_INVOKE<string | null>("startup_problem"),
 	/**
 	 *  Opens a run for a tool call or a chat turn and returns its id, minted by the host: pass it
 	 *  to `run_tool` or `send_chat`, and to `cancel_run` to stop it.

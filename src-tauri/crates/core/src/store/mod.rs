@@ -77,7 +77,7 @@ pub enum StoreError {
     /// The database file is damaged (cut short, overwritten, corrupt pages). Nothing was
     /// changed; the message names the file and the ways out (ST-04).
     #[error(
-        "the database {} is damaged: {reason}. Nothing was changed; to go on, {}",
+        "the database {} is damaged: {reason}. Nothing was changed; to go on, {}.",
         .path.display(),
         damage::ways_out(path, backup.as_deref())
     )]

@@ -1,0 +1,72 @@
+//! The app with a damaged database, in the real window (ST-04): it opens, says what is wrong
+//! with which file and the ways out, and changes nothing. Screenshot in `tests/results/e2e/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+use std::time::Duration;
+
+use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::webdriver::Driver;
+use switchboard_tests::*;
+
+#[tokio::test]
+async fn a_damaged_database_is_explained_in_the_window() {
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let fake = fake_server();
+    let o = run_cli(
+        &data,
+        &["server", "add", "demo", "--", fake.to_str().unwrap()],
+        "",
+        &[],
+    );
+    assert!(o.status.success());
+    for i in 0..40 {
+        let tool = format!("tool_{i}_{}", "x".repeat(150));
+        let id = format!("rule-{i}");
+        let o = run_cli(
+            &data,
+            &["policy", "add", &id, "--effect", "deny", "--tool", &tool],
+            "",
+            &[],
+        );
+        assert!(o.status.success());
+    }
+    let db = data.join("switchboard.sqlite");
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .unwrap()
+        .set_len(len / 3)
+        .unwrap();
+    let before = std::fs::read(&db).unwrap();
+
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(30);
+    let text = s
+        .wait_text(".startup-problem .startup-message", "damaged", wait)
+        .await
+        .unwrap();
+    assert!(text.contains(&db.display().to_string()), "{text}");
+    assert!(text.contains("aside"), "{text}");
+    assert!(
+        s.find_all(".tabs").await.unwrap().is_empty(),
+        "the pages were mounted"
+    );
+    s.screenshot(&artifacts().join("50-damaged-database.png"))
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the file was changed");
+}
