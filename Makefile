@@ -42,8 +42,11 @@ TOOL_ENV := \
 
 ARGS ?=
 BENCH_ARGS ?=
+# `make fuzz`: cases per property, and the seed (a fresh one each run unless given).
+FUZZ_CASES ?= 20000
+FUZZ_SEED ?=
 
-.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench bindings clean distclean
+.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench fuzz bindings clean distclean
 
 help:
 	@echo "Switchboard make targets:"
@@ -58,6 +61,7 @@ help:
 	@echo "  make conformance  the official MCP conformance suite against conformance-client"
 	@echo "  make bindings     regenerate ui/src/ipc/bindings.ts from the Rust IPC types"
 	@echo "  make bench        release build of sb-bench and a benchmark run (results in tests/results/bench)"
+	@echo "  make fuzz         the parsers' property tests with FUZZ_CASES=$(FUZZ_CASES) cases each and a fresh seed"
 	@echo "  make clean        cargo clean and test results;  make distclean  also .tools and node_modules"
 
 deps:
@@ -125,6 +129,18 @@ bench: deps ui
 	@mkdir -p tests/results/bench
 	@$(TOOL_ENV) SWITCHBOARD_BENCH_OUT="$(ROOT)/tests/results/bench" \
 		"$(ROOT)/target/release/sb-bench" $(BENCH_ARGS)
+
+# The property tests of every parser that reads outside bytes (src-tauri/crates/core/tests/props;
+# `make test` runs them with 64 cases and a fixed seed) with many more cases and a fresh seed,
+# printed so that a failure can be replayed with FUZZ_SEED. A debug build with test-rust's
+# selection: it reuses what `make test` built, which at 20,000 cases saves more than a release
+# build of the dependency tree would. A shrunk failure is saved under
+# src-tauri/crates/core/tests/proptest-regressions/: commit it, and every later run replays it.
+fuzz: deps
+	@seed="$(FUZZ_SEED)"; seed="$${seed:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"; \
+		echo "==> fuzz: $(FUZZ_CASES) cases per property, seed $$seed (replay: make fuzz FUZZ_SEED=$$seed)"; \
+		PROPTEST_CASES=$(FUZZ_CASES) PROPTEST_RNG_SEED=$$seed \
+		$(CARGO) test --workspace $(CARGO_FEATURES) --test props
 
 # Regenerate ui/src/ipc/bindings.ts from the Rust IPC types (CI fails when it is stale).
 bindings: ui

@@ -20,6 +20,21 @@ pub fn looks_secret(value: &str) -> bool {
     value_looks_secret(value) || url::Url::parse(value).is_ok_and(|u| u.password().is_some())
 }
 
+/// Whether `text` looks like a credential or has one inside (`:sk-…`, `key=ghp_…`,
+/// `npxghp_…`), for what may be quoted in a message, where a token next to other text leaks as
+/// well as a bare one. Text over [`QUOTE_MAX`] bytes counts as containing one: it is too long to
+/// quote, and checking every position of it would take quadratic time.
+pub fn contains_secret(text: &str) -> bool {
+    text.len() > QUOTE_MAX
+        || looks_secret(text)
+        || text
+            .char_indices()
+            .any(|(i, _)| value_looks_secret(&text[i..]))
+}
+
+/// The longest text [`contains_secret`] examines.
+pub const QUOTE_MAX: usize = 1024;
+
 /// Whether the plain value of variable or header `name` should live in the keyring: a
 /// credential-looking name with a real value (not empty, not a yes/no flag), or a value that
 /// looks like a credential whatever its name.

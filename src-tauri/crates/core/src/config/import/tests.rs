@@ -221,6 +221,27 @@ fn canary_secrets_never_reach_specs_or_notes() {
     }
 }
 
+/// Found by the property tests (`tests/props/config_import.rs`): notes that quoted a
+/// credential from a URL path, an opaque URL, the URL of a cleartext-secret refusal, a
+/// malformed reference, or a template with a token glued to its literal part.
+#[test]
+fn notes_never_quote_a_credential_from_where_it_hides() {
+    let files = [
+        r#"{"mcpServers": {"s": {"url": "u:ghp_CANARY0opaque1@localhost:3000/mcp"}}}"#,
+        r#"{"mcpServers": {"s": {"url": "https://u:pw@h.example/ghp_CANARY1pathseg/mcp"}}}"#,
+        r#"{"mcpServers": {"s": {"url": "http://h.example/mcp?key=sk-CANARY2query",
+            "headers": {"Authorization": "Bearer ghp_CANARY2header0"}}}}"#,
+        r#"{"mcpServers": {"s": {"command": "${xxoxb-CANARY3reference ${env:HOME}"}}}"#,
+        r#"{"mcpServers": {"s": {"command": "x", "env": {"TOKEN": "${env:X}:sk-CANARY4"}}}}"#,
+    ];
+    for (i, text) in files.iter().enumerate() {
+        let r = import(text, None).unwrap();
+        let notes = serde_json::to_string(&r.notes).unwrap();
+        assert!(!notes.contains(&format!("CANARY{i}")), "{text}\n{notes}");
+        assert!(!r.notes.is_empty(), "{text}: nothing was said");
+    }
+}
+
 #[test]
 fn cursor_file() {
     let r = import(CURSOR, None).unwrap();

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::names::{sanitize, Taken};
 use super::{ImportNote, NoteKind};
-use crate::config::credentials::{looks_secret, own_name};
+use crate::config::credentials::{contains_secret, looks_secret, own_name};
 use crate::config::escape::escape_for_display as esc;
 use crate::config::{is_env_name, is_header_name, Binding, NamedValue, ValueSource};
 use crate::ids::{SecretName, ServerId};
@@ -251,7 +251,7 @@ impl ServerCx<'_> {
             };
             let shown: Vec<String> = refs
                 .iter()
-                .map(|(r, _)| format!("`{}`", esc(&text[r.clone()])))
+                .map(|(r, _)| format!("`{}`", shown_ref(&text[r.clone()])))
                 .collect();
             let enter = match template(&text, &refs) {
                 Some(t) => format!("and enter `{}`", esc(&t)),
@@ -372,7 +372,7 @@ impl ServerCx<'_> {
         for (r, var) in vars(s) {
             out.push_str(&s[last..r.start]);
             last = r.end;
-            let shown = esc(&s[r.clone()]);
+            let shown = shown_ref(&s[r.clone()]);
             let input = match var {
                 Var::Input(id) => self.inputs.get(id).cloned(),
                 _ => None,
@@ -479,6 +479,16 @@ impl ServerCx<'_> {
     }
 }
 
+/// A `${..}` reference for a note, escaped; `${…}` when it has a credential inside (an
+/// unclosed `${` runs on to the next `}` and takes whatever lies between).
+fn shown_ref(r: &str) -> String {
+    if contains_secret(r) {
+        "${…}".to_owned()
+    } else {
+        esc(r)
+    }
+}
+
 /// What the user should enter for a secret that was a template such as
 /// `Bearer ${input:token}`: `Bearer <token>`. `None` when the value is a bare reference, or when
 /// the literal part is long or looks secret itself (it must not end up in a note).
@@ -501,7 +511,7 @@ fn template(text: &str, refs: &[(Range<usize>, Var<'_>)]) -> Option<String> {
     }
     out.push_str(&text[last..]);
     literal.push_str(&text[last..]);
-    let usable = !literal.trim().is_empty() && literal.len() <= 24 && !value_looks_secret(&literal);
+    let usable = !literal.trim().is_empty() && literal.len() <= 24 && !contains_secret(&literal);
     usable.then_some(out)
 }
 
@@ -537,6 +547,8 @@ mod tests {
         assert_eq!(template(bare, &vars(bare)), None);
         let leaky = "ghp_0123456789abcdefABCDEF${env:X}";
         assert_eq!(template(leaky, &vars(leaky)), None);
+        let inside = "${env:USER}:ghp_0123456789";
+        assert_eq!(template(inside, &vars(inside)), None);
     }
 
     #[test]

@@ -7,6 +7,12 @@
 //! approvals. Markdown shows the transcript as the model saw it (tool results as in the
 //! `ToolResult` parts) plus each call's server, tool, outcome and decisions; images are named,
 //! not embedded. Nothing exported is a secret: these tables hold none (SE-01).
+//!
+//! All of it is outside text, so the Markdown keeps its structure whatever it holds: tool
+//! results and arguments sit in fences longer than any backtick run inside; text parts stay
+//! Markdown, but a code fence one leaves open (an answer cut off mid-block) is closed; and
+//! single-line fields (titles, tool names, call ids, models, errors) are collapsed to one line,
+//! so none can start a heading of its own.
 
 use std::fmt::Write as _;
 
@@ -140,7 +146,7 @@ pub fn render_markdown(export: &ConversationExport) -> String {
         iso_utc(c.created_at_ms)
     );
     if let (Some(p), Some(m)) = (&c.provider, &c.model) {
-        let _ = write!(meta, "\n- Model: {p} / {m}");
+        let _ = write!(meta, "\n- Model: {} / {}", one_line(p), one_line(m));
     }
     if let Some(from) = &c.forked_from_conversation {
         let _ = write!(meta, "\n- Forked from: `{from}`");
@@ -175,7 +181,7 @@ fn message_blocks(blocks: &mut Vec<String>, m: &StoredMessage, calls: &[StoredTo
         (Role::Assistant, _) => "## Assistant".to_owned(),
     };
     if let (Some(p), Some(model)) = (&m.provider, &m.model) {
-        let _ = write!(header, " ({p} / {model})");
+        let _ = write!(header, " ({} / {})", one_line(p), one_line(model));
     }
     if m.status != MessageStatus::Complete {
         let _ = write!(header, " — {}", m.status.as_str());
@@ -186,14 +192,20 @@ fn message_blocks(blocks: &mut Vec<String>, m: &StoredMessage, calls: &[StoredTo
     }
     for part in &m.message.parts {
         match part {
-            Part::Text { text } => blocks.push(text.trim_end().to_owned()),
-            Part::Image { mime_type, .. } => blocks.push(format!("*[image: {mime_type}]*")),
+            Part::Text { text } => blocks.push(close_open_fence(text.trim_end())),
+            Part::Image { mime_type, .. } => {
+                blocks.push(format!("*[image: {}]*", one_line(mime_type)));
+            }
             Part::ToolCall {
                 id,
                 name,
                 arguments,
             } => {
-                blocks.push(format!("**Tool call `{name}`** (`{id}`)"));
+                blocks.push(format!(
+                    "**Tool call `{}`** (`{}`)",
+                    one_line(name),
+                    one_line(id)
+                ));
                 if let Some(t) = calls.iter().find(|t| t.message == m.id && t.call_id == *id) {
                     blocks.push(call_outcome(t));
                 }
@@ -206,13 +218,16 @@ fn message_blocks(blocks: &mut Vec<String>, m: &StoredMessage, calls: &[StoredTo
                 is_error,
             } => {
                 blocks.push(format!(
-                    "**Result of `{call_id}`**{}",
+                    "**Result of `{}`**{}",
+                    one_line(call_id),
                     if *is_error { " (error)" } else { "" }
                 ));
                 for c in content {
                     blocks.push(match c {
                         ResultPart::Text { text } => fenced("text", text),
-                        ResultPart::Image { mime_type, .. } => format!("*[image: {mime_type}]*"),
+                        ResultPart::Image { mime_type, .. } => {
+                            format!("*[image: {}]*", one_line(mime_type))
+                        }
                     });
                 }
             }
@@ -224,7 +239,7 @@ fn message_blocks(blocks: &mut Vec<String>, m: &StoredMessage, calls: &[StoredTo
 fn call_outcome(t: &StoredToolCall) -> String {
     let mut line = format!(
         "Ran `{}` on server `{}`: {}{}",
-        t.tool,
+        one_line(&t.tool),
         t.server,
         t.status.as_str(),
         if t.is_error { " (error)" } else { "" }
@@ -237,7 +252,7 @@ fn call_outcome(t: &StoredToolCall) -> String {
         let by = match &a.decided_by {
             DecidedBy::User => "the user".to_owned(),
             DecidedBy::Policy => "the policy".to_owned(),
-            DecidedBy::Grant { grant_id } => format!("grant `{grant_id}`"),
+            DecidedBy::Grant { grant_id } => format!("grant `{}`", one_line(grant_id)),
         };
         let _ = write!(line, "; {decision} by {by}");
         if let Some(r) = &a.reason {
@@ -252,9 +267,48 @@ fn call_outcome(t: &StoredToolCall) -> String {
 fn fenced(lang: &str, body: &str) -> String {
     let longest = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}{lang}\n{}\n{fence}", body.trim_end_matches('\n'))
+    // Trailing line ends go, `\r` too: a `\r` left before the closing fence's `\n` would read
+    // as one `\r\n`.
+    format!(
+        "{fence}{lang}\n{}\n{fence}",
+        body.trim_end_matches(['\n', '\r'])
+    )
 }
 
+/// `text` (Markdown a person or a model wrote) with a fenced code block it leaves open closed
+/// at its end: an answer cut off inside a code block must not turn the rest of the export into
+/// code. Fences follow CommonMark: up to three spaces, then three or more backticks or tildes;
+/// closed by a run of the same character at least as long, with nothing after it.
+fn close_open_fence(text: &str) -> String {
+    let mut open: Option<(char, usize)> = None;
+    // `\r\n` splits into a line and an empty one, which changes nothing about fences.
+    for line in text.split(['\n', '\r']) {
+        let rest = line.trim_start_matches(' ');
+        if line.len() - rest.len() > 3 {
+            continue;
+        }
+        let Some(c) = rest.chars().next().filter(|c| matches!(c, '`' | '~')) else {
+            continue;
+        };
+        let run = rest.len() - rest.trim_start_matches(c).len();
+        let after = &rest[run..];
+        if run < 3 {
+            continue;
+        }
+        match open {
+            None if !(c == '`' && after.contains('`')) => open = Some((c, run)),
+            Some((o, n)) if c == o && run >= n && after.trim().is_empty() => open = None,
+            _ => {}
+        }
+    }
+    match open {
+        Some((c, n)) => format!("{text}\n{}", c.to_string().repeat(n)),
+        None => text.to_owned(),
+    }
+}
+
+/// Collapses whitespace, line breaks included: a single-line field (a title, a tool name, an
+/// error) cannot start a line of its own in the Markdown.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -178,6 +178,32 @@ Two options:
     assert_eq!(render_markdown(&sample()), expected);
 }
 
+/// Found by the property tests (`tests/props/export.rs`): an answer cut off inside a code block
+/// turned the rest of the export into code, and a line break in a tool name, call id or model
+/// name started a line of its own (a forged heading).
+#[test]
+fn markdown_keeps_its_structure_whatever_the_content() {
+    let mut e = sample();
+    e.messages[0].message.parts = said("Here:\n```rust\nfn cut_off(");
+    e.messages[1].model = Some("gpt-x\n\n## User".into());
+    if let Part::ToolCall { name, id, .. } = &mut e.messages[1].message.parts[1] {
+        *name = "x`**\n\n## Tool results\n".into();
+        *id = "call_1\r".into();
+    }
+    let md = render_markdown(&e);
+    assert!(
+        md.contains("Here:\n```rust\nfn cut_off(\n```\n\n## Assistant"),
+        "{md}"
+    );
+    assert!(md.contains("## Assistant (openai / gpt-x ## User)"), "{md}");
+    assert!(
+        md.contains("**Tool call `x`** ## Tool results`** (`call_1`)"),
+        "{md}"
+    );
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(headings.len(), 4, "{md}");
+}
+
 #[test]
 fn json_snapshot() {
     let text = render_json(&sample());
