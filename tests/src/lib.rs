@@ -329,6 +329,45 @@ pub fn run_cli(
         .unwrap_or_else(|e| panic!("wait for switchboard: {e}"))
 }
 
+/// Runs the CLI and fails the test, with its stderr, unless it succeeds; returns stdout.
+pub fn cli_ok(data_dir: &Path, args: &[&str]) -> String {
+    let o = run_cli(data_dir, args, "", &[]);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A data dir whose database holds a server and 40 rules (a few dozen pages), then cut to a
+/// third of its length, as a full disk or a bad copy leaves it. Returns the database path.
+pub fn cut_database(data_dir: &Path) -> PathBuf {
+    let fake = fake_server();
+    cli_ok(
+        data_dir,
+        &["server", "add", "demo", "--", &fake.to_string_lossy()],
+    );
+    for i in 0..40 {
+        let id = format!("rule-{i}");
+        let tool = format!("tool_{i}_{}", "x".repeat(150));
+        cli_ok(
+            data_dir,
+            &["policy", "add", &id, "--effect", "deny", "--tool", &tool],
+        );
+    }
+    let db = data_dir.join("switchboard.sqlite");
+    let len = std::fs::metadata(&db)
+        .unwrap_or_else(|e| panic!("{}: {e}", db.display()))
+        .len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .and_then(|f| f.set_len(len / 3))
+        .unwrap_or_else(|e| panic!("cut {}: {e}", db.display()));
+    db
+}
+
 /// Fails if any file under `dir` contains `needle` (secrets must live only in the keyring).
 pub fn assert_no_file_contains(dir: &Path, needle: &str) {
     let mut stack = vec![dir.to_path_buf()];

@@ -9,30 +9,7 @@ use switchboard_tests::*;
 fn a_cut_database_is_named_with_the_ways_out_and_never_changed() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
-    let fake = fake_server();
-    let o = run_cli(
-        data,
-        &["server", "add", "demo", "--", fake.to_str().unwrap()],
-        "",
-        &[],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    for i in 0..40 {
-        let id = format!("rule-{i}");
-        let tool = format!("tool_{i}_{}", "x".repeat(150));
-        let o = run_cli(
-            data,
-            &["policy", "add", &id, "--effect", "deny", "--tool", &tool],
-            "",
-            &[],
-        );
-        assert!(o.status.success());
-    }
-    let db = data.join("switchboard.sqlite");
-    let len = std::fs::metadata(&db).unwrap().len();
-    let f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
-    f.set_len(len / 3).unwrap();
-    drop(f);
+    let db = cut_database(data);
     let before = std::fs::read(&db).unwrap();
     for args in [&["server", "list"][..], &["policy", "list"], &["doctor"]] {
         let o = run_cli(data, args, "", &[]);

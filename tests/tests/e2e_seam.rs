@@ -4,7 +4,6 @@
 //! refusal. Screenshots go to `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::Path;
 use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
@@ -12,15 +11,6 @@ use switchboard_tests::webdriver::Driver;
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn cli(data: &Path, args: &[&str]) {
-    let o = run_cli(data, args, "", &[]);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[tokio::test]
 async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audited() {
@@ -33,7 +23,7 @@ async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audi
     std::fs::create_dir(&data).unwrap();
     let record = dir.path().join("received.jsonl");
     let fake = fake_server();
-    cli(
+    cli_ok(
         &data,
         &[
             "server",
@@ -45,7 +35,7 @@ async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audi
             record.to_str().unwrap(),
         ],
     );
-    cli(&data, &["server", "trust", "demo", "--yes"]);
+    cli_ok(&data, &["server", "trust", "demo", "--yes"]);
     for rule in [
         &["noecho", "--tool", "echo"][..],
         &["noreads", "--on", "resource", "--name", "fake://text"],
@@ -55,7 +45,7 @@ async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audi
             "policy", "add", rule[0], "--effect", "deny", "--server", "demo",
         ];
         args.extend_from_slice(&rule[1..]);
-        cli(&data, &args);
+        cli_ok(&data, &args);
     }
 
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])

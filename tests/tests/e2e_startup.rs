@@ -17,33 +17,7 @@ async fn a_damaged_database_is_explained_in_the_window() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let fake = fake_server();
-    let o = run_cli(
-        &data,
-        &["server", "add", "demo", "--", fake.to_str().unwrap()],
-        "",
-        &[],
-    );
-    assert!(o.status.success());
-    for i in 0..40 {
-        let tool = format!("tool_{i}_{}", "x".repeat(150));
-        let id = format!("rule-{i}");
-        let o = run_cli(
-            &data,
-            &["policy", "add", &id, "--effect", "deny", "--tool", &tool],
-            "",
-            &[],
-        );
-        assert!(o.status.success());
-    }
-    let db = data.join("switchboard.sqlite");
-    let len = std::fs::metadata(&db).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&db)
-        .unwrap()
-        .set_len(len / 3)
-        .unwrap();
+    let db = cut_database(&data);
     let before = std::fs::read(&db).unwrap();
 
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
