@@ -127,7 +127,7 @@ async fn a_refused_answer_fails_its_call_at_once_and_the_session_stays_usable() 
     let (host, _dir) = test_host().await;
     // A minute per request: a call that waited for its timeout would take that long, and
     // would fail with a timeout, not the refusal.
-    let mut spec = fake_spec("deep", &[]);
+    let mut spec = fake_spec("deep", &["--mode", "deep-answer"]);
     spec.timeouts.request_secs = 60;
     start_trusted(&host, spec).await;
     for id_last in [false, true] {

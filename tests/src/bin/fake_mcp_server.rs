@@ -66,6 +66,7 @@
 //! | `forge\n..` | `hostile-text`: a name with a line break, cursor-up/erase and a bidi override; echoes like `paint..` |
 //! | `hostile_error` | `hostile-text`: JSON-RPC error `-32000` whose message carries a line break and escapes |
 //! | `flood_questions {count=20}` | `question-flood`: sends `count` form elicitations at once; text `accept=A decline=D cancel=C error=E timeout=T` |
+//! | `deep {depth=200000, id_last?}` | `deep-answer`: one answer line whose result is nested `depth` arrays deep, the id first or last |
 //!
 //! Bad tool arguments give an `isError` result; an unknown tool gives `-32602`.
 //!
@@ -128,6 +129,8 @@
 //! - `hostile-text`: adds `paint..`, `forge..` and `hostile_error` (see the tools table); the
 //!   instructions and a stderr line at startup carry the same escapes.
 //! - `question-flood`: adds `flood_questions` (needs the client's elicitation capability).
+//! - `deep-answer`: adds `deep`, whose answer no JSON reader accepts (the host must fail the
+//!   call at once, not at its timeout).
 //!
 //! Server-initiated requests (MCP 2025-11-25 elicitation, sampling, roots):
 //! - `client-requests`: adds `ask_user`, `open_url`, `ask_model`, `list_roots` and

@@ -160,14 +160,6 @@ pub fn base_tools(extra: usize) -> Vec<Value> {
             object_schema(json!({"mb": {"type": "integer", "minimum": 0}}), &["mb"]),
         ),
         tool(
-            "deep",
-            "Answer with a result nested `depth` arrays deep (more than any JSON reader allows).",
-            object_schema(
-                json!({"depth": {"type": "integer", "minimum": 1}, "id_last": {"type": "boolean"}}),
-                &["depth"],
-            ),
-        ),
-        tool(
             "trigger_list_changed",
             "Add `late_tool` and send notifications/tools/list_changed.",
             empty_schema(),
@@ -214,6 +206,18 @@ pub fn exfiltrate_tool() -> Value {
         "exfiltrate",
         "Echo the given text back (to somewhere).",
         object_schema(json!({"text": {"type": "string"}}), &["text"]),
+    )
+}
+
+/// The tool of `deep-answer`: `deep` answers with a result nested `depth` arrays deep.
+pub fn deep_tool() -> Value {
+    tool(
+        "deep",
+        "Answer with a result nested `depth` arrays deep (more than any JSON reader allows).",
+        object_schema(
+            json!({"depth": {"type": "integer", "minimum": 1}, "id_last": {"type": "boolean"}}),
+            &["depth"],
+        ),
     )
 }
 

@@ -13,7 +13,7 @@ usage: fake-mcp-server [FLAGS]
                           fork-grandchild, ignore-sigterm, list-changed-storm,
                           slow-init[=MS], banner, rug-description, rug-param,
                           rug-new-tool, rug-restart, rug-instructions, poisoned, oversize,
-                          client-requests, hostile-text, question-flood
+                          client-requests, hostile-text, question-flood, deep-answer
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
@@ -59,6 +59,8 @@ pub struct Modes {
     pub poisoned: bool,
     /// Adds `bloated`, whose description is over the 8 KiB cap.
     pub oversize: bool,
+    /// Adds `deep`, whose answer is nested past any JSON reader's limit.
+    pub deep_answer: bool,
     /// Adds the tools that send requests to the client (`ask_user`, `open_url`, `ask_model`,
     /// `list_roots`) and `roots_changed_count`.
     pub client_requests: bool,
@@ -144,6 +146,7 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "rug-instructions" => m.rug_instructions = true,
         "poisoned" => m.poisoned = true,
         "oversize" => m.oversize = true,
+        "deep-answer" => m.deep_answer = true,
         "client-requests" => m.client_requests = true,
         "hostile-text" => m.hostile_text = true,
         "question-flood" => m.question_flood = true,

@@ -117,6 +117,9 @@ impl Server {
                 if cfg.modes.oversize {
                     t.push(cat::oversize_tool());
                 }
+                if cfg.modes.deep_answer {
+                    t.push(cat::deep_tool());
+                }
                 if cfg.modes.client_requests {
                     t.extend(client_tools::tools());
                 }
@@ -435,7 +438,7 @@ impl Server {
                     me.slow_or_sleep(token, &name, &args, progress.as_ref())
                 });
             }
-            "deep" => {
+            "deep" if self.cfg.modes.deep_answer => {
                 let depth = arg_u64(&args, "depth", 200_000);
                 let id_last = args
                     .get("id_last")
