@@ -125,7 +125,7 @@ fn an_imported_remote_server_neither_connects_nor_gets_the_provider_key() {
         out.contains("nothing starts or connects before you approve it"),
         "{out}"
     );
-    assert!(out.contains("RefusedReference"), "{out}");
+    assert!(out.contains("refused reference"), "{out}");
     assert!(!out.contains(&key), "{out}");
 
     // Listing tools, servers and diagnosing them contacts nobody.
