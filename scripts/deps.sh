@@ -33,6 +33,8 @@ APT_PACKAGES=(
   xvfb xauth x11-utils webkit2gtk-driver imagemagick
   # the real OS keyring, headless
   gnome-keyring dbus dbus-x11 libdbus-1-dev
+  # the opt-in sandbox for local servers (SP-07)
+  bubblewrap
 )
 
 say() { printf '==> deps: %s\n' "$*"; }

@@ -61,6 +61,10 @@ const COMMANDS: &[&str] = &[
     "answer_question",
     "server_roots",
     "set_server_roots",
+    "server_sandbox",
+    "set_server_sandbox",
+    "sandbox_findings",
+    "grant_sandbox_finding",
     "result_review",
     "set_result_review",
 ];

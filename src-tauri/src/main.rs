@@ -7,6 +7,7 @@
 
 mod ipc;
 mod logging;
+mod single;
 
 use switchboard_core::host::{default_data_dir, HostBuilder};
 use tauri::Manager;
@@ -43,8 +44,33 @@ fn main() -> anyhow::Result<()> {
     let data_dir = std::env::var_os("SWITCHBOARD_DATA_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(default_data_dir);
+    // One app per data directory, decided before the log file or the host is touched.
+    let claim = single::start(&data_dir);
+    if let Ok(single::Start::HandedOver) = claim {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "Switchboard is already running on {}; its window was brought to the front.",
+            data_dir.display()
+        );
+        return Ok(());
+    }
     logging::init(&data_dir);
     tracing::info!(core = switchboard_core::VERSION, "starting desktop shell");
+    let instance = match claim {
+        Ok(single::Start::Run(primary)) => {
+            if let Some(problem) = primary.problem() {
+                tracing::warn!("a second launch cannot bring this window up: {problem}");
+            }
+            Some(primary)
+        }
+        Ok(single::Start::HandedOver) => None,
+        Err(e @ single::SingleError::NoAnswer { .. }) => return Err(e.into()),
+        Err(e) => {
+            tracing::warn!(error = %e, "running without the single-instance check");
+            None
+        }
+    };
     // URLs a person agreed to open go to the system browser, or to this program (tests point it
     // at a script that records what it was given).
     let browser = std::env::var_os("SWITCHBOARD_BROWSER")
@@ -58,7 +84,7 @@ fn main() -> anyhow::Result<()> {
             Err(e) => {
                 let problem = format!("Switchboard could not open its data: {e}");
                 tracing::error!("{problem}");
-                return run_without_host(problem, context);
+                return run_without_host(problem, context, instance);
             }
         };
     let starter = host.clone();
@@ -119,8 +145,15 @@ fn main() -> anyhow::Result<()> {
         })
         .build(context)
         .map_err(|e| anyhow::anyhow!("the desktop window could not start: {e}"))?;
+    if let Some(instance) = &instance {
+        instance.attach(app.handle());
+    }
     app.run(move |_, event| {
         if let tauri::RunEvent::Exit = event {
+            // A launch from now on waits for this app to end, then starts.
+            if let Some(instance) = &instance {
+                instance.closing();
+            }
             // No server process outlives the app (SP-06).
             tauri::async_runtime::block_on(shutdown.shutdown());
         }
@@ -129,7 +162,11 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The window with no host behind it: it shows why (`startup_problem`) and nothing else works.
-fn run_without_host(problem: String, context: tauri::Context<tauri::Wry>) -> anyhow::Result<()> {
+fn run_without_host(
+    problem: String,
+    context: tauri::Context<tauri::Wry>,
+    instance: Option<single::Primary>,
+) -> anyhow::Result<()> {
     let builder = ipc::specta_builder::<tauri::Wry>();
     let app = tauri::Builder::default()
         .plugin(navigation_lock())
@@ -141,7 +178,14 @@ fn run_without_host(problem: String, context: tauri::Context<tauri::Wry>) -> any
         })
         .build(context)
         .map_err(|e| anyhow::anyhow!("the desktop window could not start: {e}"))?;
-    app.run(|_, _| {});
+    if let Some(instance) = &instance {
+        instance.attach(app.handle());
+    }
+    app.run(move |_, event| {
+        if let (tauri::RunEvent::Exit, Some(instance)) = (event, &instance) {
+            instance.closing();
+        }
+    });
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 
 pub mod chat_cli;
 pub mod e2e;
+pub mod fake_http;
 pub mod fake_llm;
 pub mod seed;
 pub mod webdriver;
@@ -117,6 +118,8 @@ pub fn fast_supervisor() -> SupervisorConfig {
         debounce: Duration::from_millis(100),
         init_timeout: Duration::from_secs(20),
         request_timeout: Duration::from_secs(20),
+        one_try: false,
+        stop_grace: Duration::from_secs(2),
     }
 }
 
@@ -154,11 +157,13 @@ pub fn stdio_spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
             args: args.iter().map(|s| (*s).to_owned()).collect(),
             env: Vec::new(),
             cwd: None,
+            sandbox: Default::default(),
         }),
         enabled: true,
         timeouts: Timeouts {
             request_secs: 20,
             init_secs: 20,
+            max_message_mib: switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB,
         },
     }
 }

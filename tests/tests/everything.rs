@@ -135,6 +135,25 @@ async fn server_everything_over_stdio() {
     )
     .await;
     exercise(&host, "everything").await;
+    // The doctor declares what a session declares (sampling, elicitation, roots), so it counts
+    // the tools a session gets: server-everything offers some only to a client that can sample
+    // or ask (a doctor without capabilities saw 13 where a session got 17).
+    let listed = host
+        .handle(&sid("everything"))
+        .unwrap()
+        .catalog()
+        .tools
+        .len();
+    let report = host
+        .doctor(&sid("everything"), Duration::from_secs(20))
+        .await
+        .unwrap();
+    let tools = report.checks.iter().find(|c| c.name == "tools");
+    assert_eq!(
+        tools.map(|c| c.detail.as_str()),
+        Some(format!("{listed} tools").as_str()),
+        "{report:?}"
+    );
     host.shutdown().await;
 }
 
@@ -167,6 +186,7 @@ async fn server_everything_over_streamable_http() {
         timeouts: Timeouts {
             request_secs: 20,
             init_secs: 20,
+            max_message_mib: switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB,
         },
     };
     // A remote server is approved like a local one (SP-10) before it is connected to.

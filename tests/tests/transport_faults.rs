@@ -504,7 +504,11 @@ async fn a_crash_loop_trips_the_breaker_with_the_stderr_tail() {
     else {
         unreachable!()
     };
-    assert!(reason.contains("crash loop"), "{reason}");
+    assert!(
+        matches!(reason, switchboard_core::status::Reason::CrashLoop { .. }),
+        "{reason:?}"
+    );
+    assert!(reason.to_string().contains("crash loop"), "{reason}");
     assert!(
         stderr_tail
             .iter()
@@ -515,5 +519,62 @@ async fn a_crash_loop_trips_the_breaker_with_the_stderr_tail() {
     // Bounded: no further starts once failed.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(matches!(h.status(), ServerStatus::Failed { .. }));
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_message_cap_is_the_servers_own_and_raising_it_lets_a_large_answer_through() {
+    let (host, _dir) = test_host().await;
+    let mut spec = fake_spec("big", &[]);
+    spec.timeouts.max_message_mib = 1;
+    let id = add_trusted(&host, spec).await;
+    let h = host.start_server(&id).await.unwrap();
+    assert!(matches!(
+        h.wait_settled(Duration::from_secs(20)).await,
+        ServerStatus::Running { .. }
+    ));
+    // The echo of 1.5 MiB is one line over the server's 1 MiB cap.
+    let big = "x".repeat(1536 * 1024);
+    let err = host
+        .call_allowed(
+            &tool("big", "echo"),
+            args(json!({ "text": big })),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        !matches!(err, HostError::Mcp(McpError::Timeout(_))),
+        "waited for the timeout: {shown}"
+    );
+    assert!(
+        shown.contains("1 MiB") || shown.contains("1048576"),
+        "the cap is not named: {shown}"
+    );
+
+    let mut limits = host.server(&id).await.unwrap().timeouts;
+    limits.max_message_mib = 4;
+    host.set_server_limits(&id, limits).await.unwrap();
+    let h = host.handle(&id).unwrap();
+    assert!(matches!(
+        h.wait_settled(Duration::from_secs(20)).await,
+        ServerStatus::Running { .. }
+    ));
+    let r = host
+        .call_allowed(
+            &tool("big", "echo"),
+            args(json!({ "text": big })),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text_of(&r).len(), big.len());
+    // Nonsense caps are refused, not clamped silently.
+    limits.max_message_mib = 0;
+    assert!(matches!(
+        host.set_server_limits(&id, limits).await,
+        Err(HostError::Spec(_))
+    ));
     host.shutdown().await;
 }

@@ -69,6 +69,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "name": "string",
     "server": "string"
   },
+  "grant_sandbox_finding": {
+    "index": "number",
+    "server": "string"
+  },
   "import_config": {
     "format": "string?",
     "replaceSecrets": "boolean",
@@ -124,6 +128,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "server": "string",
     "tool": "string"
   },
+  "sandbox_findings": {
+    "server": "string"
+  },
   "search_conversations": {
     "query": "string"
   },
@@ -146,6 +153,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "server_roots": {
     "server": "string"
   },
+  "server_sandbox": {
+    "server": "string"
+  },
   "server_tags": {
     "server": "string"
   },
@@ -163,6 +173,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   },
   "set_server_roots": {
     "folders": "string_array",
+    "server": "string"
+  },
+  "set_server_sandbox": {
+    "sandbox": "object",
     "server": "string"
   },
   "set_server_tags": {

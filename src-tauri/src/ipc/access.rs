@@ -15,19 +15,12 @@ use switchboard_core::mcp::requests::Root;
 use switchboard_core::store::ResultReview;
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// Folders one server may be given.
 const ROOTS_MAX: usize = 64;
 /// The longest path accepted.
 const PATH_MAX: usize = 4096;
-
-fn invalid(message: impl Into<String>) -> IpcError {
-    IpcError {
-        code: ErrorCode::Invalid,
-        message: message.into(),
-    }
-}
 
 /// A folder a server may see.
 #[derive(Clone, Debug, Serialize, Type)]
@@ -92,7 +85,7 @@ impl From<ResultReviewDto> for ResultReview {
 fn folder(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
     let typed = typed.trim();
     if typed.is_empty() || typed.len() > PATH_MAX || typed.contains('\0') {
-        return Err(invalid(
+        return Err(IpcError::invalid(
             "a folder must be a path of at most 4096 characters",
         ));
     }
@@ -102,12 +95,12 @@ fn folder(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
         _ => PathBuf::from(typed),
     };
     if !path.is_absolute() {
-        return Err(invalid(
+        return Err(IpcError::invalid(
             "a folder must be an absolute path (or start with ~/)",
         ));
     }
     if !path.is_dir() {
-        return Err(invalid(format!(
+        return Err(IpcError::invalid(format!(
             "{} is not an existing folder",
             switchboard_core::config::escape::short_for_display(&path.to_string_lossy(), 200)
         )));
@@ -115,50 +108,51 @@ fn folder(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
     Ok(path)
 }
 
+/// The typed folders of one server, each checked and resolved (against the home folder for
+/// `~`); one bad folder refuses them all.
+fn folders(typed: &[String]) -> Result<Vec<PathBuf>, IpcError> {
+    if typed.len() > ROOTS_MAX {
+        return Err(IpcError::invalid(format!(
+            "a server may see at most {ROOTS_MAX} folders"
+        )));
+    }
+    let home = std::env::home_dir();
+    typed.iter().map(|f| folder(f, home.as_deref())).collect()
+}
+
+/// Roots as the window shows them.
+fn dtos(roots: Vec<Root>) -> Vec<RootDto> {
+    roots.into_iter().map(Into::into).collect()
+}
+
 /// The folders a server may see.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
 pub async fn server_roots(host: State<'_, Host>, server: String) -> Result<Vec<RootDto>, IpcError> {
     let id = Host::server_id(&server)?;
-    Ok(host
-        .server_roots(&id)
-        .await?
-        .into_iter()
-        .map(Into::into)
-        .collect())
+    Ok(dtos(host.server_roots(&id).await?))
 }
 
 /// Replaces the folders a server may see; a running server is told at once. Returns them as
 /// stored (resolved, without duplicates).
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), folders = folders.len()))]
 pub async fn set_server_roots(
     host: State<'_, Host>,
     server: String,
     folders: Vec<String>,
 ) -> Result<Vec<RootDto>, IpcError> {
     let id = Host::server_id(&server)?;
-    if folders.len() > ROOTS_MAX {
-        return Err(invalid(format!(
-            "a server may see at most {ROOTS_MAX} folders"
-        )));
-    }
-    let home = std::env::home_dir();
-    let paths = folders
-        .iter()
-        .map(|f| folder(f, home.as_deref()))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(host
-        .set_server_roots(&id, &paths)
-        .await?
-        .into_iter()
-        .map(Into::into)
-        .collect())
+    let paths = self::folders(&folders)?;
+    Ok(dtos(host.set_server_roots(&id, &paths).await?))
 }
 
 /// Whether a server's tool results are held for review.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
 pub async fn result_review(
     host: State<'_, Host>,
     server: String,
@@ -170,6 +164,7 @@ pub async fn result_review(
 /// Sets whether a server's tool results are held for review.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), review = ?review))]
 pub async fn set_result_review(
     host: State<'_, Host>,
     server: String,
@@ -182,6 +177,7 @@ pub async fn set_result_review(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ipc::ErrorCode;
 
     #[test]
     fn typed_folders_are_checked() {

@@ -50,6 +50,7 @@ fn app() -> App {
                         value: secret_ref("local.API_KEY"),
                     }],
                     cwd: None,
+                    sandbox: Default::default(),
                 }),
             ),
             (

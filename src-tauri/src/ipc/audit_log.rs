@@ -6,10 +6,10 @@ use serde::Serialize;
 use specta::Type;
 use switchboard_core::approval::audit::summarize;
 use switchboard_core::host::Host;
-use switchboard_core::store::{AuditEntry, AuditQuery, VerifyReport};
+use switchboard_core::store::{AuditEntry, AuditPage, AuditQuery, VerifyReport};
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// The longest search accepted.
 const SEARCH_MAX: usize = 1_000;
@@ -85,6 +85,36 @@ impl From<AuditEntry> for AuditEntryDto {
     }
 }
 
+impl From<AuditPage> for AuditPageDto {
+    fn from(p: AuditPage) -> Self {
+        Self {
+            entries: p.entries.into_iter().map(Into::into).collect(),
+            next_before: p.next_before.map(|id| id.to_string()),
+        }
+    }
+}
+
+/// The store's query from the window's: the search capped, the entry id parsed, at most
+/// `limit` entries (100 by default; the store caps it).
+fn query(
+    search: Option<String>,
+    before_id: Option<String>,
+    limit: Option<u32>,
+) -> Result<AuditQuery, IpcError> {
+    if search.as_ref().is_some_and(|s| s.len() > SEARCH_MAX) {
+        return Err(IpcError::invalid("the search is too long"));
+    }
+    let before = before_id
+        .map(|id| id.parse::<i64>())
+        .transpose()
+        .map_err(|_| IpcError::invalid("that is not an audit entry id"))?;
+    Ok(AuditQuery {
+        search,
+        before,
+        limit: limit.unwrap_or(100),
+    })
+}
+
 impl From<VerifyReport> for AuditVerifyDto {
     fn from(r: VerifyReport) -> Self {
         Self {
@@ -101,42 +131,21 @@ impl From<VerifyReport> for AuditVerifyDto {
 /// details), older than `before_id`, at most `limit` (default 100, at most 500).
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(before = before_id.as_deref().map(logged), limit = limit))]
 pub async fn audit_entries(
     host: State<'_, Host>,
     search: Option<String>,
     before_id: Option<String>,
     limit: Option<u32>,
 ) -> Result<AuditPageDto, IpcError> {
-    let invalid = |message: &str| IpcError {
-        code: ErrorCode::Invalid,
-        message: message.into(),
-    };
-    if search.as_ref().is_some_and(|s| s.len() > SEARCH_MAX) {
-        return Err(invalid("the search is too long"));
-    }
-    let before = match before_id {
-        Some(id) => Some(
-            id.parse::<i64>()
-                .map_err(|_| invalid("that is not an audit entry id"))?,
-        ),
-        None => None,
-    };
-    let page = host
-        .audit_page(&AuditQuery {
-            search,
-            before,
-            limit: limit.unwrap_or(100),
-        })
-        .await?;
-    Ok(AuditPageDto {
-        entries: page.entries.into_iter().map(Into::into).collect(),
-        next_before: page.next_before.map(|id| id.to_string()),
-    })
+    let query = query(search, before_id, limit)?;
+    Ok(host.audit_page(&query).await?.into())
 }
 
 /// Recomputes the audit log's hash chain and reports the first edited or deleted entry.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn verify_audit(host: State<'_, Host>) -> Result<AuditVerifyDto, IpcError> {
     Ok(host.verify_audit().await?.into())
 }

@@ -1,13 +1,16 @@
 //! Catalog commands: the tools of every running server, and per-tool switches.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use specta::Type;
-use switchboard_core::host::Host;
+use switchboard_core::host::{Host, ServerCatalog, ToolFindings};
 use switchboard_core::ids::ToolRef;
-use switchboard_core::mcp::catalog::Icon;
+use switchboard_core::mcp::catalog::{Icon, ToolInfo};
 use tauri::State;
 
-use super::IpcError;
+use super::pins::{held_label, tool_name};
+use super::{logged, IpcError};
 
 /// One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text.
 #[derive(Clone, Debug, Serialize, Type)]
@@ -73,49 +76,57 @@ fn pretty(v: &serde_json::Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
+impl ToolDto {
+    /// One tool: `disabled` lists the server's tools that are off (switched off or held), and
+    /// `flags` is what the hygiene check and the pin review say about this one.
+    fn new(t: &ToolInfo, disabled: &[String], flags: Option<&ToolFindings>) -> Self {
+        Self {
+            name: t.name.clone(),
+            title: t
+                .title
+                .clone()
+                .or_else(|| t.annotations.as_ref().and_then(|a| a.title.clone())),
+            description: t.description.clone(),
+            input_schema: pretty(&t.input_schema),
+            output_schema: t.output_schema.as_ref().map(pretty),
+            hints: t.claimed_hints(),
+            enabled: !disabled.contains(&t.name),
+            findings: flags
+                .map(|f| f.findings.iter().map(Into::into).collect())
+                .unwrap_or_default(),
+            held: flags.and_then(|f| f.held).map(held_label),
+            icon: inline_icon(&t.icons),
+        }
+    }
+}
+
+impl ServerToolsDto {
+    /// One server's tools, each with its findings (a list per tool, from `tool_findings`).
+    fn new(c: &ServerCatalog, findings: &[ToolFindings]) -> Self {
+        let flags: HashMap<&str, &ToolFindings> =
+            findings.iter().map(|f| (f.tool.as_str(), f)).collect();
+        Self {
+            server: c.server.to_string(),
+            tools: c
+                .catalog
+                .tools
+                .iter()
+                .map(|t| ToolDto::new(t, &c.disabled_tools, flags.get(t.name.as_str()).copied()))
+                .collect(),
+            excluded: c.catalog.excluded_tools.clone(),
+        }
+    }
+}
+
 /// The tools of every started server.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn catalog(host: State<'_, Host>) -> Result<Vec<ServerToolsDto>, IpcError> {
     let mut out = Vec::new();
     for c in host.catalogs().await? {
-        let flags: std::collections::HashMap<String, _> = host
-            .tool_findings(&c.server)
-            .await?
-            .into_iter()
-            .map(|f| (f.tool.clone(), f))
-            .collect();
-        let tools = c
-            .catalog
-            .tools
-            .iter()
-            .map(|t| {
-                let hints = t.claimed_hints();
-                let flag = flags.get(&t.name);
-                ToolDto {
-                    name: t.name.clone(),
-                    title: t
-                        .title
-                        .clone()
-                        .or_else(|| t.annotations.as_ref().and_then(|a| a.title.clone())),
-                    description: t.description.clone(),
-                    input_schema: pretty(&t.input_schema),
-                    output_schema: t.output_schema.as_ref().map(pretty),
-                    hints,
-                    enabled: !c.disabled_tools.contains(&t.name),
-                    findings: flag
-                        .map(|f| f.findings.iter().map(Into::into).collect())
-                        .unwrap_or_default(),
-                    held: flag.and_then(|f| f.held).map(super::pins::held_label),
-                    icon: inline_icon(&t.icons),
-                }
-            })
-            .collect();
-        out.push(ServerToolsDto {
-            server: c.server.to_string(),
-            tools,
-            excluded: c.catalog.excluded_tools.clone(),
-        });
+        let findings = host.tool_findings(&c.server).await?;
+        out.push(ServerToolsDto::new(&c, &findings));
     }
     Ok(out)
 }
@@ -123,20 +134,14 @@ pub async fn catalog(host: State<'_, Host>) -> Result<Vec<ServerToolsDto>, IpcEr
 /// Switches one tool on or off.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), tool = %logged(&tool), enabled = enabled))]
 pub async fn set_tool_enabled(
     host: State<'_, Host>,
     server: String,
     tool: String,
     enabled: bool,
 ) -> Result<(), IpcError> {
-    // MCP tool names are short (the spec says 1 to 128 characters); anything far longer is not
-    // a tool the catalog showed.
-    if tool.is_empty() || tool.len() > 512 {
-        return Err(IpcError {
-            code: super::ErrorCode::Invalid,
-            message: format!("not a tool name ({} bytes)", tool.len()),
-        });
-    }
+    tool_name(&tool)?;
     let tool = ToolRef {
         server: Host::server_id(&server)?,
         tool: tool.into(),

@@ -7,16 +7,18 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::chat::ChatEvent;
 use switchboard_core::host::{Host, SendRequest, TurnInput};
-use switchboard_core::ids::MessageId;
+use switchboard_core::ids::ServerId;
 use switchboard_core::llm::{Part, StopReason, Usage};
 use tauri::ipc::Channel;
 use tauri::State;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
 
 use super::content::ProgressDto;
-use super::conversations::{conversation_id, result_text};
+use super::conversations::{conversation_id, message_id, result_text};
 use super::providers::optional;
 use super::run::parse_run;
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// The longest message accepted.
 const TEXT_MAX: usize = 512 * 1024;
@@ -238,13 +240,11 @@ pub enum TurnInputDto {
 const IMAGES_MAX: usize = 8;
 
 fn input(dto: TurnInputDto) -> Result<TurnInput, IpcError> {
-    let invalid = |message: &str| IpcError {
-        code: ErrorCode::Invalid,
-        message: message.into(),
-    };
     let text_part = |text: String| {
         if text.len() > TEXT_MAX {
-            Err(invalid("a message must be at most 512 KB of text"))
+            Err(IpcError::invalid(
+                "a message must be at most 512 KB of text",
+            ))
         } else {
             Ok(Part::Text { text })
         }
@@ -252,7 +252,7 @@ fn input(dto: TurnInputDto) -> Result<TurnInput, IpcError> {
     Ok(match dto {
         TurnInputDto::Message { text, images } => {
             if images.len() > IMAGES_MAX {
-                return Err(invalid("attach at most 8 images to one message"));
+                return Err(IpcError::invalid("attach at most 8 images to one message"));
             }
             let mut parts = Vec::with_capacity(1 + images.len());
             if !text.trim().is_empty() {
@@ -265,10 +265,7 @@ fn input(dto: TurnInputDto) -> Result<TurnInput, IpcError> {
             TurnInput::Message(parts)
         }
         TurnInputDto::Edit { message, text } => TurnInput::Edit {
-            message: message
-                .parse::<i64>()
-                .map(MessageId::new)
-                .map_err(|_| invalid("that is not a message id"))?,
+            message: message_id(&message)?,
             parts: vec![text_part(text)?],
         },
         TurnInputDto::Regenerate => TurnInput::Regenerate,
@@ -278,6 +275,55 @@ fn input(dto: TurnInputDto) -> Result<TurnInput, IpcError> {
 /// Servers one message may name as the sources of what it carries, at most.
 const ATTACHED_MAX: usize = 64;
 
+/// The servers a message names as the sources of what it carries.
+fn attached(names: &[String]) -> Result<Vec<ServerId>, IpcError> {
+    if names.len() > ATTACHED_MAX {
+        return Err(IpcError::invalid(format!(
+            "a message names at most {ATTACHED_MAX} source servers"
+        )));
+    }
+    Ok(names
+        .iter()
+        .map(|s| Host::server_id(s))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The core's request from the window's arguments. They are checked in the order written
+/// (struct fields evaluate in order), so the first problem named does not depend on others.
+fn request(
+    input: TurnInputDto,
+    conversation: Option<String>,
+    provider: &str,
+    model: Option<String>,
+    attached: &[String],
+    run_id: &str,
+) -> Result<SendRequest, IpcError> {
+    Ok(SendRequest {
+        input: self::input(input)?,
+        conversation: conversation.as_deref().map(conversation_id).transpose()?,
+        provider: Host::provider_name(provider)?,
+        model: optional("model", model)?,
+        attached: self::attached(attached)?,
+        run: Some(parse_run(run_id)?),
+        max_steps: None,
+    })
+}
+
+/// Forwards a turn's events to the window. It keeps draining after the window went away, so
+/// the turn never blocks on it; the task ends when the turn drops its sender.
+fn forward(on_event: Channel<ChatEventDto>) -> (UnboundedSender<ChatEvent>, JoinHandle<()>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        let mut open = true;
+        while let Some(e) = rx.recv().await {
+            if open && on_event.send(ChatEventDto::from(e)).is_err() {
+                open = false;
+            }
+        }
+    });
+    (tx, task)
+}
+
 /// Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
 /// message, an edit of an earlier one, or a regenerated answer. `attached` names the servers
 /// the message brings something from (attached resources, slash prompts), for the trifecta
@@ -286,6 +332,12 @@ const ATTACHED_MAX: usize = 64;
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
+#[tracing::instrument(skip_all, fields(
+    run = %logged(&run_id),
+    conversation = conversation.as_deref().map(logged),
+    provider = %logged(&provider),
+    model = model.as_deref().map(logged),
+))]
 pub async fn send_message(
     host: State<'_, Host>,
     run_id: String,
@@ -296,41 +348,9 @@ pub async fn send_message(
     attached: Vec<String>,
     on_event: Channel<ChatEventDto>,
 ) -> Result<String, IpcError> {
-    let input = self::input(input)?;
-    let conversation = conversation.as_deref().map(conversation_id).transpose()?;
-    let provider = Host::provider_name(&provider)?;
-    let model = optional("model", model)?;
-    if attached.len() > ATTACHED_MAX {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: format!("a message names at most {ATTACHED_MAX} source servers"),
-        });
-    }
-    let attached = attached
-        .iter()
-        .map(|s| Host::server_id(s))
-        .collect::<Result<Vec<_>, _>>()?;
-    let run = parse_run(&run_id)?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let forward = tokio::spawn(async move {
-        let mut open = true;
-        // Keep draining after the window went away, so the turn never blocks on it.
-        while let Some(e) = rx.recv().await {
-            if open && on_event.send(ChatEventDto::from(e)).is_err() {
-                open = false;
-            }
-        }
-    });
-    let req = SendRequest {
-        conversation,
-        provider,
-        model,
-        input,
-        max_steps: None,
-        attached,
-        run: Some(run),
-    };
+    let req = request(input, conversation, &provider, model, &attached, &run_id)?;
+    let (tx, forwarding) = forward(on_event);
     let outcome = host.send_message(req, tx).await;
-    let _ = forward.await;
+    let _ = forwarding.await;
     Ok(outcome?.conversation.to_string())
 }

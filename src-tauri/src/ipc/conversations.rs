@@ -4,12 +4,15 @@
 use serde::Serialize;
 use specta::Type;
 use switchboard_core::host::Host;
-use switchboard_core::ids::ConversationId;
+use switchboard_core::ids::{ConversationId, MessageId};
 use switchboard_core::llm::{Part, ResultPart, Role};
-use switchboard_core::store::{ConversationQuery, StoredMessage, HIGHLIGHT_END, HIGHLIGHT_START};
+use switchboard_core::store::{
+    ConversationQuery, ConversationSummary, SearchHit, StoredMessage, HIGHLIGHT_END,
+    HIGHLIGHT_START,
+};
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// The longest title accepted.
 const TITLE_MAX: usize = 200;
@@ -149,49 +152,79 @@ impl From<StoredMessage> for MessageDto {
     }
 }
 
+impl From<ConversationSummary> for ConversationDto {
+    fn from(s: ConversationSummary) -> Self {
+        Self {
+            id: s.conversation.id.to_string(),
+            title: s.conversation.title,
+            updated_ms: s.conversation.updated_at_ms as f64,
+            preview: s.preview,
+        }
+    }
+}
+
+impl From<SearchHit> for SearchHitDto {
+    /// The store marks the matched words; the window shows the snippet as plain text.
+    fn from(h: SearchHit) -> Self {
+        Self {
+            conversation: h.conversation.to_string(),
+            title: h.title,
+            snippet: h
+                .snippet
+                .replace(HIGHLIGHT_START, "")
+                .replace(HIGHLIGHT_END, ""),
+        }
+    }
+}
+
 /// A conversation id from the window.
 pub(super) fn conversation_id(id: &str) -> Result<ConversationId, IpcError> {
-    ConversationId::parse(id).map_err(|_| IpcError {
-        code: ErrorCode::Invalid,
-        message: "that is not a conversation id".into(),
-    })
+    ConversationId::parse(id).map_err(|_| IpcError::invalid("that is not a conversation id"))
+}
+
+/// A message id from the window (an integer, as text).
+pub(super) fn message_id(id: &str) -> Result<MessageId, IpcError> {
+    id.parse::<i64>()
+        .map(MessageId::new)
+        .map_err(|_| IpcError::invalid("that is not a message id"))
+}
+
+/// A conversation title as typed: trimmed, on one line, at most [`TITLE_MAX`] characters.
+pub(super) fn title(typed: &str) -> Result<&str, IpcError> {
+    let title = typed.trim();
+    if title.is_empty() || title.chars().count() > TITLE_MAX || title.chars().any(char::is_control)
+    {
+        return Err(IpcError::invalid(format!(
+            "a title must be 1 to {TITLE_MAX} characters on one line"
+        )));
+    }
+    Ok(title)
 }
 
 /// The conversations, most recent activity first (the first 200).
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn list_conversations(host: State<'_, Host>) -> Result<Vec<ConversationDto>, IpcError> {
-    let page = host
-        .list_conversations(&ConversationQuery {
-            limit: 200,
-            ..Default::default()
-        })
-        .await?;
-    Ok(page
-        .items
-        .into_iter()
-        .map(|s| ConversationDto {
-            id: s.conversation.id.to_string(),
-            title: s.conversation.title,
-            updated_ms: s.conversation.updated_at_ms as f64,
-            preview: s.preview,
-        })
-        .collect())
+    let query = ConversationQuery {
+        limit: 200,
+        ..Default::default()
+    };
+    let page = host.list_conversations(&query).await?;
+    Ok(page.items.into_iter().map(Into::into).collect())
 }
 
 /// One conversation's visible messages, in order.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(conversation = %logged(&id)))]
 pub async fn load_conversation(
     host: State<'_, Host>,
     id: String,
 ) -> Result<Vec<MessageDto>, IpcError> {
     let id = conversation_id(&id)?;
     if host.conversation(&id).await?.is_none() {
-        return Err(IpcError {
-            code: ErrorCode::NotFound,
-            message: "no such conversation".into(),
-        });
+        return Err(IpcError::not_found("no such conversation"));
     }
     let messages = host.messages(&id).await?;
     Ok(messages.into_iter().map(Into::into).collect())
@@ -200,20 +233,14 @@ pub async fn load_conversation(
 /// Renames a conversation.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(conversation = %logged(&id)))]
 pub async fn rename_conversation(
     host: State<'_, Host>,
     id: String,
     title: String,
 ) -> Result<(), IpcError> {
     let id = conversation_id(&id)?;
-    let title = title.trim();
-    if title.is_empty() || title.chars().count() > TITLE_MAX || title.chars().any(char::is_control)
-    {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: format!("a title must be 1 to {TITLE_MAX} characters on one line"),
-        });
-    }
+    let title = self::title(&title)?;
     host.rename_conversation(&id, title).await?;
     Ok(())
 }
@@ -221,6 +248,7 @@ pub async fn rename_conversation(
 /// Deletes a conversation with its messages. Returns whether it existed.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(conversation = %logged(&id)))]
 pub async fn delete_conversation(host: State<'_, Host>, id: String) -> Result<bool, IpcError> {
     let id = conversation_id(&id)?;
     Ok(host.delete_conversation(&id).await?)
@@ -229,26 +257,14 @@ pub async fn delete_conversation(host: State<'_, Host>, id: String) -> Result<bo
 /// Full-text search over every message, best first.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn search_conversations(
     host: State<'_, Host>,
     query: String,
 ) -> Result<Vec<SearchHitDto>, IpcError> {
     if query.len() > QUERY_MAX {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: "the search is too long".into(),
-        });
+        return Err(IpcError::invalid("the search is too long"));
     }
     let hits = host.search_conversations(&query, 50).await?;
-    Ok(hits
-        .into_iter()
-        .map(|h| SearchHitDto {
-            conversation: h.conversation.to_string(),
-            title: h.title,
-            snippet: h
-                .snippet
-                .replace(HIGHLIGHT_START, "")
-                .replace(HIGHLIGHT_END, ""),
-        })
-        .collect())
+    Ok(hits.into_iter().map(Into::into).collect())
 }

@@ -15,7 +15,7 @@ use switchboard_core::ids::ServerId;
 use switchboard_core::redact::Secret;
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// One environment variable or header as typed in the form.
 #[derive(Clone, Debug, Deserialize, Type)]
@@ -61,13 +61,6 @@ fn shown(name: &str) -> String {
     format!("\"{}\"", short_for_display(name, 64))
 }
 
-fn invalid(message: impl Into<String>) -> IpcError {
-    IpcError {
-        code: ErrorCode::Invalid,
-        message: message.into(),
-    }
-}
-
 /// Turns form entries into values and the secrets typed for them. A secret entry left empty
 /// keeps the value it had in `before` (the edit form never receives the value, so it cannot
 /// send it back); a typed secret replaces it.
@@ -87,7 +80,7 @@ fn entries(items: Vec<ValueEntry>, before: &[NamedValue]) -> Result<Entries, Ipc
         let value = match (e.secret, e.value.is_empty(), kept) {
             (true, true, Some(kept)) => kept,
             (true, true, None) => {
-                return Err(invalid(format!(
+                return Err(IpcError::invalid(format!(
                     "enter a value for the secret {}",
                     shown(&e.name)
                 )))
@@ -114,6 +107,7 @@ fn entries(items: Vec<ValueEntry>, before: &[NamedValue]) -> Result<Entries, Ipc
 /// connects. `replace_secrets` is the person's confirmation after a `secret_exists` error.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(request.name())))]
 pub async fn add_server(
     host: State<'_, Host>,
     request: AddServerRequest,
@@ -135,6 +129,7 @@ pub async fn add_server(
 /// server waits for the trust dialog again.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(request.name())))]
 pub async fn update_server(
     host: State<'_, Host>,
     request: AddServerRequest,
@@ -171,7 +166,8 @@ fn build_spec(
     before: Option<&ServerSpec>,
 ) -> Result<(ServerSpec, Vec<(String, Secret)>), IpcError> {
     let name = request.name();
-    let id = ServerId::new(name).map_err(|e| invalid(format!("the name {}: {e}", shown(name))))?;
+    let id = ServerId::new(name)
+        .map_err(|e| IpcError::invalid(format!("the name {}: {e}", shown(name))))?;
     let before_values: &[NamedValue] = before.map(|b| b.values()).unwrap_or(&[]);
     let (transport, typed) = match request {
         AddServerRequest::Stdio {
@@ -268,6 +264,7 @@ async fn form_entries(
 /// A server's configuration for the edit form. Secret values are never included.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
 pub async fn server_form(host: State<'_, Host>, name: String) -> Result<ServerFormDto, IpcError> {
     let id = Host::server_id(&name)?;
     let spec = host.server(&id).await?;
@@ -293,6 +290,7 @@ fn stdio(command: String, args: Vec<String>, cwd: &str, env: Vec<NamedValue>) ->
         args,
         env,
         cwd: (!cwd.trim().is_empty()).then(|| cwd.trim().into()),
+        sandbox: Default::default(),
     })
 }
 

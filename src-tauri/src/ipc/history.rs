@@ -3,15 +3,12 @@
 
 use serde::Serialize;
 use specta::Type;
-use switchboard_core::host::Host;
-use switchboard_core::ids::MessageId;
+use switchboard_core::host::{CostReport, Host, ModelCost};
+use switchboard_core::store::Summary;
 use tauri::State;
 
-use super::conversations::conversation_id;
-use super::{ErrorCode, IpcError};
-
-/// The longest title accepted for a fork.
-const TITLE_MAX: usize = 200;
+use super::conversations::{conversation_id, message_id, title};
+use super::{logged, IpcError};
 
 /// A summary made by context compaction.
 #[derive(Clone, Debug, Serialize, Type)]
@@ -58,9 +55,55 @@ pub struct ConversationInfoDto {
     pub by_model: Vec<ModelUsageDto>,
 }
 
+impl From<Summary> for SummaryDto {
+    fn from(s: Summary) -> Self {
+        Self {
+            through: s.through.to_string(),
+            messages: s.messages,
+            text: s.text,
+            model: s.model,
+        }
+    }
+}
+
+impl From<ModelCost> for ModelUsageDto {
+    fn from(m: ModelCost) -> Self {
+        Self {
+            provider: m.provider,
+            model: m.model,
+            input_tokens: m.usage.input_tokens as f64,
+            output_tokens: m.usage.output_tokens as f64,
+            cost_usd: m.cost_usd,
+        }
+    }
+}
+
+impl ConversationInfoDto {
+    /// The summaries and the cost report of one conversation, together.
+    fn new(summaries: Vec<Summary>, usage: CostReport) -> Self {
+        Self {
+            summaries: summaries.into_iter().map(Into::into).collect(),
+            input_tokens: usage.total.input_tokens as f64,
+            output_tokens: usage.total.output_tokens as f64,
+            cost_usd: usage.cost_usd,
+            cost_complete: usage.cost_complete,
+            by_model: usage.by_model.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// A fork's title: none when blank (the fork keeps the source's title), else checked.
+fn fork_title(typed: Option<&str>) -> Result<Option<&str>, IpcError> {
+    match typed.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(t) => title(t).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// A conversation's summaries, tokens and estimated cost.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(conversation = %logged(&id)))]
 pub async fn conversation_info(
     host: State<'_, Host>,
     id: String,
@@ -68,37 +111,13 @@ pub async fn conversation_info(
     let id = conversation_id(&id)?;
     let summaries = host.summaries(&id).await?;
     let usage = host.conversation_usage(&id).await?;
-    Ok(ConversationInfoDto {
-        summaries: summaries
-            .into_iter()
-            .map(|s| SummaryDto {
-                through: s.through.to_string(),
-                messages: s.messages,
-                text: s.text,
-                model: s.model,
-            })
-            .collect(),
-        input_tokens: usage.total.input_tokens as f64,
-        output_tokens: usage.total.output_tokens as f64,
-        cost_usd: usage.cost_usd,
-        cost_complete: usage.cost_complete,
-        by_model: usage
-            .by_model
-            .into_iter()
-            .map(|m| ModelUsageDto {
-                provider: m.provider,
-                model: m.model,
-                input_tokens: m.usage.input_tokens as f64,
-                output_tokens: m.usage.output_tokens as f64,
-                cost_usd: m.cost_usd,
-            })
-            .collect(),
-    })
+    Ok(ConversationInfoDto::new(summaries, usage))
 }
 
 /// Copies `id` up to message `at` into a new conversation; returns the new id.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(conversation = %logged(&id), at = %logged(&at)))]
 pub async fn fork_conversation(
     host: State<'_, Host>,
     id: String,
@@ -106,22 +125,8 @@ pub async fn fork_conversation(
     title: Option<String>,
 ) -> Result<String, IpcError> {
     let id = conversation_id(&id)?;
-    let invalid = |message: String| IpcError {
-        code: ErrorCode::Invalid,
-        message,
-    };
-    let at = at
-        .parse::<i64>()
-        .map(MessageId::new)
-        .map_err(|_| invalid("that is not a message id".into()))?;
-    let title = title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
-    if let Some(t) = &title {
-        if t.chars().count() > TITLE_MAX || t.chars().any(char::is_control) {
-            return Err(invalid(format!(
-                "a title must be 1 to {TITLE_MAX} characters on one line"
-            )));
-        }
-    }
-    let fork = host.fork_conversation(&id, at, title.as_deref()).await?;
+    let at = message_id(&at)?;
+    let title = fork_title(title.as_deref())?;
+    let fork = host.fork_conversation(&id, at, title).await?;
     Ok(fork.id.to_string())
 }

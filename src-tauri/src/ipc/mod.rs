@@ -5,6 +5,22 @@
 //! [`IpcError`]. DTOs live here, not in the core, so the core stays free of Tauri and specta.
 //! Secret values never appear in any response (SE-05): DTOs carry secret names and "set / not
 //! set" only.
+//!
+//! # The shape of a command
+//! A command is about twenty lines: checks on its arguments (small named functions or
+//! `TryFrom` impls beside the DTOs), one call into the host (or a short sequence), and a
+//! mapping done by `From` impls next to the DTOs. Errors are built with [`IpcError::invalid`]
+//! and its siblings, never as struct literals. `thin.rs` holds a test that fails, naming the
+//! command, when one grows past 25 lines, lacks its span, or builds an `IpcError` by hand.
+//!
+//! Every command opens a span, `#[tracing::instrument(skip_all, fields(...))]`, at info, so
+//! what the core logs while serving it says which server, tool, conversation or run it was
+//! about. `skip_all` is deliberate: the spans name only identifiers (server and tool names,
+//! conversation, message and run ids), never message text, tool arguments, search queries,
+//! paths, URLs, approval nonces or secrets, because the log file keeps every span's fields
+//! with each line. Spans carry no `err`: the window shows the error itself, the core logs real
+//! failures where it has their structured cause, and an `IpcError` sentence can quote
+//! server-sent or person-typed text that has no place in the log.
 
 pub mod access;
 #[cfg(test)]
@@ -25,13 +41,17 @@ pub mod providers;
 pub mod questions;
 pub mod resources;
 pub mod run;
+pub mod sandbox;
 pub mod servers;
 pub mod startup;
+#[cfg(test)]
+mod thin;
 pub mod transfer;
 
 use serde::Serialize;
 use specta::Type;
 use switchboard_core::host::HostError;
+use switchboard_core::status::Reason;
 use switchboard_core::store::StoreError;
 
 /// Stable error codes the UI can branch on.
@@ -53,6 +73,10 @@ pub enum ErrorCode {
     SecretExists,
     /// The MCP server failed or misbehaved.
     Server,
+    /// The server wants credentials (HTTP 401/403): offer "Sign in" (its header settings).
+    AuthRequired,
+    /// The server's message was over the host's cap; the message names it.
+    MessageTooLarge,
     /// The user or the policy refused a tool call.
     Denied,
     /// The operation was cancelled.
@@ -69,6 +93,35 @@ pub struct IpcError {
     pub code: ErrorCode,
     /// What happened, for a person.
     pub message: String,
+}
+
+/// The one way commands build errors: a code and a sentence, so a failure reads the same
+/// whichever command met it (and a test can refuse struct literals outside this file).
+impl IpcError {
+    /// An error with `code`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The request is invalid: a malformed id, an over-long field, a value out of range.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Invalid, message)
+    }
+
+    /// What the request names does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+}
+
+/// An identifier from the web view as a span field: escaped and cut short. Spans open before a
+/// command checks its arguments, so a hostile request must neither forge log lines (a newline
+/// in a "server name") nor fill the log with a megabyte "tool name".
+pub(crate) fn logged(id: &str) -> String {
+    switchboard_core::config::escape::short_for_display(id, 128)
 }
 
 impl From<HostError> for IpcError {
@@ -98,7 +151,12 @@ impl From<HostError> for IpcError {
             )
             | HostError::Approval(_) => ErrorCode::Invalid,
             HostError::Denied { .. } => ErrorCode::Denied,
-            HostError::Mcp(_) | HostError::Launch { .. } => ErrorCode::Server,
+            HostError::Mcp(m) => match m.reason().root() {
+                Reason::AuthRequired(_) => ErrorCode::AuthRequired,
+                Reason::MessageTooLarge { .. } => ErrorCode::MessageTooLarge,
+                _ => ErrorCode::Server,
+            },
+            HostError::Launch { .. } => ErrorCode::Server,
             _ => ErrorCode::Internal,
         };
         Self {
@@ -171,6 +229,10 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             access::set_server_roots,
             access::result_review,
             access::set_result_review,
+            sandbox::server_sandbox,
+            sandbox::set_server_sandbox,
+            sandbox::sandbox_findings,
+            sandbox::grant_sandbox_finding,
         ])
 }
 

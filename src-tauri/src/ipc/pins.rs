@@ -12,7 +12,7 @@ use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::hygiene::{reveal, Finding, FindingKind};
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// What kind of finding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Type)]
@@ -198,12 +198,12 @@ impl From<&PinReview> for PinReviewDto {
 
 /// A tool name from the web view: MCP names are 1 to 128 characters, so anything far longer
 /// is not one the catalog showed.
-fn tool_name(tool: &str) -> Result<(), IpcError> {
+pub(super) fn tool_name(tool: &str) -> Result<(), IpcError> {
     if tool.is_empty() || tool.len() > 512 {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: format!("not a tool name ({} bytes)", tool.len()),
-        });
+        return Err(IpcError::invalid(format!(
+            "not a tool name ({} bytes)",
+            tool.len()
+        )));
     }
     Ok(())
 }
@@ -211,6 +211,7 @@ fn tool_name(tool: &str) -> Result<(), IpcError> {
 /// What changed on a server since its tools were approved.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
 pub async fn pin_review(host: State<'_, Host>, server: String) -> Result<PinReviewDto, IpcError> {
     let review = host.pin_review(&Host::server_id(&server)?).await?;
     Ok((&review).into())
@@ -220,6 +221,7 @@ pub async fn pin_review(host: State<'_, Host>, server: String) -> Result<PinRevi
 /// templates. Returns how many items were approved.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
 pub async fn approve_pin_changes(
     host: State<'_, Host>,
     server: String,
@@ -238,6 +240,7 @@ pub async fn approve_pin_changes(
 /// The hygiene findings of one tool (for the approval prompt).
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), tool = %logged(&tool)))]
 pub async fn tool_findings(
     host: State<'_, Host>,
     server: String,

@@ -10,7 +10,7 @@ use switchboard_core::host::Host;
 use switchboard_core::store::ServerTag;
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// The largest policy file accepted.
 const POLICY_MAX: usize = 1024 * 1024;
@@ -70,6 +70,7 @@ impl From<Rule> for RuleDto {
 /// Every rule and grant, in order.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn policy_rules(host: State<'_, Host>) -> Result<Vec<RuleDto>, IpcError> {
     Ok(host
         .policy_rules()
@@ -82,12 +83,10 @@ pub async fn policy_rules(host: State<'_, Host>) -> Result<Vec<RuleDto>, IpcErro
 /// Removes a rule or revokes a grant.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(rule = %logged(&id)))]
 pub async fn remove_policy_rule(host: State<'_, Host>, id: String) -> Result<(), IpcError> {
     if id.len() > 64 {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: "that is not a rule id".into(),
-        });
+        return Err(IpcError::invalid("that is not a rule id"));
     }
     Ok(host.remove_policy_rule(&id).await?)
 }
@@ -95,6 +94,7 @@ pub async fn remove_policy_rule(host: State<'_, Host>, id: String) -> Result<(),
 /// Revokes every grant; returns how many there were.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn reset_grants(host: State<'_, Host>) -> Result<f64, IpcError> {
     Ok(host.reset_grants().await? as f64)
 }
@@ -102,6 +102,7 @@ pub async fn reset_grants(host: State<'_, Host>) -> Result<f64, IpcError> {
 /// The policy as TOML, for the editor.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn export_policy(host: State<'_, Host>) -> Result<String, IpcError> {
     Ok(host.export_policy().await?)
 }
@@ -109,12 +110,10 @@ pub async fn export_policy(host: State<'_, Host>) -> Result<String, IpcError> {
 /// Replaces the user rules with those of `text` (TOML); grants stay. Returns how many rules.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn import_policy(host: State<'_, Host>, text: String) -> Result<f64, IpcError> {
     if text.len() > POLICY_MAX {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: "a policy file is at most 1 MB".into(),
-        });
+        return Err(IpcError::invalid("a policy file is at most 1 MB"));
     }
     Ok(host.import_policy(&text).await? as f64)
 }
@@ -122,6 +121,7 @@ pub async fn import_policy(host: State<'_, Host>, text: String) -> Result<f64, I
 /// A server's tags.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
 pub async fn server_tags(host: State<'_, Host>, server: String) -> Result<Vec<String>, IpcError> {
     let id = Host::server_id(&server)?;
     Ok(host
@@ -135,6 +135,7 @@ pub async fn server_tags(host: State<'_, Host>, server: String) -> Result<Vec<St
 /// Replaces a server's tags (`trusted`, `private-data`, `untrusted-content`, `external`).
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
 pub async fn set_server_tags(
     host: State<'_, Host>,
     server: String,
@@ -144,9 +145,8 @@ pub async fn set_server_tags(
     let tags = tags
         .iter()
         .map(|t| {
-            ServerTag::parse(t).ok_or_else(|| IpcError {
-                code: ErrorCode::Invalid,
-                message: "tags are trusted, private-data, untrusted-content or external".into(),
+            ServerTag::parse(t).ok_or_else(|| {
+                IpcError::invalid("tags are trusted, private-data, untrusted-content or external")
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -8,7 +8,7 @@ use switchboard_core::llm::{Profile, PROFILES};
 use switchboard_core::redact::Secret;
 use tauri::State;
 
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// The longest API key accepted.
 const KEY_MAX: usize = 8 * 1024;
@@ -36,6 +36,18 @@ pub struct ProviderDto {
     pub models: Vec<String>,
     /// The context window the user set, in tokens.
     pub context_window: Option<u32>,
+}
+
+impl From<&Profile> for ProviderKindDto {
+    fn from(p: &Profile) -> Self {
+        Self {
+            id: p.id.into(),
+            name: p.name.into(),
+            needs_base_url: p.base_url.is_none(),
+            key_required: p.key_required,
+            models: models(p),
+        }
+    }
 }
 
 impl From<ProviderView> for ProviderDto {
@@ -73,17 +85,10 @@ pub struct ProviderKindDto {
     pub models: Vec<String>,
 }
 
-fn invalid(message: impl Into<String>) -> IpcError {
-    IpcError {
-        code: ErrorCode::Invalid,
-        message: message.into(),
-    }
-}
-
 /// An optional text field: blank means `None`; over-long is refused.
 pub(super) fn optional(what: &str, v: Option<String>) -> Result<Option<String>, IpcError> {
     match v.map(|s| s.trim().to_owned()) {
-        Some(s) if s.len() > FIELD_MAX => Err(invalid(format!("the {what} is too long"))),
+        Some(s) if s.len() > FIELD_MAX => Err(IpcError::invalid(format!("the {what} is too long"))),
         Some(s) if s.is_empty() => Ok(None),
         other => Ok(other),
     }
@@ -92,22 +97,15 @@ pub(super) fn optional(what: &str, v: Option<String>) -> Result<Option<String>, 
 /// Every vendor profile.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub fn provider_kinds() -> Vec<ProviderKindDto> {
-    PROFILES
-        .iter()
-        .map(|p| ProviderKindDto {
-            id: p.id.into(),
-            name: p.name.into(),
-            needs_base_url: p.base_url.is_none(),
-            key_required: p.key_required,
-            models: models(p),
-        })
-        .collect()
+    PROFILES.iter().map(Into::into).collect()
 }
 
 /// Every configured provider.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn list_providers(host: State<'_, Host>) -> Result<Vec<ProviderDto>, IpcError> {
     Ok(host
         .list_providers()
@@ -120,6 +118,7 @@ pub async fn list_providers(host: State<'_, Host>) -> Result<Vec<ProviderDto>, I
 /// Adds a provider of `kind`; the key is set separately with `set_provider_key`.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(provider = %logged(&name), kind = %logged(&kind)))]
 pub async fn add_provider(
     host: State<'_, Host>,
     name: String,
@@ -130,7 +129,7 @@ pub async fn add_provider(
 ) -> Result<(), IpcError> {
     let name = Host::provider_name(&name)?;
     if kind.len() > 64 {
-        return Err(invalid("unknown provider kind"));
+        return Err(IpcError::invalid("unknown provider kind"));
     }
     let base_url = optional("base URL", base_url)?;
     let model = optional("model", model)?;
@@ -142,6 +141,7 @@ pub async fn add_provider(
 /// Stores a provider's API key in the keyring. The key is never returned by any command.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(provider = %logged(&name)))]
 pub async fn set_provider_key(
     host: State<'_, Host>,
     name: String,
@@ -150,7 +150,7 @@ pub async fn set_provider_key(
     let name = Host::provider_name(&name)?;
     let key = key.trim();
     if key.is_empty() || key.len() > KEY_MAX {
-        return Err(invalid("an API key must be 1 to 8192 characters"));
+        return Err(IpcError::invalid("an API key must be 1 to 8192 characters"));
     }
     Ok(host.set_provider_key(&name, Secret::new(key)).await?)
 }
@@ -158,6 +158,7 @@ pub async fn set_provider_key(
 /// Removes a provider and its key.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(provider = %logged(&name)))]
 pub async fn remove_provider(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
     let name = Host::provider_name(&name)?;
     Ok(host.remove_provider(&name).await?)

@@ -32,23 +32,13 @@ const REASON_IN_MAX: usize = 16 * 1024;
 /// The longest provider name or model id accepted.
 const NAME_MAX: usize = 256;
 
-fn invalid(message: impl Into<String>) -> IpcError {
-    IpcError {
-        code: ErrorCode::Invalid,
-        message: message.into(),
-    }
-}
-
 impl From<QuestionError> for IpcError {
     fn from(e: QuestionError) -> Self {
         let code = match e {
             QuestionError::UnknownNonce => ErrorCode::NotFound,
             _ => ErrorCode::Invalid,
         };
-        Self {
-            code,
-            message: e.to_string(),
-        }
+        Self::new(code, e.to_string())
     }
 }
 
@@ -116,7 +106,7 @@ impl TryFrom<SamplingPromptDto> for SamplingPrompt {
 
     fn try_from(p: SamplingPromptDto) -> Result<Self, IpcError> {
         if p.messages.len() > MESSAGES_MAX {
-            return Err(invalid(format!(
+            return Err(IpcError::invalid(format!(
                 "a sampling prompt has at most {MESSAGES_MAX} messages"
             )));
         }
@@ -131,21 +121,21 @@ impl TryFrom<SamplingPromptDto> for SamplingPrompt {
                 .sum::<usize>()
                 + p.system_prompt.as_ref().map_or(0, |s| s.chars().count());
             if exact > sampling::TEXT_MAX {
-                return Err(invalid(format!(
+                return Err(IpcError::invalid(format!(
                     "the prompt holds {exact} characters; at most {} are sent",
                     sampling::TEXT_MAX
                 )));
             }
         }
         if p.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-            return Err(invalid("the temperature must be between 0 and 2"));
+            return Err(IpcError::invalid("the temperature must be between 0 and 2"));
         }
         let short = |s: &String| s.len() <= NAME_MAX;
         if p.model_hints.len() > 10
             || !p.model_hints.iter().all(short)
             || !p.context_requested.as_ref().is_none_or(short)
         {
-            return Err(invalid("the model hints are too long"));
+            return Err(IpcError::invalid("the model hints are too long"));
         }
         Ok(Self {
             system_prompt: p.system_prompt,
@@ -323,14 +313,22 @@ impl TryFrom<ReplyDto> for Reply {
                 content: Some(text),
             } => {
                 if text.len() > CONTENT_MAX {
-                    return Err(invalid("the form's values are larger than 256 KB"));
+                    return Err(IpcError::invalid(
+                        "the form's values are larger than 256 KB",
+                    ));
                 }
                 match serde_json::from_str::<serde_json::Value>(&text) {
                     Ok(serde_json::Value::Object(content)) => {
                         Reply::Elicit(ElicitReply::Accept { content })
                     }
-                    Ok(_) => return Err(invalid("the form's values must be a JSON object")),
-                    Err(e) => return Err(invalid(format!("the form's values are not JSON: {e}"))),
+                    Ok(_) => {
+                        return Err(IpcError::invalid("the form's values must be a JSON object"))
+                    }
+                    Err(e) => {
+                        return Err(IpcError::invalid(format!(
+                            "the form's values are not JSON: {e}"
+                        )))
+                    }
                 }
             }
             ReplyDto::Decline => Reply::Elicit(ElicitReply::Decline),
@@ -341,7 +339,7 @@ impl TryFrom<ReplyDto> for Reply {
                 model,
             } => {
                 if provider.len() > NAME_MAX || model.as_ref().is_some_and(|m| m.len() > NAME_MAX) {
-                    return Err(invalid("the provider or model name is too long"));
+                    return Err(IpcError::invalid("the provider or model name is too long"));
                 }
                 Reply::RunSampling {
                     prompt: prompt.try_into()?,
@@ -351,14 +349,14 @@ impl TryFrom<ReplyDto> for Reply {
             }
             ReplyDto::SendResponse { text } => {
                 if text.len() > RESPONSE_MAX {
-                    return Err(invalid("the response is larger than 1 MB"));
+                    return Err(IpcError::invalid("the response is larger than 1 MB"));
                 }
                 Reply::SendResponse { text }
             }
             ReplyDto::SendResult => Reply::SendResult,
             ReplyDto::Deny { reason } => {
                 if reason.as_ref().is_some_and(|r| r.len() > REASON_IN_MAX) {
-                    return Err(invalid("the reason is longer than 16 KB"));
+                    return Err(IpcError::invalid("the reason is longer than 16 KB"));
                 }
                 Reply::Deny { reason }
             }
@@ -369,6 +367,7 @@ impl TryFrom<ReplyDto> for Reply {
 /// Every waiting question, oldest first.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub fn pending_questions(host: State<'_, Host>) -> Vec<QuestionDto> {
     host.pending_questions()
         .into_iter()
@@ -380,6 +379,7 @@ pub fn pending_questions(host: State<'_, Host>) -> Vec<QuestionDto> {
 /// refused and the question stays open.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub fn answer_question(
     host: State<'_, Host>,
     nonce: String,

@@ -6,13 +6,17 @@ use std::collections::HashMap;
 use serde::Serialize;
 use specta::Type;
 use switchboard_core::approval::Origin;
-use switchboard_core::host::{CallOptions, Host};
+use switchboard_core::host::{CallOptions, Host, ServerCatalog};
+use switchboard_core::ids::ServerId;
+use switchboard_core::mcp::catalog::{
+    PromptArgument, PromptInfo, ResourceInfo, ResourceTemplateInfo,
+};
 use switchboard_core::mcp::supervisor::ServerStatus;
 use tauri::State;
 
 use super::content::{ContentDto, PromptResultDto};
 use super::conversations::conversation_id;
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// The longest resource URI accepted.
 const URI_MAX: usize = 16 * 1024;
@@ -88,63 +92,85 @@ pub struct ServerContextDto {
     pub prompts: Vec<PromptDto>,
 }
 
+impl From<&ResourceInfo> for ResourceDto {
+    fn from(r: &ResourceInfo) -> Self {
+        Self {
+            uri: r.uri.clone(),
+            name: r.name.clone(),
+            title: r.title.clone(),
+            description: r.description.clone(),
+            mime_type: r.mime_type.clone(),
+            size: r.size.map(|s| s as f64),
+        }
+    }
+}
+
+impl From<&ResourceTemplateInfo> for TemplateDto {
+    fn from(t: &ResourceTemplateInfo) -> Self {
+        Self {
+            uri_template: t.uri_template.clone(),
+            name: t.name.clone(),
+            title: t.title.clone(),
+            description: t.description.clone(),
+            mime_type: t.mime_type.clone(),
+        }
+    }
+}
+
+impl From<&PromptArgument> for PromptArgDto {
+    fn from(a: &PromptArgument) -> Self {
+        Self {
+            name: a.name.clone(),
+            description: a.description.clone(),
+            required: a.required,
+        }
+    }
+}
+
+impl From<&PromptInfo> for PromptDto {
+    fn from(p: &PromptInfo) -> Self {
+        Self {
+            name: p.name.clone(),
+            title: p.title.clone(),
+            description: p.description.clone(),
+            arguments: p.arguments.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl ServerContextDto {
+    /// What one server's catalog offers besides tools; `completions` says whether it
+    /// completes prompt arguments.
+    fn new(c: &ServerCatalog, completions: bool) -> Self {
+        let cat = &c.catalog;
+        Self {
+            server: c.server.to_string(),
+            completions,
+            resources: cat.resources.iter().map(Into::into).collect(),
+            templates: cat.resource_templates.iter().map(Into::into).collect(),
+            prompts: cat.prompts.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// Whether a server runs here and said it completes prompt arguments.
+fn completes(host: &Host, server: &ServerId) -> bool {
+    host.handle(server).is_some_and(|h| {
+        matches!(h.status(), ServerStatus::Running { peer, .. } if peer.capabilities.completions)
+    })
+}
+
 /// Resources, templates and prompts of every started server.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn server_context(host: State<'_, Host>) -> Result<Vec<ServerContextDto>, IpcError> {
-    let mut out = Vec::new();
-    for c in host.catalogs().await? {
-        let completions = host.handle(&c.server).is_some_and(|h| {
-            matches!(h.status(), ServerStatus::Running { peer, .. } if peer.capabilities.completions)
-        });
-        let cat = c.catalog;
-        out.push(ServerContextDto {
-            server: c.server.to_string(),
-            completions,
-            resources: cat
-                .resources
-                .iter()
-                .map(|r| ResourceDto {
-                    uri: r.uri.clone(),
-                    name: r.name.clone(),
-                    title: r.title.clone(),
-                    description: r.description.clone(),
-                    mime_type: r.mime_type.clone(),
-                    size: r.size.map(|s| s as f64),
-                })
-                .collect(),
-            templates: cat
-                .resource_templates
-                .iter()
-                .map(|t| TemplateDto {
-                    uri_template: t.uri_template.clone(),
-                    name: t.name.clone(),
-                    title: t.title.clone(),
-                    description: t.description.clone(),
-                    mime_type: t.mime_type.clone(),
-                })
-                .collect(),
-            prompts: cat
-                .prompts
-                .iter()
-                .map(|p| PromptDto {
-                    name: p.name.clone(),
-                    title: p.title.clone(),
-                    description: p.description.clone(),
-                    arguments: p
-                        .arguments
-                        .iter()
-                        .map(|a| PromptArgDto {
-                            name: a.name.clone(),
-                            description: a.description.clone(),
-                            required: a.required,
-                        })
-                        .collect(),
-                })
-                .collect(),
-        });
-    }
-    Ok(out)
+    Ok(host
+        .catalogs()
+        .await?
+        .iter()
+        .map(|c| ServerContextDto::new(c, completes(&host, &c.server)))
+        .collect())
 }
 
 /// Who a read or prompt is for: the resource and prompt pages (`None`), or a message being
@@ -164,6 +190,10 @@ fn origin(into: Option<String>) -> Result<Origin, IpcError> {
 /// it is attached to, if any.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(
+    server = %logged(&server),
+    conversation = into.as_deref().map(logged),
+))]
 pub async fn read_resource(
     host: State<'_, Host>,
     server: String,
@@ -172,10 +202,9 @@ pub async fn read_resource(
 ) -> Result<Vec<ContentDto>, IpcError> {
     let id = Host::server_id(&server)?;
     if uri.len() > URI_MAX {
-        return Err(IpcError {
-            code: ErrorCode::Invalid,
-            message: format!("a resource URI is at most {URI_MAX} bytes"),
-        });
+        return Err(IpcError::invalid(format!(
+            "a resource URI is at most {URI_MAX} bytes"
+        )));
     }
     Ok(host
         .read_resource(&id, &uri, origin(into)?, CallOptions::default())
@@ -189,6 +218,11 @@ pub async fn read_resource(
 /// it goes into (a slash command), if any.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(
+    server = %logged(&server),
+    prompt = %logged(&name),
+    conversation = into.as_deref().map(logged),
+))]
 pub async fn get_prompt(
     host: State<'_, Host>,
     server: String,
@@ -206,6 +240,11 @@ pub async fn get_prompt(
 /// Completion values the server suggests for a prompt argument.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(
+    server = %logged(&server),
+    prompt = %logged(&prompt),
+    argument = %logged(&argument),
+))]
 pub async fn complete_prompt_argument(
     host: State<'_, Host>,
     server: String,

@@ -12,32 +12,64 @@ use switchboard_core::approval::suggest::{describe, suggest_constraints};
 use switchboard_core::approval::{Answer, ApprovalRequest, Condition, Origin, Scope};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::{RunId, ToolRef};
+use switchboard_core::mcp::catalog::Progress;
 use tauri::ipc::Channel;
 use tauri::State;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
 
 use super::content::{ProgressDto, ToolResultDto};
-use super::{ErrorCode, IpcError};
+use super::{logged, IpcError};
 
 /// Opens a run for a tool call or a chat turn and returns its id, minted by the host: pass it
 /// to `run_tool` or `send_chat`, and to `cancel_run` to stop it.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub fn open_run(host: State<'_, Host>) -> String {
     host.open_run().to_string()
 }
 
 /// Reads a run id the host minted.
 pub(super) fn parse_run(id: &str) -> Result<RunId, IpcError> {
-    RunId::parse(id).map_err(|_| IpcError {
-        code: ErrorCode::Invalid,
-        message: "not a run id; open one with open_run".into(),
-    })
+    RunId::parse(id).map_err(|_| IpcError::invalid("not a run id; open one with open_run"))
+}
+
+/// Arguments typed as JSON text: they must be an object. `not_json` opens the message when
+/// the text does not parse.
+fn json_object(
+    text: &str,
+    not_json: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, IpcError> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(IpcError::invalid("the arguments must be a JSON object")),
+        Err(e) => Err(IpcError::invalid(format!("{not_json}: {e}"))),
+    }
+}
+
+/// Forwards a call's progress to the window until the window goes away or the call ends.
+fn forward(on_progress: Channel<ProgressDto>) -> (UnboundedSender<Progress>, JoinHandle<()>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            if on_progress.send(ProgressDto::from(p)).is_err() {
+                break;
+            }
+        }
+    });
+    (tx, task)
 }
 
 /// Asks to run a tool with `args_json` (a JSON object as text). The call waits for the user's
 /// approval, then runs; progress arrives on `on_progress`.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(
+    run = %logged(&run_id),
+    server = %logged(&server),
+    tool = %logged(&tool),
+))]
 pub async fn run_tool(
     host: State<'_, Host>,
     run_id: String,
@@ -46,43 +78,18 @@ pub async fn run_tool(
     args_json: String,
     on_progress: Channel<ProgressDto>,
 ) -> Result<ToolResultDto, IpcError> {
-    let arguments = match serde_json::from_str::<serde_json::Value>(&args_json) {
-        Ok(serde_json::Value::Object(map)) => map,
-        Ok(_) => {
-            return Err(IpcError {
-                code: ErrorCode::Invalid,
-                message: "the arguments must be a JSON object".into(),
-            })
-        }
-        Err(e) => {
-            return Err(IpcError {
-                code: ErrorCode::Invalid,
-                message: format!("the arguments are not valid JSON: {e}"),
-            })
-        }
-    };
+    let arguments = json_object(&args_json, "the arguments are not valid JSON")?;
     let tool = ToolRef {
         server: Host::server_id(&server)?,
         tool: tool.into(),
     };
     let run = parse_run(&run_id)?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let forward = tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
-            if on_progress.send(ProgressDto::from(p)).is_err() {
-                break;
-            }
-        }
-    });
+    let (tx, forwarding) = forward(on_progress);
+    let options = CallOptions::default().run(run).progress(tx);
     let result = host
-        .run_tool(
-            &tool,
-            arguments,
-            Origin::Manual,
-            CallOptions::default().run(run).progress(tx),
-        )
+        .run_tool(&tool, arguments, Origin::Manual, options)
         .await;
-    let _ = forward.await;
+    let _ = forwarding.await;
     Ok(result?.into())
 }
 
@@ -90,6 +97,7 @@ pub async fn run_tool(
 /// is cancelled at the server, a turn keeps what arrived. Returns whether such a run was open.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(run = %logged(&run_id)))]
 pub fn cancel_run(host: State<'_, Host>, run_id: String) -> bool {
     RunId::parse(&run_id).is_ok_and(|id| host.cancel_run(&id))
 }
@@ -178,6 +186,7 @@ impl From<ApprovalRequest> for ApprovalDto {
 /// Every call waiting for approval, oldest first.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub fn pending_approvals(host: State<'_, Host>) -> Vec<ApprovalDto> {
     host.pending_approvals()
         .into_iter()
@@ -237,22 +246,18 @@ const CONSTRAINT_MAX: usize = 8 * 1024;
 
 /// Parses the conditions of a grant; any invalid one refuses the whole answer.
 fn constraints(list: Vec<String>) -> Result<Vec<Condition>, IpcError> {
-    let invalid = |message: String| IpcError {
-        code: ErrorCode::Invalid,
-        message,
-    };
     if list.len() > CONSTRAINTS_MAX {
-        return Err(invalid(format!(
+        return Err(IpcError::invalid(format!(
             "a grant carries at most {CONSTRAINTS_MAX} conditions"
         )));
     }
     list.iter()
         .map(|text| {
             if text.len() > CONSTRAINT_MAX {
-                return Err(invalid("a condition is larger than 8 KB".into()));
+                return Err(IpcError::invalid("a condition is larger than 8 KB"));
             }
             serde_json::from_str::<Condition>(text)
-                .map_err(|e| invalid(format!("a condition is not valid: {e}")))
+                .map_err(|e| IpcError::invalid(format!("a condition is not valid: {e}")))
         })
         .collect()
 }
@@ -261,10 +266,6 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
     type Error = IpcError;
 
     fn try_from(a: ApprovalAnswerDto) -> Result<Self, IpcError> {
-        let invalid = |message: String| IpcError {
-            code: ErrorCode::Invalid,
-            message,
-        };
         Ok(match a {
             ApprovalAnswerDto::Allow {
                 arguments,
@@ -273,22 +274,18 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
             } => {
                 let constraints = constraints(list)?;
                 if !constraints.is_empty() && matches!(scope, ScopeDto::Once) {
-                    return Err(invalid(
-                        "conditions belong to a grant; \"once\" makes none".into(),
+                    return Err(IpcError::invalid(
+                        "conditions belong to a grant; \"once\" makes none",
                     ));
                 }
                 let arguments = match arguments {
                     None => None,
                     Some(text) if text.len() > EDITED_MAX => {
-                        return Err(invalid("the edited arguments are larger than 1 MB".into()))
+                        return Err(IpcError::invalid(
+                            "the edited arguments are larger than 1 MB",
+                        ))
                     }
-                    Some(text) => match serde_json::from_str::<serde_json::Value>(&text) {
-                        Ok(serde_json::Value::Object(map)) => Some(map),
-                        Ok(_) => return Err(invalid("the arguments must be a JSON object".into())),
-                        Err(e) => {
-                            return Err(invalid(format!("the edited arguments are not JSON: {e}")))
-                        }
-                    },
+                    Some(text) => Some(json_object(&text, "the edited arguments are not JSON")?),
                 };
                 Answer::Allow {
                     arguments,
@@ -306,6 +303,7 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
 /// pending.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn answer_approval(
     host: State<'_, Host>,
     nonce: String,
@@ -318,6 +316,7 @@ pub async fn answer_approval(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ipc::ErrorCode;
     use serde_json::json;
 
     fn answer(v: serde_json::Value) -> Result<Answer, IpcError> {

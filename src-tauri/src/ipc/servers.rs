@@ -2,12 +2,17 @@
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
+use switchboard_core::config::launch::LaunchPlan;
 use switchboard_core::config::{Binding, TransportSpec, ValueSource};
+use switchboard_core::host::{Check, CheckLevel, DoctorReport, ServerView};
 use switchboard_core::host::{FieldBinding, Host, TrustState};
+use switchboard_core::ids::ServerId;
+use switchboard_core::mcp::logs::{Direction, ServerLogs, TraceEntry};
 use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::status::Reason;
 use tauri::State;
 
-use super::IpcError;
+use super::{logged, IpcError};
 
 /// How a server is reached.
 #[derive(Clone, Copy, Debug, Serialize, Type)]
@@ -37,6 +42,26 @@ pub enum StatusKind {
     Failed,
 }
 
+/// Why a server is down, as far as the UI acts on it (the root of a crash loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonKind {
+    /// It wants credentials: the card offers "Sign in" (its header settings, until OAuth).
+    AuthRequired,
+    /// A message was over the cap (`cap_bytes`): the card names it.
+    MessageTooLarge,
+    /// A message was nested too deep.
+    TooDeep,
+    /// Its launch plan needs approval.
+    NeedsApproval,
+    /// The handshake did not finish in time.
+    HandshakeTimeout,
+    /// The process ended.
+    ProcessExited,
+    /// Anything else; `detail` says what.
+    Other,
+}
+
 /// A server's status as the UI shows it.
 #[derive(Clone, Debug, Serialize, Type)]
 pub struct StatusDto {
@@ -50,6 +75,22 @@ pub struct StatusDto {
     pub retry_at_ms: Option<f64>,
     /// The newest stderr lines, when failed.
     pub stderr_tail: Vec<String>,
+    /// Why it is down, when it says (failed, backoff, needs trust).
+    pub reason: Option<ReasonKind>,
+    /// The cap a message broke, in bytes, for `message_too_large`.
+    pub cap_bytes: Option<f64>,
+}
+
+fn reason_kind(r: &Reason) -> (ReasonKind, Option<f64>) {
+    match r.root() {
+        Reason::AuthRequired(_) => (ReasonKind::AuthRequired, None),
+        Reason::MessageTooLarge { cap } => (ReasonKind::MessageTooLarge, Some(*cap as f64)),
+        Reason::TooDeep { .. } => (ReasonKind::TooDeep, None),
+        Reason::NeedsApproval { .. } => (ReasonKind::NeedsApproval, None),
+        Reason::HandshakeTimeout { .. } => (ReasonKind::HandshakeTimeout, None),
+        Reason::ProcessExited { .. } => (ReasonKind::ProcessExited, None),
+        _ => (ReasonKind::Other, None),
+    }
 }
 
 impl From<&ServerStatus> for StatusDto {
@@ -68,12 +109,18 @@ impl From<&ServerStatus> for StatusDto {
                 (StatusKind::Failed, None, None, stderr_tail.clone())
             }
         };
+        let (reason, cap_bytes) = match s.reason().map(reason_kind) {
+            Some((k, cap)) => (Some(k), cap),
+            None => (None, None),
+        };
         Self {
             kind,
             detail: s.to_string(),
             tools,
             retry_at_ms,
             stderr_tail,
+            reason,
+            cap_bytes,
         }
     }
 }
@@ -99,6 +146,8 @@ pub struct ServerRow {
     /// Tools, instructions, prompts or templates new or changed since approved, waiting for
     /// review (TD-02; see `pin_review`).
     pub review: u32,
+    /// Whether a local server runs sandboxed (SP-07); `None` for a remote one.
+    pub sandboxed: Option<bool>,
 }
 
 /// Approval state of a launch plan.
@@ -173,69 +222,75 @@ fn bindings(requests: Vec<BindingRequest>) -> Result<Vec<FieldBinding>, IpcError
         .map(|b| {
             let to = match b.to {
                 None => None,
-                Some(t) => Some(Binding::parse(&t).map_err(|e| IpcError {
-                    code: super::ErrorCode::Invalid,
-                    message: e.to_string(),
-                })?),
+                Some(t) => Some(Binding::parse(&t).map_err(|e| IpcError::invalid(e.to_string()))?),
             };
             Ok(FieldBinding { field: b.field, to })
         })
         .collect()
 }
 
+/// One row of the servers page: the view plus what the host knows about its trust, secrets
+/// and held tools.
+async fn row(host: &Host, v: ServerView) -> Result<ServerRow, IpcError> {
+    let trust = match host.trust_view(&v.spec.id).await {
+        Ok(t) => t.state.into(),
+        Err(_) => TrustStateDto::Unresolvable,
+    };
+    // An unreadable keyring counts as missing: the server cannot start either way.
+    let missing_secrets = host.missing_secrets(&v.spec).await;
+    Ok(ServerRow {
+        name: v.spec.id.to_string(),
+        transport: match v.spec.transport {
+            TransportSpec::Stdio(_) => TransportKind::Stdio,
+            TransportSpec::Http(_) => TransportKind::Http,
+        },
+        summary: v.spec.summary(),
+        sandboxed: match &v.spec.transport {
+            TransportSpec::Stdio(s) => Some(s.sandbox.enabled),
+            TransportSpec::Http(_) => None,
+        },
+        enabled: v.spec.enabled,
+        trust,
+        status: (&v.status).into(),
+        missing_secrets,
+        review: u32::try_from(host.held_tools(&v.spec.id).await?.len()).unwrap_or(u32::MAX),
+    })
+}
+
 /// Every configured server with its live status.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub async fn list_servers(host: State<'_, Host>) -> Result<Vec<ServerRow>, IpcError> {
     let mut rows = Vec::new();
     for v in host.list_servers().await? {
-        let trust = match host.trust_view(&v.spec.id).await {
-            Ok(t) => t.state.into(),
-            Err(_) => TrustStateDto::Unresolvable,
-        };
-        // An unreadable keyring counts as missing: the server cannot start either way.
-        let missing_secrets = host.missing_secrets(&v.spec).await;
-        rows.push(ServerRow {
-            name: v.spec.id.to_string(),
-            transport: match v.spec.transport {
-                TransportSpec::Stdio(_) => TransportKind::Stdio,
-                TransportSpec::Http(_) => TransportKind::Http,
-            },
-            summary: v.spec.summary(),
-            enabled: v.spec.enabled,
-            trust,
-            status: (&v.status).into(),
-            missing_secrets,
-            review: u32::try_from(host.held_tools(&v.spec.id).await?.len()).unwrap_or(u32::MAX),
-        });
+        rows.push(row(&host, v).await?);
     }
     Ok(rows)
 }
 
-/// The launch plan (or URL and headers) to review before approving, with `bindings` made.
-#[tauri::command]
-#[specta::specta]
-pub async fn trust_view(
-    host: State<'_, Host>,
-    name: String,
-    bindings: Vec<BindingRequest>,
-) -> Result<TrustViewDto, IpcError> {
-    let id = Host::server_id(&name)?;
-    let made = self::bindings(bindings)?;
-    let v = host.trust_view_with(&id, &made).await?;
-    let mut fields = Vec::new();
-    for nv in v.plan.values() {
-        let bound = match &nv.value {
-            ValueSource::Plain(_) => continue,
-            ValueSource::Secret(_) => None,
-            ValueSource::Bound(b) => Some(b.to_string()),
-        };
-        fields.push(TrustFieldDto {
-            field: nv.name.clone(),
-            bound,
-        });
-    }
-    let mut bind_options: Vec<String> = host
+/// The env vars or headers of a plan that take a secret, and where each takes it from.
+fn secret_fields(plan: &LaunchPlan) -> Vec<TrustFieldDto> {
+    plan.values()
+        .iter()
+        .filter_map(|nv| {
+            let bound = match &nv.value {
+                ValueSource::Plain(_) => return None,
+                ValueSource::Secret(_) => None,
+                ValueSource::Bound(b) => Some(b.to_string()),
+            };
+            Some(TrustFieldDto {
+                field: nv.name.clone(),
+                bound,
+            })
+        })
+        .collect()
+}
+
+/// The secrets outside `id`'s own namespace a field could be bound to: every provider's key,
+/// then every other server's secrets (names only).
+async fn bind_options(host: &Host, id: &ServerId) -> Result<Vec<String>, IpcError> {
+    let mut options: Vec<String> = host
         .list_providers()
         .await?
         .iter()
@@ -245,10 +300,10 @@ pub async fn trust_view(
         .list_servers()
         .await?
         .iter()
-        .filter(|o| o.spec.id != id)
+        .filter(|o| o.spec.id != *id)
     {
         for secret in other.spec.secret_refs() {
-            bind_options.push(
+            options.push(
                 Binding::Server {
                     server: other.spec.id.clone(),
                     name: secret.clone(),
@@ -257,17 +312,30 @@ pub async fn trust_view(
             );
         }
     }
+    Ok(options)
+}
+
+/// The launch plan (or URL and headers) to review before approving, with `bindings` made.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
+pub async fn trust_view(
+    host: State<'_, Host>,
+    name: String,
+    bindings: Vec<BindingRequest>,
+) -> Result<TrustViewDto, IpcError> {
+    let id = Host::server_id(&name)?;
+    let made = self::bindings(bindings)?;
+    let v = host.trust_view_with(&id, &made).await?;
+    let bind_options = bind_options(&host, &id).await?;
     Ok(TrustViewDto {
         name,
-        remote: matches!(
-            v.plan,
-            switchboard_core::config::launch::LaunchPlan::Http { .. }
-        ),
+        remote: matches!(v.plan, LaunchPlan::Http { .. }),
+        fields: secret_fields(&v.plan),
         lines: v.lines,
         warnings: v.warnings,
         fingerprint: v.fingerprint.0,
         state: v.state.into(),
-        fields,
         bind_options,
     })
 }
@@ -276,6 +344,7 @@ pub async fn trust_view(
 /// bindings) and starts the server.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
 pub async fn approve_server(
     host: State<'_, Host>,
     name: String,
@@ -293,6 +362,7 @@ pub async fn approve_server(
 /// Starts (or restarts) a server.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
 pub async fn start_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
     host.start_server(&Host::server_id(&name)?).await?;
     Ok(())
@@ -301,6 +371,7 @@ pub async fn start_server(host: State<'_, Host>, name: String) -> Result<(), Ipc
 /// Stops a server and its process tree.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
 pub async fn stop_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
     host.stop_server(&Host::server_id(&name)?).await?;
     Ok(())
@@ -309,6 +380,7 @@ pub async fn stop_server(host: State<'_, Host>, name: String) -> Result<(), IpcE
 /// Enables or disables a server.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name), enabled = enabled))]
 pub async fn set_server_enabled(
     host: State<'_, Host>,
     name: String,
@@ -321,6 +393,7 @@ pub async fn set_server_enabled(
 /// Removes a server, its approval and its saved logs.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
 pub async fn remove_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
     host.remove_server(&Host::server_id(&name)?).await?;
     Ok(())
@@ -364,34 +437,50 @@ pub struct DoctorDto {
     pub stderr_tail: Vec<String>,
 }
 
+impl From<CheckLevel> for CheckLevelDto {
+    fn from(l: CheckLevel) -> Self {
+        match l {
+            CheckLevel::Ok => Self::Ok,
+            CheckLevel::Warn => Self::Warn,
+            CheckLevel::Fail => Self::Fail,
+            CheckLevel::Skipped => Self::Skipped,
+        }
+    }
+}
+
+impl From<Check> for CheckDto {
+    fn from(c: Check) -> Self {
+        Self {
+            name: c.name,
+            level: c.level.into(),
+            detail: c.detail,
+        }
+    }
+}
+
+impl DoctorDto {
+    /// The report on the server the window calls `name`.
+    fn new(name: String, r: DoctorReport) -> Self {
+        Self {
+            name,
+            plan: r.plan.unwrap_or_default(),
+            checks: r.checks.into_iter().map(Into::into).collect(),
+            stderr_tail: r.stderr_tail,
+        }
+    }
+}
+
+/// How long the doctor's trial start may take.
+const DOCTOR_TRIAL: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Diagnoses a server: config, executable, secrets, approval, then a trial start (approved
 /// servers only).
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
 pub async fn doctor(host: State<'_, Host>, name: String) -> Result<DoctorDto, IpcError> {
-    use switchboard_core::host::CheckLevel;
-    let r = host
-        .doctor(&Host::server_id(&name)?, std::time::Duration::from_secs(30))
-        .await?;
-    Ok(DoctorDto {
-        name,
-        plan: r.plan.unwrap_or_default(),
-        checks: r
-            .checks
-            .into_iter()
-            .map(|c| CheckDto {
-                name: c.name,
-                level: match c.level {
-                    CheckLevel::Ok => CheckLevelDto::Ok,
-                    CheckLevel::Warn => CheckLevelDto::Warn,
-                    CheckLevel::Fail => CheckLevelDto::Fail,
-                    CheckLevel::Skipped => CheckLevelDto::Skipped,
-                },
-                detail: c.detail,
-            })
-            .collect(),
-        stderr_tail: r.stderr_tail,
-    })
+    let r = host.doctor(&Host::server_id(&name)?, DOCTOR_TRIAL).await?;
+    Ok(DoctorDto::new(name, r))
 }
 
 /// One protocol trace entry.
@@ -420,20 +509,9 @@ pub struct LogsDto {
     pub trace: Vec<TraceDto>,
 }
 
-/// The logs of a server.
-#[tauri::command]
-#[specta::specta]
-pub async fn server_logs(host: State<'_, Host>, name: String) -> Result<LogsDto, IpcError> {
-    use switchboard_core::mcp::logs::{Direction, ServerLogs};
-    let id = Host::server_id(&name)?;
-    host.server(&id).await?;
-    let (stderr, trace) = match host.handle(&id) {
-        Some(h) => (h.logs().stderr_tail(usize::MAX), h.logs().trace()),
-        None => ServerLogs::load_persisted(&host.data_dir().join("logs").join(id.as_str())),
-    };
-    let trace = trace
-        .into_iter()
-        .map(|e| TraceDto {
+impl From<TraceEntry> for TraceDto {
+    fn from(e: TraceEntry) -> Self {
+        Self {
             at_ms: e.at_ms as f64,
             direction: match e.direction {
                 Direction::Out => "out",
@@ -445,7 +523,70 @@ pub async fn server_logs(host: State<'_, Host>, name: String) -> Result<LogsDto,
             duration_ms: e.duration_ms,
             is_error: e.is_error,
             body: e.body,
-        })
-        .collect();
-    Ok(LogsDto { stderr, trace })
+        }
+    }
+}
+
+/// Stderr and trace of a server: live from its handle when it runs here, else as its last run
+/// saved them.
+fn logs(host: &Host, id: &ServerId) -> (Vec<String>, Vec<TraceEntry>) {
+    match host.handle(id) {
+        Some(h) => (h.logs().stderr_tail(usize::MAX), h.logs().trace()),
+        None => ServerLogs::load_persisted(&host.data_dir().join("logs").join(id.as_str())),
+    }
+}
+
+/// The logs of a server.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
+pub async fn server_logs(host: State<'_, Host>, name: String) -> Result<LogsDto, IpcError> {
+    let id = Host::server_id(&name)?;
+    host.server(&id).await?;
+    let (stderr, trace) = logs(&host, &id);
+    Ok(LogsDto {
+        stderr,
+        trace: trace.into_iter().map(Into::into).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is a failed test
+
+    use switchboard_core::host::HostError;
+    use switchboard_core::mcp::McpError;
+    use switchboard_core::status::AuthChallenge;
+
+    use super::*;
+    use crate::ipc::ErrorCode;
+
+    #[test]
+    fn the_card_and_errors_branch_on_the_typed_reason() {
+        let failed = |reason| ServerStatus::Failed {
+            reason,
+            stderr_tail: vec![],
+        };
+        let dto = StatusDto::from(&failed(Reason::CrashLoop {
+            ends: 5,
+            window_secs: 120,
+            last: Box::new(Reason::AuthRequired(AuthChallenge::default())),
+        }));
+        assert_eq!(dto.reason, Some(ReasonKind::AuthRequired));
+        let dto = StatusDto::from(&failed(Reason::MessageTooLarge { cap: 4096 }));
+        assert_eq!(dto.reason, Some(ReasonKind::MessageTooLarge));
+        assert_eq!(dto.cap_bytes, Some(4096.0));
+        assert_eq!(StatusDto::from(&ServerStatus::Stopped).reason, None);
+
+        let e = IpcError::from(HostError::Mcp(McpError::AuthRequired(
+            AuthChallenge::default(),
+        )));
+        assert_eq!(e.code, ErrorCode::AuthRequired);
+        let e = IpcError::from(HostError::Mcp(McpError::Disconnected(
+            Reason::MessageTooLarge { cap: 1 },
+        )));
+        assert_eq!(e.code, ErrorCode::MessageTooLarge);
+        let e = IpcError::from(HostError::Mcp(McpError::Protocol("x".into())));
+        assert_eq!(e.code, ErrorCode::Server);
+    }
 }

@@ -14,6 +14,7 @@ pub struct StartupProblem(pub Option<String>);
 /// Why Switchboard could not open its data, or `null` when it did.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all)]
 pub fn startup_problem(problem: State<'_, StartupProblem>) -> Option<String> {
     problem.0.clone()
 }

@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
+use switchboard_core::config::export::ExportOutput;
 use switchboard_core::config::import::{ForeignFormat, ImportNote, NoteKind};
-use switchboard_core::host::Host;
+use switchboard_core::host::{Host, ImportOutcome, ImportPreview, PreviewServer};
 use tauri::State;
 
 use super::IpcError;
@@ -85,6 +86,8 @@ pub struct PreviewServerDto {
     pub summary: String,
     /// Values that go to the keyring, by name only.
     pub secrets: Vec<String>,
+    /// Whether a local server would run sandboxed (SP-07); `None` for a remote one.
+    pub sandboxed: Option<bool>,
 }
 
 /// What an import would do; nothing has been stored.
@@ -109,35 +112,60 @@ pub struct ImportResultDto {
     pub notes: Vec<NoteDto>,
 }
 
+impl From<PreviewServer> for PreviewServerDto {
+    fn from(s: PreviewServer) -> Self {
+        Self {
+            name: s.id.to_string(),
+            kind: s.kind.into(),
+            summary: s.summary,
+            secrets: s.secrets.iter().map(ToString::to_string).collect(),
+            sandboxed: s.sandboxed,
+        }
+    }
+}
+
+impl From<ImportPreview> for ImportPreviewDto {
+    fn from(p: ImportPreview) -> Self {
+        Self {
+            format: p.format.into(),
+            servers: p.servers.into_iter().map(Into::into).collect(),
+            notes: p.notes.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<ImportOutcome> for ImportResultDto {
+    fn from(o: ImportOutcome) -> Self {
+        Self {
+            added: o.added.iter().map(ToString::to_string).collect(),
+            secrets_stored: o
+                .secrets_stored
+                .iter()
+                .map(|(server, name)| format!("{server}: {name}"))
+                .collect(),
+            notes: o.notes.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
 /// Previews importing `text` (the file's contents or pasted JSON). Stores nothing.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(format = ?format))]
 pub async fn import_preview(
     host: State<'_, Host>,
     text: String,
     format: Option<FormatDto>,
 ) -> Result<ImportPreviewDto, IpcError> {
     let p = host.import_preview(&text, format.map(Into::into)).await?;
-    Ok(ImportPreviewDto {
-        format: p.format.into(),
-        servers: p
-            .servers
-            .into_iter()
-            .map(|s| PreviewServerDto {
-                name: s.id.to_string(),
-                kind: s.kind.into(),
-                summary: s.summary,
-                secrets: s.secrets.iter().map(ToString::to_string).collect(),
-            })
-            .collect(),
-        notes: p.notes.into_iter().map(Into::into).collect(),
-    })
+    Ok(p.into())
 }
 
 /// Imports `text`. Nothing starts or connects; secret-looking values go to the keyring first.
 /// `replace_secrets` is the person's confirmation after a `secret_exists` error.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(format = ?format, replace_secrets = replace_secrets))]
 pub async fn import_config(
     host: State<'_, Host>,
     text: String,
@@ -147,15 +175,7 @@ pub async fn import_config(
     let o = host
         .import_config_with(&text, format.map(Into::into), replace_secrets)
         .await?;
-    Ok(ImportResultDto {
-        added: o.added.iter().map(ToString::to_string).collect(),
-        secrets_stored: o
-            .secrets_stored
-            .iter()
-            .map(|(server, name)| format!("{server}: {name}"))
-            .collect(),
-        notes: o.notes.into_iter().map(Into::into).collect(),
-    })
+    Ok(o.into())
 }
 
 /// An exported config file.
@@ -167,16 +187,22 @@ pub struct ExportDto {
     pub notes: Vec<String>,
 }
 
+impl From<ExportOutput> for ExportDto {
+    fn from(o: ExportOutput) -> Self {
+        Self {
+            text: o.text,
+            notes: o.notes,
+        }
+    }
+}
+
 /// Every server in another host's format.
 #[tauri::command]
 #[specta::specta]
+#[tracing::instrument(skip_all, fields(format = ?format))]
 pub async fn export_config(
     host: State<'_, Host>,
     format: FormatDto,
 ) -> Result<ExportDto, IpcError> {
-    let o = host.export_config(format.into()).await?;
-    Ok(ExportDto {
-        text: o.text,
-        notes: o.notes,
-    })
+    Ok(host.export_config(format.into()).await?.into())
 }

@@ -69,7 +69,7 @@ impl Machine {
 #[derive(Clone, Debug, Serialize)]
 pub struct ClientSummary {
     /// Short key (`raw-pipe`, `raw-tokio`, `switchboard`, `switchboard-run`, `switchboard-conn`,
-    /// `ts-sdk`, `py-sdk`).
+    /// `sqlite-commit`, `ts-sdk`, `py-sdk`).
     pub key: &'static str,
     /// What the row is called in the table.
     pub label: String,
@@ -276,6 +276,22 @@ pub fn ratios(clients: &[ClientSummary]) -> Vec<Ratio> {
         "throughput c=64: Host::run_tool / Host::call_tool".into(),
         div(thr("switchboard-run", 64), thr(sb, 64)),
         Goal::Info,
+    ));
+    // Issue 11: the governed path within a bare call plus one commit at c=1, and 10,000 calls/s
+    // at c=64 on this machine kind.
+    let bare_plus_commit = match (p50(sb, 1), p50("sqlite-commit", 1)) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    };
+    out.push(ratio(
+        "p50 c=1: Host::run_tool / (Host::call_tool + one SQLite commit)".into(),
+        div(p50("switchboard-run", 1), bare_plus_commit),
+        Goal::AtMost(1.0),
+    ));
+    out.push(ratio(
+        "throughput c=64: Host::run_tool / 10,000 calls/s".into(),
+        thr("switchboard-run", 64).map(|t| t / 10_000.0),
+        Goal::AtLeast(1.0),
     ));
     out.retain(|r| !r.target.is_empty() || r.value.is_some());
     out

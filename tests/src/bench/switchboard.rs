@@ -12,6 +12,9 @@
 //! - straight through the supervised [`Connection::call_tool`], to see what the host layer
 //!   costs.
 //!
+//! Next to them, [`commit`] times one durable SQLite commit on the same kind of store: the
+//! yardstick of `run_tool`'s c=1 target ("within `call_tool` plus one commit", issue 11).
+//!
 //! A `run_tool` call that is asked about instead of allowed would wait for a person forever;
 //! the bench refuses to measure that: one call before the warm-up must report that [`RULE`]
 //! allowed it, and a watchdog denies anything that shows up as pending, which fails the run
@@ -37,6 +40,7 @@ use switchboard_core::mcp::catalog::{Content, ToolResult};
 use switchboard_core::mcp::connection::{Connection, RequestOptions};
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::store::Store;
 
 use super::{Figure, Plan, TEXT};
 
@@ -114,11 +118,13 @@ async fn measure(host: &Host, server: &Path, plan: &Plan, entry: Entry) -> Resul
             args: Vec::new(),
             env: Vec::new(),
             cwd: None,
+            sandbox: Default::default(),
         }),
         enabled: true,
         timeouts: Timeouts {
             request_secs: 60,
             init_secs: 30,
+            max_message_mib: switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB,
         },
     })
     .await?;
@@ -290,6 +296,55 @@ impl AuditCheck {
         }
         Ok(v.rows)
     }
+}
+
+/// Commits measured at each level above c=1 by [`commit`].
+const COMMITS_SAMPLE: usize = 2_000;
+
+/// The reference for `run_tool`'s target at c=1 ("`call_tool` plus one SQLite commit"): one
+/// durable commit of one small row through a fresh [`Store`] (same file settings as the host's:
+/// WAL, `synchronous=FULL`, one writer connection), timed like a call, at the plan's levels
+/// (above c=1, at most [`COMMITS_SAMPLE`] commits). At c > 1 the commits queue on the one writer
+/// and nothing is group-committed: that row shows what a sync costs when every caller waits for
+/// its own.
+pub async fn commit(plan: &Plan) -> Result<Vec<Figure>> {
+    let dir = tempfile::tempdir().context("could not create a temp dir for the store")?;
+    let store = Store::open(&dir.path().join("probe.sqlite"))
+        .await
+        .context("could not open the probe store")?;
+    let store = Arc::new(store);
+    let once = {
+        let store = store.clone();
+        move || {
+            let store = store.clone();
+            async move {
+                store
+                    .commit_probe()
+                    .await
+                    .map_err(|e| anyhow!("the probe commit failed: {e}"))
+            }
+        }
+    };
+    let result = async {
+        if plan.warmup > 0 {
+            super::closed_loop(1, plan.warmup, once.clone()).await?;
+        }
+        let mut out = Vec::with_capacity(plan.conc.len());
+        for &c in &plan.conc {
+            // Unshared syncs make c > 1 slow (a few thousand per second at best); a sample
+            // keeps `make bench`'s 20,000-call levels from taking minutes here.
+            let n = if c == 1 {
+                plan.calls
+            } else {
+                plan.calls.min(COMMITS_SAMPLE)
+            };
+            out.push(super::closed_loop(c, n, once.clone()).await?);
+        }
+        anyhow::Ok(out)
+    }
+    .await;
+    store.close().await;
+    result
 }
 
 /// `n` calls by `c` tasks sharing a counter.

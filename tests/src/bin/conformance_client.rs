@@ -80,6 +80,7 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
     let endpoint = Endpoint::Http {
         url: url.to_owned(),
         headers: vec![],
+        max_message: switchboard_core::mcp::framing::DEFAULT_MAX_MESSAGE,
     };
     let conn = Connection::connect(endpoint, ServerLogs::new(None), opts)
         .await
@@ -105,7 +106,7 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
         )),
     };
     let closed = conn.shutdown().await;
-    tracing::debug!("shutdown: {closed}");
+    tracing::debug!("shutdown: {closed:?}");
     outcome
 }
 

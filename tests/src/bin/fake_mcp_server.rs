@@ -67,6 +67,7 @@
 //! | `hostile_error` | `hostile-text`: JSON-RPC error `-32000` whose message carries a line break and escapes |
 //! | `flood_questions {count=20}` | `question-flood`: sends `count` form elicitations at once; text `accept=A decline=D cancel=C error=E timeout=T` |
 //! | `deep {depth=200000, id_last?}` | `deep-answer`: one answer line whose result is nested `depth` arrays deep, the id first or last |
+//! | `canary_probe {path?, port?}` | `canary`: reads `path`, connects to 127.0.0.1:`port`; JSON text of what it reached (SP-07) |
 //!
 //! Bad tool arguments give an `isError` result; an unknown tool gives `-32602`.
 //!
@@ -109,6 +110,11 @@
 //!   process group and sharing our stdout; stderr gets `child-pid <sh>` and
 //!   `grandchild-pid <pid>` (x2); `--pid-file` lists them too.
 //! - `ignore-sigterm`: ignore SIGTERM and keep running after stdin EOF (needs SIGKILL).
+//! - `canary`: adds `canary_probe`; at start-up exits 1 when `CANARY_REQUIRE_FILE` cannot be
+//!   read or `CANARY_REQUIRE_PORT` (on 127.0.0.1) cannot be reached.
+//! - `stubborn`: like `ignore-sigterm`, plus one grandchild (`sleep`, same process group, no
+//!   stdin or stdout) that ignores SIGTERM too; stderr gets `stubborn-grandchild-pid <pid>` and
+//!   `--pid-file` lists it after our pid. What a killed host leaves behind (SP-06).
 //! - `list-changed-storm`: after `notifications/initialized`, send `--storm` list_changed
 //!   notifications as fast as possible; each `tools/list` prints `tools-list-count <n>` to stderr.
 //! - `slow-init[=MS]`: like `--init-delay-ms` (default 2000 ms; the flag wins).

@@ -14,6 +14,7 @@
 //! | `switchboard` | a real `Host` calling `Host::call_tool`: checks and the call, no approval |
 //! | `switchboard-run` | the same host calling `Host::run_tool`, the path the chat loop uses: a policy rule allows `echo`, and every call is decided and written to the audit log |
 //! | `switchboard-conn` | the same host's supervised `Connection::call_tool`, to show what the host layer adds |
+//! | `sqlite-commit` | not a client: one durable commit of one row through a `Store` like the host's, the yardstick of `run_tool`'s c=1 target |
 //! | `ts-sdk` | `@modelcontextprotocol/sdk` `Client` + `StdioClientTransport`, `callTool` (`tests/bench/ts_client.mjs`) |
 //! | `py-sdk` | `mcp` `ClientSession` + `stdio_client`, `call_tool`, `asyncio.gather` (`tests/bench/py_client.py`) |
 //!
@@ -70,12 +71,13 @@ use bench::switchboard::Entry;
 use bench::{Figure, Outcome, Plan};
 
 /// Every client, in the order they run within a round and appear in the table.
-const CLIENTS: [&str; 7] = [
+const CLIENTS: [&str; 8] = [
     "raw-pipe",
     "raw-tokio",
     "switchboard",
     "switchboard-run",
     "switchboard-conn",
+    "sqlite-commit",
     "ts-sdk",
     "py-sdk",
 ];
@@ -88,7 +90,8 @@ usage: sb-bench [options]
   --warmup N           sequential warm-up calls per measurement (default 500)
   --conc LIST          calls in flight, comma-separated (default 1,16,64)
   --only KEYS          only these clients (comma-separated): raw-pipe, raw-tokio,
-                       switchboard, switchboard-run, switchboard-conn, ts-sdk, py-sdk; and
+                       switchboard, switchboard-run, switchboard-conn, sqlite-commit,
+                       ts-sdk, py-sdk; and
                        the chat figures: chat-open, chat-search, chat-delta, or chat for all
                        three
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
@@ -339,6 +342,10 @@ fn run() -> Result<ExitCode> {
                     ))),
                     None,
                 ),
+                "sqlite-commit" => (
+                    measured(rt.block_on(bench::switchboard::commit(&plan))),
+                    None,
+                ),
                 "ts-sdk" => rt.block_on(peers.run(Peer::TypeScript, &server, &plan)),
                 _ => rt.block_on(peers.run(Peer::Python, &server, &plan)),
             };
@@ -428,7 +435,12 @@ fn run() -> Result<ExitCode> {
     let own_failed = clients.iter().any(|c| {
         matches!(
             c.key,
-            "raw-pipe" | "raw-tokio" | "switchboard" | "switchboard-run" | "switchboard-conn"
+            "raw-pipe"
+                | "raw-tokio"
+                | "switchboard"
+                | "switchboard-run"
+                | "switchboard-conn"
+                | "sqlite-commit"
         ) && c.status != "measured"
     });
     let peer_missing = clients
@@ -476,6 +488,7 @@ fn label(key: &str, version: Option<&str>) -> String {
         "switchboard" => "switchboard-core Host::call_tool".into(),
         "switchboard-run" => "switchboard-core Host::run_tool (allow rule + audit)".into(),
         "switchboard-conn" => "switchboard-core Connection::call_tool".into(),
+        "sqlite-commit" => "one SQLite commit (a Store's, not a call)".into(),
         "ts-sdk" => format!("TypeScript SDK{v} (node)"),
         "py-sdk" => format!("Python SDK (mcp{v})"),
         other => other.into(),

@@ -13,7 +13,8 @@ usage: fake-mcp-server [FLAGS]
                           fork-grandchild, ignore-sigterm, list-changed-storm,
                           slow-init[=MS], banner, rug-description, rug-param,
                           rug-new-tool, rug-restart, rug-instructions, poisoned, oversize,
-                          client-requests, hostile-text, question-flood, deep-answer
+                          client-requests, hostile-text, question-flood, deep-answer,
+                          stubborn, canary
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
@@ -69,6 +70,10 @@ pub struct Modes {
     pub hostile_text: bool,
     /// Adds `flood_questions`, which sends many elicitations at once (RL-12).
     pub question_flood: bool,
+    /// Ignores SIGTERM and stdin EOF, and starts a grandchild that ignores SIGTERM (SP-06).
+    pub stubborn: bool,
+    /// Adds `canary_probe` and checks `CANARY_REQUIRE_FILE`/`_PORT` at start-up (SP-07).
+    pub canary: bool,
 }
 
 /// Parsed command line.
@@ -150,6 +155,8 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "client-requests" => m.client_requests = true,
         "hostile-text" => m.hostile_text = true,
         "question-flood" => m.question_flood = true,
+        "stubborn" => m.stubborn = true,
+        "canary" => m.canary = true,
         "slow-init" => *slow_init = Some(DEFAULT_SLOW_INIT_MS),
         other => match other.strip_prefix("slow-init=") {
             Some(ms) => *slow_init = Some(number("--mode slow-init", ms)?),

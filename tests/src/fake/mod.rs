@@ -10,7 +10,10 @@
 //! - [`client_tools`]: the tools of `--mode client-requests` (elicitation, sampling, roots).
 //! - [`hostile`]: `--mode hostile-text` (escape codes in every server text) and
 //!   `--mode question-flood` (many elicitations at once).
+//! - [`stubborn`]: `--mode stubborn` (only SIGKILL ends it, nor its grandchild).
+//! - [`canary`]: `--mode canary` (tries to read a file and reach a port a sandbox should hide).
 
+pub mod canary;
 pub mod catalog;
 pub mod cli;
 pub mod client_tools;
@@ -19,6 +22,7 @@ pub mod modes;
 pub mod out;
 pub mod peer;
 pub mod server;
+pub mod stubborn;
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, ErrorKind, Write};
@@ -62,14 +66,21 @@ pub fn run() -> anyhow::Result<()> {
         elog!("{}", hostile::stderr_line());
     }
     if modes.crash_on_init {
+        // Counted, so a test can tell one try from five.
+        modes::count_start(cfg.state_file.as_deref());
         elog!("fake-mcp-server: crash-on-init: exiting with status 1");
         std::process::exit(1);
     }
-    if modes.ignore_sigterm {
+    if modes.canary {
+        canary::check_requirements();
+    }
+    if modes.ignore_sigterm || modes.stubborn {
         modes::ignore_sigterm();
     }
     let descendants = if modes.fork_grandchild {
         modes::fork_grandchildren()
+    } else if modes.stubborn {
+        stubborn::start_grandchild()
     } else {
         modes::Descendants::default()
     };
@@ -124,5 +135,5 @@ pub fn run() -> anyhow::Result<()> {
         }
         server.handle_line(line);
     }
-    modes::on_stdin_eof(modes.ignore_sigterm)
+    modes::on_stdin_eof(modes.ignore_sigterm || modes.stubborn)
 }

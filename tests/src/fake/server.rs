@@ -129,6 +129,9 @@ impl Server {
                 if cfg.modes.question_flood {
                     t.push(hostile::flood_tool());
                 }
+                if cfg.modes.canary {
+                    t.extend(super::canary::tools());
+                }
                 t.extend(
                     cfg.raw_tools
                         .iter()
@@ -498,6 +501,7 @@ impl Server {
                 Self::echo(args)
             }
             "poisoned_add" if self.cfg.modes.poisoned => Self::add(args),
+            super::canary::PROBE if self.cfg.modes.canary => super::canary::probe(args),
             n if self.cfg.modes.hostile_text && hostile::is_echo_tool(n) => {
                 hostile::echo_result(args)
             }

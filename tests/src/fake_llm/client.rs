@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use switchboard_core::llm::profiles::{profile, Profile, ProviderConfig};
+use switchboard_core::llm::profiles::{profile, Profile};
 use switchboard_core::llm::{
-    ChatRequest, EventStream, LlmError, Provider, RetryPolicy, StreamEvent,
+    ChatRequest, EventStream, LlmError, Provider, ProviderConfig, RetryPolicy, StreamEvent,
 };
 use switchboard_core::redact::Secret;
 use tokio_util::sync::CancellationToken;

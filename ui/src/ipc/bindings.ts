@@ -175,6 +175,17 @@ export const commands = {
 	resultReview: (server: string) => typedError<ResultReviewDto, IpcError>(__TAURI_INVOKE("result_review", { server })),
 	/**  Sets whether a server's tool results are held for review. */
 	setResultReview: (server: string, review: ResultReviewDto) => typedError<null, IpcError>(__TAURI_INVOKE("set_result_review", { server, review })),
+	/**  A local server's sandbox. */
+	serverSandbox: (server: string) => typedError<SandboxDto, IpcError>(__TAURI_INVOKE("server_sandbox", { server })),
+	/**  Replaces a local server's sandbox; a running server restarts into it. */
+	setServerSandbox: (server: string, sandbox: SandboxDto) => typedError<SandboxSaved, IpcError>(__TAURI_INVOKE("set_server_sandbox", { server, sandbox })),
+	/**  What the sandbox blocked in the server's last failed run. */
+	sandboxFindings: (server: string) => typedError<SandboxFindingDto_Serialize[], IpcError>(__TAURI_INVOKE("sandbox_findings", { server })),
+	/**
+	 *  Grants finding number `index` of [`sandbox_findings`] (as Rust finds them now, not as the
+	 *  window remembers them).
+	 */
+	grantSandboxFinding: (server: string, index: number) => typedError<SandboxSaved, IpcError>(__TAURI_INVOKE("grant_sandbox_finding", { server, index })),
 };
 
 /** Events */
@@ -439,6 +450,17 @@ export type BindingRequest_Serialize = {
 	/**  `provider:NAME` or `server:SERVER/NAME`; `None` for the server's own secret. */
 	to: string | null,
 };
+
+/**  What the sandbox blocked. */
+export type BlockedKind = 
+/**  Reading a path. */
+"read" | 
+/**  Writing a path. */
+"write" | 
+/**  The network. */
+"network" | 
+/**  The sandbox could not be set up at all (nothing to grant). */
+"unavailable";
 
 /**  One item to review. */
 export type ChangeDto = ChangeDto_Serialize | ChangeDto_Deserialize;
@@ -845,6 +867,10 @@ export type ErrorCode =
 "secret_exists" | 
 /**  The MCP server failed or misbehaved. */
 "server" | 
+/**  The server wants credentials (HTTP 401/403): offer "Sign in" (its header settings). */
+"auth_required" | 
+/**  The server's message was over the host's cap; the message names it. */
+"message_too_large" | 
 /**  The user or the policy refused a tool call. */
 "denied" | 
 /**  The operation was cancelled. */
@@ -966,7 +992,7 @@ export type ImportPreviewDto_Deserialize = {
 	/**  The format recognised. */
 	format: FormatDto,
 	/**  Servers to add. */
-	servers: PreviewServerDto[],
+	servers: PreviewServerDto_Deserialize[],
 	/**  Notes. */
 	notes: NoteDto_Deserialize[],
 };
@@ -976,7 +1002,7 @@ export type ImportPreviewDto_Serialize = {
 	/**  The format recognised. */
 	format: FormatDto,
 	/**  Servers to add. */
-	servers: PreviewServerDto[],
+	servers: PreviewServerDto_Serialize[],
 	/**  Notes. */
 	notes: NoteDto_Serialize[],
 };
@@ -1202,7 +1228,10 @@ export type PinReviewDto_Serialize = {
 };
 
 /**  One server an import would add. */
-export type PreviewServerDto = {
+export type PreviewServerDto = PreviewServerDto_Serialize | PreviewServerDto_Deserialize;
+
+/**  One server an import would add. */
+export type PreviewServerDto_Deserialize = {
 	/**  Its name after any rename. */
 	name: string,
 	/**  `stdio` or `http`. */
@@ -1211,6 +1240,22 @@ export type PreviewServerDto = {
 	summary: string,
 	/**  Values that go to the keyring, by name only. */
 	secrets: string[],
+	/**  Whether a local server would run sandboxed (SP-07); `None` for a remote one. */
+	sandboxed?: boolean | null,
+};
+
+/**  One server an import would add. */
+export type PreviewServerDto_Serialize = {
+	/**  Its name after any rename. */
+	name: string,
+	/**  `stdio` or `http`. */
+	kind: string,
+	/**  The command line or URL, escaped. */
+	summary: string,
+	/**  Values that go to the keyring, by name only. */
+	secrets: string[],
+	/**  Whether a local server would run sandboxed (SP-07); `None` for a remote one. */
+	sandboxed: boolean | null,
 };
 
 /**  Progress of a running call. */
@@ -1515,6 +1560,23 @@ reason: string;
 /**  The result. */
 result: ToolResultDto_Serialize };
 
+/**  Why a server is down, as far as the UI acts on it (the root of a crash loop). */
+export type ReasonKind = 
+/**  It wants credentials: the card offers "Sign in" (its header settings, until OAuth). */
+"auth_required" | 
+/**  A message was over the cap (`cap_bytes`): the card names it. */
+"message_too_large" | 
+/**  A message was nested too deep. */
+"too_deep" | 
+/**  Its launch plan needs approval. */
+"needs_approval" | 
+/**  The handshake did not finish in time. */
+"handshake_timeout" | 
+/**  The process ended. */
+"process_exited" | 
+/**  Anything else; `detail` says what. */
+"other";
+
 /**  The person's answer to one question. */
 export type ReplyDto = ReplyDto_Serialize | ReplyDto_Deserialize;
 
@@ -1747,6 +1809,55 @@ export type SamplingRoleDto =
 /**  The model side. */
 "assistant";
 
+/**  A server's sandbox as the card shows and edits it. */
+export type SandboxDto = {
+	/**  Whether it runs sandboxed. */
+	enabled: boolean,
+	/**  Folders (or files) it may read. */
+	read: string[],
+	/**  Folders (or files) it may read and write. */
+	write: string[],
+	/**  Paths hidden even inside a granted folder. */
+	deny: string[],
+	/**  Whether it may use the network. */
+	network: boolean,
+};
+
+/**  One thing the sandbox blocked in the last failed run. */
+export type SandboxFindingDto = SandboxFindingDto_Serialize | SandboxFindingDto_Deserialize;
+
+/**  One thing the sandbox blocked in the last failed run. */
+export type SandboxFindingDto_Deserialize = {
+	/**  What. */
+	kind: BlockedKind,
+	/**  The path, for reads and writes (escaped for display). */
+	path?: string | null,
+	/**  One sentence: what was blocked and how to allow it. */
+	message: string,
+	/**  The stderr line it was read from, escaped. */
+	evidence: string,
+};
+
+/**  One thing the sandbox blocked in the last failed run. */
+export type SandboxFindingDto_Serialize = {
+	/**  What. */
+	kind: BlockedKind,
+	/**  The path, for reads and writes (escaped for display). */
+	path: string | null,
+	/**  One sentence: what was blocked and how to allow it. */
+	message: string,
+	/**  The stderr line it was read from, escaped. */
+	evidence: string,
+};
+
+/**  The setting after a change. */
+export type SandboxSaved = {
+	/**  As stored (resolved, sorted, without duplicates). */
+	sandbox: SandboxDto,
+	/**  Whether the server stayed approved (it was approved before the change). */
+	approval_kept: boolean,
+};
+
 /**  How far an "allow" reaches (AP-02). */
 export type ScopeDto = 
 /**  This call only. */
@@ -1847,6 +1958,8 @@ export type ServerRow_Deserialize = {
 	 *  review (TD-02; see `pin_review`).
 	 */
 	review: number,
+	/**  Whether a local server runs sandboxed (SP-07); `None` for a remote one. */
+	sandboxed?: boolean | null,
 };
 
 /**  One row of the servers page. */
@@ -1873,6 +1986,8 @@ export type ServerRow_Serialize = {
 	 *  review (TD-02; see `pin_review`).
 	 */
 	review: number,
+	/**  Whether a local server runs sandboxed (SP-07); `None` for a remote one. */
+	sandboxed: boolean | null,
 };
 
 /**  The tools of one running server. */
@@ -1913,6 +2028,10 @@ export type StatusDto_Deserialize = {
 	retry_at_ms?: number | null,
 	/**  The newest stderr lines, when failed. */
 	stderr_tail: string[],
+	/**  Why it is down, when it says (failed, backoff, needs trust). */
+	reason?: ReasonKind | null,
+	/**  The cap a message broke, in bytes, for `message_too_large`. */
+	cap_bytes?: number | null,
 };
 
 /**  A server's status as the UI shows it. */
@@ -1927,6 +2046,10 @@ export type StatusDto_Serialize = {
 	retry_at_ms: number | null,
 	/**  The newest stderr lines, when failed. */
 	stderr_tail: string[],
+	/**  Why it is down, when it says (failed, backoff, needs trust). */
+	reason: ReasonKind | null,
+	/**  The cap a message broke, in bytes, for `message_too_large`. */
+	cap_bytes: number | null,
 };
 
 /**  A server's lifecycle state, for badges. */

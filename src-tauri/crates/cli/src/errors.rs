@@ -13,6 +13,7 @@ use switchboard_core::host::HostError;
 use switchboard_core::ids::ServerId;
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::mcp::McpError;
+use switchboard_core::status::Reason;
 use switchboard_core::store::StoreError;
 
 use crate::output;
@@ -71,6 +72,9 @@ pub enum CliError {
     },
 }
 
+/// How many of a failed server's last stderr lines an error quotes.
+const STDERR_LINES: usize = 10;
+
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -79,8 +83,33 @@ impl fmt::Display for CliError {
                 write!(
                     f,
                     "{server} is not available: {}",
-                    output::inert(&status.to_string())
-                )
+                    output::inert(&output::bounded(&status.to_string(), output::QUOTE_MAX))
+                )?;
+                if let ServerStatus::Failed { stderr_tail, .. } = status {
+                    // The traceback that says why, not just "it did not start".
+                    let last: Vec<&str> = stderr_tail
+                        .iter()
+                        .rev()
+                        .take(STDERR_LINES)
+                        .rev()
+                        .map(String::as_str)
+                        .collect();
+                    if !last.is_empty() {
+                        write!(f, "\nthe last lines it wrote to stderr:")?;
+                        for line in last {
+                            let line = output::bounded(line, output::QUOTE_MAX / 4);
+                            write!(f, "\n  {}", output::inert(&line))?;
+                        }
+                    }
+                    write!(
+                        f,
+                        "\nmore: `switchboard doctor {server}` and `switchboard server logs {server}`"
+                    )?;
+                }
+                if let Some(hint) = status.reason().and_then(|r| hint(server, r)) {
+                    write!(f, "\n{hint}")?;
+                }
+                Ok(())
             }
             Self::Turn { message, .. } => f.write_str(message),
         }
@@ -88,6 +117,33 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+/// What the person can do about a reason, when there is something (the CLI's "Sign in").
+pub fn hint(server: &ServerId, reason: &Reason) -> Option<String> {
+    match reason.root() {
+        Reason::AuthRequired(_) => Some(format!(
+            "sign in: store its credentials with `switchboard secret set --server {server} TOKEN` \
+             and send them as a header (`--header Authorization=secret:TOKEN` when adding it)"
+        )),
+        Reason::MessageTooLarge { cap } => Some(format!(
+            "its message was over the {} cap, which protects Switchboard's memory; if its answers \
+             are really this large, raise it: `switchboard server limits {server} --max-message-mb N`",
+            switchboard_core::status::bytes(*cap)
+        )),
+        _ => None,
+    }
+}
+
+/// The stable code of a reason the shells act on, if it has one of its own.
+fn reason_code(reason: &Reason) -> Option<&'static str> {
+    match reason.root() {
+        Reason::AuthRequired(_) => Some("auth_required"),
+        Reason::MessageTooLarge { .. } => Some("message_too_large"),
+        Reason::TooDeep { .. } => Some("too_deep"),
+        Reason::NeedsApproval { .. } => Some("needs_approval"),
+        _ => None,
+    }
+}
 
 /// A usage error as an `anyhow::Error`, for `.map_err(usage)` and `.ok_or_else(..)`.
 pub fn usage(message: impl Into<String>) -> anyhow::Error {
@@ -118,7 +174,13 @@ fn cli_code(e: &CliError) -> (&'static str, u8) {
         CliError::Usage(_) => ("usage", exit::USAGE),
         CliError::Unavailable { status, .. } => match status {
             ServerStatus::NeedsTrust { .. } => ("needs_approval", exit::FAILED),
-            _ => ("not_available", exit::FAILED),
+            _ => (
+                status
+                    .reason()
+                    .and_then(reason_code)
+                    .unwrap_or("not_available"),
+                exit::FAILED,
+            ),
         },
         CliError::NeedsConfirmation(_) => ("needs_confirmation", exit::FAILED),
         CliError::Declined(_) => ("declined", exit::DENIED),
@@ -163,7 +225,8 @@ fn mcp_code(e: &McpError) -> (&'static str, u8) {
         McpError::Handshake(_) => "handshake_failed",
         McpError::AuthRequired(_) => "auth_required",
         McpError::HandshakeTimeout(_) | McpError::Timeout(_) => "timeout",
-        McpError::Disconnected(_) => "disconnected",
+        McpError::Disconnected(r) => reason_code(r).unwrap_or("disconnected"),
+        McpError::Refused { reason } => reason_code(reason).unwrap_or("refused"),
         McpError::Server { .. } => "server_error",
         McpError::Protocol(_) => "protocol_error",
         McpError::NotRunning { .. } => "not_running",
@@ -180,6 +243,8 @@ fn store_code(e: &StoreError) -> &'static str {
         StoreError::NotFound(_) => "not_found",
         StoreError::Exists(_) => "exists",
         StoreError::TooNew { .. } => "database_too_new",
+        StoreError::Full { .. } => "disk_full",
+        StoreError::Busy { .. } => "database_busy",
         _ => "store",
     }
 }
@@ -283,10 +348,32 @@ mod tests {
             (
                 CliError::Unavailable {
                     server: sid("fs"),
-                    status: ServerStatus::NeedsTrust { reason: "x".into() },
+                    status: ServerStatus::NeedsTrust {
+                        reason: Reason::NeedsApproval { detail: "x".into() },
+                    },
                 }
                 .into(),
                 "needs_approval",
+                1,
+            ),
+            (
+                CliError::Unavailable {
+                    server: sid("remote"),
+                    status: ServerStatus::Failed {
+                        reason: Reason::AuthRequired(Default::default()),
+                        stderr_tail: vec![],
+                    },
+                }
+                .into(),
+                "auth_required",
+                1,
+            ),
+            (
+                HostError::Mcp(McpError::Disconnected(Reason::MessageTooLarge {
+                    cap: 1024,
+                }))
+                .into(),
+                "message_too_large",
                 1,
             ),
             (anyhow::anyhow!("something else"), "failed", 1),

@@ -17,9 +17,12 @@ mod chat_cmds;
 mod editor;
 mod errors;
 mod form;
+mod inbox;
+mod limits_cmds;
 mod pin_cmds;
 mod policy_cmds;
 mod questions;
+mod sandbox_cmds;
 mod server_cmds;
 mod transfer_cmds;
 
@@ -27,6 +30,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use switchboard_core::mcp::supervisor::SupervisorConfig;
 
 /// Switchboard: manage MCP servers, browse their tools, resources and prompts, and call them.
 #[derive(Parser, Debug)]
@@ -203,8 +207,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let browser = std::env::var_os("SWITCHBOARD_BROWSER")
         .filter(|b| !b.is_empty())
         .map(PathBuf::from);
+    // Every command but a chat session is one-shot: a server that cannot start is not worth
+    // five tries and their backoff before the command says so.
+    let one_shot = !matches!(cli.command, Command::Chat(_));
+    let supervisor = SupervisorConfig {
+        one_try: one_shot,
+        // The answer is printed by the time servers are stopped: a server that ignores the
+        // end of its input gets half a second before SIGTERM, not two.
+        stop_grace: if one_shot {
+            std::time::Duration::from_millis(500)
+        } else {
+            SupervisorConfig::default().stop_grace
+        },
+        ..SupervisorConfig::default()
+    };
     let host = switchboard_core::host::HostBuilder::new(data_dir)
         .browser(browser)
+        .supervisor_config(supervisor)
         .build()
         .await?;
     let ctx = Ctx {

@@ -19,8 +19,8 @@ use switchboard_core::approval::questions::{
 use switchboard_core::approval::sampling::{SamplingMessage, SamplingPrompt, SamplingRole};
 use switchboard_core::mcp::catalog::Content;
 
-use crate::approve::{prompt, refusal, Heard, Inbox};
 use crate::form::{fields, Field};
+use crate::inbox::{prompt, refusal, Heard, Inbox, SamplingChoice};
 use crate::output::inert;
 
 /// Characters of a tool result shown for review; the model gets all of it when sent.
@@ -311,7 +311,7 @@ async fn pick_provider(
         match inbox.read(q.nonce.as_str()).await {
             Heard::Said(t) if t.trim().is_empty() => return Err(Heard::End),
             Heard::Said(t) => {
-                let choice = crate::approve::SamplingChoice::parse(Some(&t));
+                let choice = SamplingChoice::parse(Some(&t));
                 match choice.provider {
                     Some(p) if names.contains(&p) => return Ok((p, choice.model)),
                     _ => errln!("{:?} is not a configured provider", t.trim()),

@@ -48,6 +48,12 @@ pub enum ServerCmd {
     Roots(crate::access_cmds::RootsArgs),
     /// Show or set whether a server's tool results wait for you before a model reads them.
     ReviewResults(crate::access_cmds::ReviewArgs),
+    /// Show or set a local server's sandbox: `sandbox NAME [--on|--off] [--allow-read PATH]...
+    /// [--allow-write PATH]... [--deny PATH]... [--revoke PATH]... [--network on|off]`.
+    Sandbox(crate::sandbox_cmds::SandboxArgs),
+    /// Show or set a server's limits: `limits NAME [--timeout S] [--init-timeout S]
+    /// [--max-message-mb N]`.
+    Limits(crate::limits_cmds::LimitsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -85,9 +91,15 @@ pub struct AddArgs {
     /// Start-up and handshake timeout in seconds.
     #[arg(long, default_value_t = 60)]
     init_timeout: u64,
+    /// The largest message it may send, in MiB (one stdio line, HTTP body or SSE event).
+    #[arg(long, default_value_t = switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB)]
+    max_message_mb: u32,
     /// Add it disabled.
     #[arg(long)]
     disabled: bool,
+    /// Run it sandboxed from the start (grant folders with `switchboard server sandbox`).
+    #[arg(long, conflicts_with = "url")]
+    sandbox: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -181,6 +193,8 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
         ServerCmd::Review(r) => crate::pin_cmds::review(ctx, r).await,
         ServerCmd::Roots(r) => crate::access_cmds::roots(ctx, r).await,
         ServerCmd::ReviewResults(r) => crate::access_cmds::review_results(ctx, r).await,
+        ServerCmd::Sandbox(a) => crate::sandbox_cmds::sandbox(ctx, a).await,
+        ServerCmd::Limits(a) => crate::limits_cmds::limits(ctx, a).await,
     }
 }
 
@@ -197,6 +211,11 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             args: args.to_vec(),
             env: parse_pairs(&a.env, "environment variable")?,
             cwd: a.cwd,
+            sandbox: if a.sandbox {
+                switchboard_core::config::sandbox::SandboxSpec::on()
+            } else {
+                Default::default()
+            },
         }),
         (Some(_), Some(_)) => {
             return Err(usage(
@@ -207,6 +226,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             return Err(usage("say how to reach the server: `-- COMMAND ARGS...` for a local server or `--url URL` for a remote one"))
         }
     };
+    let is_stdio = matches!(transport, TransportSpec::Stdio(_));
     let spec = ServerSpec {
         id: id.clone(),
         transport,
@@ -214,6 +234,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
         timeouts: Timeouts {
             request_secs: a.timeout,
             init_secs: a.init_timeout,
+            max_message_mib: a.max_message_mb,
         },
     };
     let outcome = ctx
@@ -227,13 +248,25 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
         )
         .await?;
     if ctx.json {
-        output::json(&serde_json::json!({"added": id, "moved": outcome.moved}))?;
+        output::json(
+            &serde_json::json!({"added": id, "moved": outcome.moved, "sandboxed": is_stdio.then_some(a.sandbox)}),
+        )?;
     } else {
         errln!("added {id}");
         for (field, secret) in &outcome.moved {
             errln!(
                 "  the value of {} looks like a credential: it went to the keyring as {id}'s secret {secret}, not into the config",
                 escape_for_display(field)
+            );
+        }
+        if is_stdio {
+            errln!(
+                "{}",
+                if a.sandbox {
+                    format!("it runs sandboxed: grant folders with `switchboard server sandbox {id} --allow-read PATH`")
+                } else {
+                    format!("it runs unsandboxed, with all your rights; `switchboard server sandbox {id} --on` confines it")
+                }
             );
         }
         errln!(
@@ -267,7 +300,9 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     if ctx.json {
         let v: Vec<_> = rows
             .iter()
-            .map(|(s, t)| serde_json::json!({"spec": masked(&s.spec), "trust": t}))
+            .map(|(s, t)| {
+                serde_json::json!({"spec": masked(&s.spec), "trust": t, "sandboxed": sandboxed(&s.spec)})
+            })
             .collect();
         output::json(&v)?;
         return Ok(ExitCode::SUCCESS);
@@ -291,12 +326,18 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         } else {
             "disabled"
         };
+        let sandbox = match sandboxed(&s.spec) {
+            Some(true) => "sandboxed",
+            Some(false) => "unsandboxed",
+            None => "-",
+        };
         outln!(
-            "{:<20} {:<5} {:<8} {:<22} {}",
+            "{:<20} {:<5} {:<8} {:<22} {:<11} {}",
             s.spec.id,
             kind,
             enabled,
             trust,
+            sandbox,
             s.spec.summary()
         );
     }
@@ -356,6 +397,14 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
         Err(e) => outln!("launch:   cannot resolve: {e}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a local server runs sandboxed; `None` for a remote one (SP-07).
+pub fn sandboxed(spec: &ServerSpec) -> Option<bool> {
+    match &spec.transport {
+        TransportSpec::Stdio(s) => Some(s.sandbox.enabled),
+        TransportSpec::Http(_) => None,
+    }
 }
 
 fn print_plan(lines: &[(String, String)], warnings: &[String]) {
@@ -459,6 +508,10 @@ async fn restart(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
         output::json(&status)?;
     } else {
         outln!("{id}: {}", crate::catalog_cmds::status_text(&status));
+        // What to do about it, from the typed reason (a sign-in, the cap it broke).
+        if let Some(hint) = status.reason().and_then(|r| crate::errors::hint(&id, r)) {
+            errln!("  {hint}");
+        }
     }
     Ok(match status {
         ServerStatus::Running { .. } => ExitCode::SUCCESS,

@@ -164,8 +164,22 @@ pub async fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<ExitCode> {
         .host
         .import_config_with(&text, a.format, a.replace_secrets)
         .await?;
+    // SP-07: whether each imported local server runs sandboxed (`None`: remote).
+    let mut sandboxed = Vec::with_capacity(outcome.added.len());
+    for id in &outcome.added {
+        let spec = ctx.host.server(id).await?;
+        sandboxed.push(crate::server_cmds::sandboxed(&spec));
+    }
     if ctx.json {
-        output::json(&outcome)?;
+        let mut v = serde_json::to_value(&outcome)?;
+        v["sandboxed"] = outcome
+            .added
+            .iter()
+            .zip(&sandboxed)
+            .map(|(id, s)| (id.to_string(), serde_json::json!(s)))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        output::json(&v)?;
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
@@ -173,8 +187,13 @@ pub async fn import(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<ExitCode> {
         output::count(outcome.added.len(), "server", "servers"),
         outcome.format
     );
-    for id in &outcome.added {
-        outln!("  + {id}");
+    for (id, s) in outcome.added.iter().zip(&sandboxed) {
+        let how = match s {
+            Some(true) => " (sandboxed)",
+            Some(false) => " (unsandboxed)",
+            None => "",
+        };
+        outln!("  + {id}{how}");
     }
     for (server, s) in &outcome.secrets_stored {
         outln!("  moved a value to the keyring as {server}'s secret {s}");

@@ -2,12 +2,14 @@
 //!
 //! Published on a `tokio::sync::broadcast` channel; a slow subscriber loses old events rather
 //! than slowing the host (it can re-read current state from the host at any time).
+//!
+//! A leaf: what it carries is defined in [`crate::status`] (also a leaf), so publishing an
+//! event never ties a module to the supervisor that produced it.
 
 use serde::{Deserialize, Serialize};
 
 use crate::ids::ServerId;
-use crate::mcp::catalog::Progress;
-use crate::mcp::supervisor::ServerStatus;
+use crate::status::{Progress, ServerStatus};
 
 /// Something that happened in the host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

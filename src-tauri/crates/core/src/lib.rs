@@ -1,12 +1,13 @@
 //! switchboard-core: everything that matters in Switchboard, with no Tauri dependency.
 //!
 //! # Layout
+//! - [`clock`]: the wall clock, a leaf every module may read.
 //! - [`ids`]: identity newtypes (`ServerId`, `ToolRef`) so no bare string keys cross modules.
 //! - [`config`]: the server spec model, launch resolution and trust fingerprints, and the
 //!   importers/exporters for Claude Desktop, VS Code and Cursor files.
 //! - [`secrets`]: the `SecretStore` seam with the OS keyring and an in-memory store.
 //! - [`store`]: SQLite through sqlx with embedded migrations; typed repositories.
-//! - [`mcp`]: one supervisor task per server; `mcp::connection` is the only file that touches
+//! - [`mcp`]: one supervisor task per server; `mcp::connection` is the only module that touches
 //!   `rmcp`; LLM-safe tool naming; stderr ring buffer and protocol trace.
 //! - [`approval`]: the approval policy (a pure function) and pending requests released only
 //!   by their random nonce.
@@ -14,6 +15,8 @@
 //!   provider-neutral transcript, streaming first.
 //! - [`chat`]: the agent loop (one turn as a state machine emitting `ChatEvent`s).
 //! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
+//! - [`status`]: what the shells see of a server (`ServerStatus`, the typed `Reason` it is down,
+//!   `Progress`), a leaf shared by `events`, `mcp` and the shells.
 //! - [`host`]: the composition root that wires concrete implementations together, and the
 //!   one governed seam (`host::run`) every request to a server passes through.
 //! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
@@ -24,6 +27,7 @@
 
 pub mod approval;
 pub mod chat;
+pub mod clock;
 pub mod config;
 pub mod events;
 #[cfg(feature = "harness")]
@@ -35,6 +39,7 @@ pub mod mcp;
 pub mod opener;
 pub mod redact;
 pub mod secrets;
+pub mod status;
 pub mod store;
 
 /// The version of this crate, reported as the MCP client version.

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use futures::StreamExt;
-use switchboard_core::llm::profiles::ProviderConfig;
+use switchboard_core::llm::ProviderConfig;
 use switchboard_core::llm::{Provider, RetryPolicy, StreamEvent};
 use switchboard_core::redact::Secret;
 use switchboard_tests::fake_llm::client::profile_of;

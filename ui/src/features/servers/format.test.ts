@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rowBadge, sortRows, statusBadge, trustLabel } from "./format";
+import { bytesLabel, reasonAction, rowBadge, sortRows, statusBadge, trustLabel } from "./format";
 import type { ServerRow_Serialize as ServerRow, StatusDto_Serialize as StatusDto } from "../../ipc/bindings";
 
 const status = (kind: StatusDto["kind"], extra: Partial<StatusDto> = {}): StatusDto => ({
@@ -8,6 +8,8 @@ const status = (kind: StatusDto["kind"], extra: Partial<StatusDto> = {}): Status
   tools: null,
   retry_at_ms: null,
   stderr_tail: [],
+  reason: null,
+  cap_bytes: null,
   ...extra,
 });
 
@@ -42,6 +44,7 @@ describe("sortRows", () => {
     status: status(kind),
     missing_secrets: [],
     review: 0,
+    sandboxed: false,
   });
   it("keeps name order whatever the status, so cards do not jump", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
@@ -53,8 +56,25 @@ describe("sortRows", () => {
 
 describe("rowBadge", () => {
   it("says an unapproved, never-started server needs approval", () => {
-    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0 };
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0, sandboxed: false };
     expect(rowBadge(row, 0).label).toBe("needs approval");
     expect(rowBadge({ ...row, trust: "trusted" }, 0).label).toBe("stopped");
+  });
+});
+
+describe("reasonAction", () => {
+  it("offers sign-in for credentials and names the cap for an oversized message", () => {
+    expect(reasonAction(status("failed", { reason: "auth_required" }))?.signIn).toBe(true);
+    const big = reasonAction(status("backoff", { reason: "message_too_large", cap_bytes: 16 * 1024 * 1024 }));
+    expect(big?.signIn).toBe(false);
+    expect(big?.note).toMatch(/16 MiB cap/);
+    const named = reasonAction(status("failed", { reason: "message_too_large", cap_bytes: 1024 }), "weather");
+    expect(named?.note).toMatch(/switchboard server limits weather --max-message-mb N/);
+    expect(reasonAction(status("failed", { reason: "other" }))).toBeNull();
+    expect(reasonAction(status("failed"))).toBeNull();
+  });
+  it("reads byte counts", () => {
+    expect(bytesLabel(256 * 1024)).toBe("256 KiB");
+    expect(bytesLabel(1500)).toBe("1500 bytes");
   });
 });

@@ -54,3 +54,30 @@ export function rowBadge(row: ServerRow, nowMs: number): { label: string; tone: 
 export function sortRows(rows: ServerRow[]): ServerRow[] {
   return [...rows].sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/** A byte count as people say it: "16 MiB", "256 KiB", "1500 bytes". */
+export function bytesLabel(n: number): string {
+  const MIB = 1024 * 1024;
+  if (n >= MIB && n % MIB === 0) return `${n / MIB} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
+/** What a person can do about why a server is down, when the reason says (the typed reason,
+ * never the sentence): a sign-in for credentials, the cap for an oversized message. */
+export function reasonAction(s: StatusDto, server = "NAME"): { signIn: boolean; note: string } | null {
+  switch (s.reason) {
+    case "auth_required":
+      return {
+        signIn: true,
+        note: "It asks for credentials. Sign in opens its settings: add an Authorization header whose value is a keyring secret.",
+      };
+    case "message_too_large":
+      return {
+        signIn: false,
+        note: `It sent a message over the ${s.cap_bytes == null ? "message" : bytesLabel(s.cap_bytes)} cap, which protects Switchboard's memory. If its answers are really this large, raise the cap: switchboard server limits ${server} --max-message-mb N`,
+      };
+    default:
+      return null;
+  }
+}

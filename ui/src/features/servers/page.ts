@@ -10,12 +10,13 @@ import type {
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { rowBadge, sortRows, trustLabel } from "./format";
+import { reasonAction, rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
 import { exportDialog, importDialog } from "./transfer";
 import { pinReviewDialog, reviewLabel } from "./pin-review";
 import { accessPanel } from "./access";
+import { sandboxBadge, sandboxFindings, sandboxPanel } from "./sandbox";
 import { trustDialog } from "./trust";
 
 export { trustDialog } from "./trust";
@@ -120,17 +121,30 @@ export function mountServers(root: HTMLElement): () => void {
     }
     return p;
   };
+  // The sandbox section (SP-07) outlives its card the same way.
+  const sandboxes = new Map<string, HTMLDetailsElement>();
+  const sandbox = (name: string) => {
+    let p = sandboxes.get(name);
+    if (!p) {
+      p = sandboxPanel(name);
+      sandboxes.set(name, p);
+    }
+    return p;
+  };
 
   // One card per server, rebuilt only when its row changed: a crash-looping neighbour must
   // not steal the focus or the click target of the card someone is using.
   const card = (s: ServerRow, now: number): HTMLElement => {
     const badge = rowBadge(s, now);
     const trust = trustLabel(s.trust);
+    const action = reasonAction(s.status, s.name);
+    const sbx = sandboxBadge(s);
     return h("article", { class: "server", "data-name": s.name },
       h("div", { class: "head" },
         h("h2", {}, s.name),
         h("span", { class: `badge ${badge.tone}` }, badge.label),
         h("span", { class: "kind" }, s.transport),
+        sbx ? h("span", { class: `badge sandbox-badge ${sbx.tone}`, title: sbx.title }, sbx.label) : null,
         s.review > 0
           ? h("button", { class: "review-badge", onclick: () => reviewPins(s.name), title: "Changed or new tools are held until you review them" }, reviewLabel(s.review))
           : null,
@@ -139,14 +153,23 @@ export function mountServers(root: HTMLElement): () => void {
       s.status.kind === "failed" || s.status.kind === "backoff"
         ? h("p", { class: "detail" }, s.status.detail)
         : null,
+      action ? h("p", { class: "detail reason-action" }, action.note) : null,
       s.status.stderr_tail.length > 0
         ? h("pre", { class: "stderr" }, s.status.stderr_tail.join("\n"))
+        : null,
+      // SP-07: what the sandbox kept it from, each with a button that grants exactly that.
+      s.sandboxed && (s.status.kind === "failed" || s.status.kind === "backoff")
+        ? sandboxFindings(s.name, (msg) => { showNotice(msg); void refresh(); })
         : null,
       trust ? h("p", { class: "trust" }, trust) : null,
       s.missing_secrets.length > 0
         ? h("p", { class: "trust missing-secrets" }, `Not set in the keyring: ${s.missing_secrets.join(", ")}. Use Edit to enter ${s.missing_secrets.length === 1 ? "it" : "them"}.`)
         : null,
       h("div", { class: "actions" },
+        // OAuth comes later; until then signing in is giving it a credentials header.
+        action?.signIn
+          ? h("button", { class: "primary sign-in", onclick: () => edit(s.name) }, "Sign in")
+          : null,
         trust && s.trust !== "unresolvable"
           ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
           : null,
@@ -165,6 +188,7 @@ export function mountServers(root: HTMLElement): () => void {
         h("button", { class: "danger", onclick: () => remove(s.name) }, "Remove"),
       ),
       panel(s.name),
+      s.sandboxed != null ? sandbox(s.name) : null,
     );
   };
 
@@ -173,6 +197,7 @@ export function mountServers(root: HTMLElement): () => void {
     if (rows.length === 0) {
       cards.clear();
       panels.clear();
+      sandboxes.clear();
       list.replaceChildren(
         h("div", { class: "empty" },
           h("h2", {}, "No servers yet"),
@@ -198,6 +223,7 @@ export function mountServers(root: HTMLElement): () => void {
     });
     for (const name of [...cards.keys()]) if (!rows.some((r) => r.name === name)) cards.delete(name);
     for (const name of [...panels.keys()]) if (!rows.some((r) => r.name === name)) panels.delete(name);
+    for (const name of [...sandboxes.keys()]) if (!rows.some((r) => r.name === name)) sandboxes.delete(name);
     // Move only what is out of place.
     els.forEach((el, i) => {
       if (list.children[i] !== el) list.insertBefore(el, list.children[i] ?? null);

@@ -39,7 +39,7 @@ export function previewView(p: ImportPreviewDto): HTMLElement {
       h("tbody", {}, ...p.servers.map((s) =>
         h("tr", { "data-name": s.name },
           h("td", {}, s.name),
-          h("td", {}, s.kind),
+          h("td", {}, s.sandboxed == null ? s.kind : `${s.kind} · ${s.sandboxed ? "sandboxed" : "not sandboxed"}`),
           h("td", {}, h("code", {}, s.summary)),
           h("td", {}, s.secrets.length > 0 ? s.secrets.join(", ") : "—"),
         ))),

@@ -217,9 +217,17 @@ impl fmt::Display for Actor {
 pub struct CallRef(Arc<str>);
 
 impl CallRef {
-    /// A fresh random reference (128 bits, hex).
+    /// A fresh reference: 128 bits as 32 hex digits, the first 48 the time in ms and the other
+    /// 80 random (the layout of a UUIDv7). Time first because the audit table indexes
+    /// `call_ref`: references that grow with time land on the index's last page, so a group
+    /// commit of many calls dirties (and syncs) one or two index pages instead of one per call.
+    /// 80 random bits keep references made in the same millisecond apart.
     pub fn random() -> Self {
-        Self(Arc::from(hex::encode(rand::random::<[u8; 16]>())))
+        let ms = u64::try_from(crate::clock::now_ms()).unwrap_or(0) & 0xffff_ffff_ffff;
+        let mut bytes = [0u8; 16];
+        bytes[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+        bytes[6..].copy_from_slice(&rand::random::<[u8; 10]>());
+        Self(Arc::from(hex::encode(bytes)))
     }
 
     /// The reference of a call recorded in the conversation store (`tc-<row id>`).

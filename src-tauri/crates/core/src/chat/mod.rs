@@ -1,8 +1,8 @@
 //! The agent loop: a person's message, a model that may call tools, and the answer.
 //!
 //! - [`turn`]: one turn as an explicit state machine emitting [`ChatEvent`]s.
-//! - [`tools`]: the [`ToolRunner`] seam and [`HostTools`], which sends every call through the
-//!   host's validation and approval seam.
+//! - [`tools`]: the [`ToolRunner`] seam the turn runs calls through (`host::HostTools` fills
+//!   it with the host's validation and approval seam), and what a started call reports.
 //! - [`cap`]: the cap on what the model sees of one tool output, and the built-in tool that
 //!   reads the rest.
 //! - [`events`]: the `ChatEvent` enum.
@@ -23,5 +23,5 @@ pub mod turn;
 mod tests;
 
 pub use events::ChatEvent;
-pub use tools::{HostTools, ToolRunner};
+pub use tools::{Started, ToolRunner};
 pub use turn::{run_turn, TurnConfig, TurnEnd};

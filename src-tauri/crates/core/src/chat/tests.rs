@@ -1,5 +1,7 @@
 //! The turn loop against a scripted provider and a scripted tool runner.
 
+mod span;
+
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -130,7 +132,7 @@ impl ToolRunner for Runner {
         arguments: Map<String, Value>,
         cancel: CancellationToken,
         progress: mpsc::UnboundedSender<Progress>,
-        started: tokio::sync::oneshot::Sender<crate::host::Started>,
+        started: tokio::sync::oneshot::Sender<super::Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
         // `edit` behaves as if the person changed the path before approving.
         let arguments = if tool.tool.as_ref() == "edit" {
@@ -143,13 +145,13 @@ impl ToolRunner for Runner {
         match tool.tool.as_ref() {
             "deny" => {}
             "edit" => {
-                let _ = started.send(crate::host::Started {
+                let _ = started.send(super::Started {
                     edited: Some(arguments.clone()),
                     ..Default::default()
                 });
             }
             _ => {
-                let _ = started.send(crate::host::Started::default());
+                let _ = started.send(super::Started::default());
             }
         }
         self.ran

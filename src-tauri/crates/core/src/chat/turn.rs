@@ -11,6 +11,11 @@
 //! [`ToolRunner`], which validates against the schema and asks for approval. Independent calls
 //! of one answer run concurrently; results go back in the model's order. The loop ends when the
 //! model stops asking for tools, or after `max_steps` model calls.
+//!
+//! A turn runs inside one `chat_turn` tracing span naming its conversation, provider and model,
+//! so a log line from anywhere below (a retry, a tool call, a compaction) says which turn it
+//! belongs to. The span carries identifiers only, never message content: logs are shared in
+//! bug reports.
 
 use std::time::{Duration, Instant};
 
@@ -18,11 +23,12 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::cap::{cap_parts, read_output_spec, to_parts, Outputs, READ_OUTPUT_TOOL};
 use super::events::ChatEvent;
-use super::tools::ToolRunner;
-use crate::host::Started;
+use super::tools::{Started, ToolRunner};
+use crate::ids::{ConversationId, ProviderName};
 use crate::llm::{
     Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason, Usage,
 };
@@ -32,6 +38,11 @@ use crate::llm::{
 pub struct TurnConfig {
     /// The model id.
     pub model: String,
+    /// The conversation the turn belongs to, for the turn's tracing span.
+    pub conversation: Option<ConversationId>,
+    /// The configured provider answering, for the turn's tracing span (the provider's profile
+    /// id is named when this is `None`).
+    pub provider: Option<ProviderName>,
     /// System instructions (the host adds server instructions before this is built).
     pub system: Option<String>,
     /// Model calls per turn at most.
@@ -55,6 +66,8 @@ impl TurnConfig {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
+            conversation: None,
+            provider: None,
             system: None,
             max_steps: 25,
             output_cap: super::cap::DEFAULT_CAP,
@@ -88,6 +101,40 @@ enum State {
 /// Runs one turn on `transcript` (which must end with the user's message); new messages are
 /// appended to it and announced as [`ChatEvent::MessageDone`].
 pub async fn run_turn(
+    provider: &dyn Provider,
+    tools: &dyn ToolRunner,
+    outputs: &mut Outputs,
+    cfg: &TurnConfig,
+    transcript: &mut Vec<Message>,
+    cancel: CancellationToken,
+    events: mpsc::UnboundedSender<ChatEvent>,
+) -> TurnEnd {
+    let span = turn_span(cfg, provider);
+    turn(provider, tools, outputs, cfg, transcript, cancel, events)
+        .instrument(span)
+        .await
+}
+
+/// The span one turn runs in: identifiers only (see the module docs).
+fn turn_span(cfg: &TurnConfig, provider: &dyn Provider) -> tracing::Span {
+    let name = cfg
+        .provider
+        .as_ref()
+        .map_or_else(|| provider.profile_id(), |p| p.as_str());
+    let span = tracing::info_span!(
+        "chat_turn",
+        conversation = tracing::field::Empty,
+        provider = name,
+        model = cfg.model.as_str(),
+    );
+    if let Some(c) = &cfg.conversation {
+        span.record("conversation", c.as_str());
+    }
+    span
+}
+
+/// The state loop of [`run_turn`], inside its span.
+async fn turn(
     provider: &dyn Provider,
     tools: &dyn ToolRunner,
     outputs: &mut Outputs,

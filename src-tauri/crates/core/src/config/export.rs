@@ -145,6 +145,15 @@ impl Writer {
                 e.command = Some(s.command.clone());
                 e.args = Some(s.args.clone());
                 e.env = self.values(spec, Kind::Env, &s.env);
+                if s.sandbox.enabled {
+                    // SP-07: say so rather than let the other app run it with full rights unnoticed.
+                    self.notes.push(format!(
+                        "{id}: it runs sandboxed here ({}); the sandbox was not written, so {} \
+                         runs it unsandboxed unless you set that up there",
+                        s.sandbox.summary(),
+                        app(self.format)
+                    ));
+                }
                 if let Some(cwd) = &s.cwd {
                     match (self.format, cwd.to_str()) {
                         (ForeignFormat::Vscode, Some(c)) => e.cwd = Some(c.to_owned()),
@@ -377,6 +386,7 @@ mod tests {
                 args: vec!["-y".into(), "@modelcontextprotocol/server-github".into()],
                 env,
                 cwd: None,
+                sandbox: Default::default(),
             }),
             enabled: true,
             timeouts: Timeouts::default(),

@@ -32,6 +32,7 @@
 //! Claude otherwise. The label only affects [`ImportReport::format`].
 
 pub(crate) mod names;
+mod sandbox;
 mod values;
 
 use std::collections::BTreeMap;
@@ -292,6 +293,8 @@ pub fn import_with(text: &str, opts: &ImportOptions) -> Result<ImportReport, Imp
 struct RawFile<'a> {
     format: ForeignFormat,
     servers: &'a Map<String, Value>,
+    /// VS Code's file-wide sandbox settings (`sandbox`), for its `sandboxEnabled` servers.
+    sandbox: Option<&'a Value>,
     inputs: BTreeMap<String, Input>,
     notes: Vec<ImportNote>,
 }
@@ -365,9 +368,13 @@ impl<'a> RawFile<'a> {
             }
             _ => BTreeMap::new(),
         };
+        let sandbox = vs_section
+            .filter(|_| format == ForeignFormat::Vscode)
+            .and_then(|s| s.get("sandbox"));
         Ok(Self {
             format,
             servers,
+            sandbox,
             inputs,
             notes,
         })
@@ -448,7 +455,12 @@ impl<'a> RawFile<'a> {
                 cx.note(NoteKind::Renamed, message);
             }
             match lower_server(&mut cx, entry) {
-                Ok(spec) => {
+                Ok(mut spec) => {
+                    if let (TransportSpec::Stdio(s), Some(obj)) =
+                        (&mut spec.transport, entry.as_object())
+                    {
+                        s.sandbox = sandbox::lower(&mut cx, obj, self.sandbox);
+                    }
                     notes.append(&mut cx.notes);
                     servers.push(ImportedServer {
                         spec,
@@ -530,7 +542,16 @@ fn read_inputs(v: Option<&Value>, notes: &mut Vec<ImportNote>) -> BTreeMap<Strin
 
 /// Fields every format may carry that we read; anything else is reported as dropped.
 const KNOWN: &[&str] = &[
-    "type", "command", "args", "env", "cwd", "url", "headers", "disabled", "timeout",
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "disabled",
+    "timeout",
+    "sandboxEnabled",
 ];
 
 /// Lowers one server entry. `Err` is the reason it is skipped (no values in it).
@@ -661,6 +682,7 @@ fn lower_server(cx: &mut ServerCx<'_>, entry: &Value) -> Result<ServerSpec, Stri
             args,
             env,
             cwd,
+            sandbox: Default::default(),
         })
     };
 

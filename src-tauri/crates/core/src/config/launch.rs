@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 
 use super::credentials::shown_value;
 use super::escape::{escape_for_display, quote_arg};
+use super::sandbox::SandboxSpec;
 use super::{Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, TransportSpec, ValueSource};
 
 mod paths;
@@ -68,6 +69,9 @@ pub enum LaunchPlan {
         env: Vec<NamedValue>,
         /// Where the program was found.
         resolved_via: Resolution,
+        /// The sandbox it runs in; unset when off (SP-07). Part of the fingerprint when on.
+        #[serde(default, skip_serializing_if = "SandboxSpec::is_unset")]
+        sandbox: SandboxSpec,
     },
     /// A remote endpoint.
     Http {
@@ -210,13 +214,7 @@ pub fn probe_shell_path(shell: &Path) -> Vec<PathBuf> {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             _ => {
-                if let Ok(pid) = i32::try_from(child.id()) {
-                    let _ = nix::sys::signal::killpg(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
-                }
-                let _ = child.wait();
+                stop_probe(&mut child);
                 return Vec::new();
             }
         }
@@ -232,6 +230,29 @@ pub fn probe_shell_path(shell: &Path) -> Vec<PathBuf> {
     std::env::split_paths(inner)
         .filter(|p| p.is_absolute())
         .collect()
+}
+
+/// Ends a login shell that took too long: SIGTERM first, so its start-up files' exit traps
+/// run (pyenv's rehash holds a lock file that a SIGKILL leaves behind, and every later login
+/// shell then waits 60 s for it), then SIGKILL whatever is left of the group.
+fn stop_probe(child: &mut std::process::Child) {
+    use nix::sys::signal::{killpg, Signal};
+    let Ok(pid) = i32::try_from(child.id()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    };
+    let group = nix::unistd::Pid::from_raw(pid);
+    let _ = killpg(group, Signal::SIGTERM);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    while std::time::Instant::now() < deadline && killpg(group, None).is_ok() {
+        if matches!(child.try_wait(), Ok(Some(_))) && killpg(group, None).is_err() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    let _ = child.wait();
 }
 
 fn is_executable_file(p: &Path) -> bool {
@@ -310,12 +331,19 @@ impl LaunchPlan {
         let (program, resolved_via) = resolve_program(&s.command, &cwd, search)?;
         let mut env = s.env.clone();
         env.sort_by(|a, b| a.name.cmp(&b.name));
+        // Grants of a switched-off sandbox mean nothing, so they are not part of the plan.
+        let sandbox = if s.sandbox.enabled {
+            s.sandbox.normalized()
+        } else {
+            SandboxSpec::default()
+        };
         Ok(Self::Stdio {
             program,
             args: s.args.clone(),
             cwd,
             env,
             resolved_via,
+            sandbox,
         })
     }
 
@@ -363,6 +391,7 @@ impl LaunchPlan {
                 args,
                 cwd,
                 env,
+                sandbox,
                 ..
             } => {
                 field("kind", b"stdio/2");
@@ -372,6 +401,10 @@ impl LaunchPlan {
                 }
                 field("cwd", cwd.as_os_str().as_encoded_bytes());
                 values(&mut field, "env", env);
+                // Nothing when off: approvals made before sandboxes existed stay valid.
+                for (tag, value) in sandbox.fingerprint_parts() {
+                    field(tag, &value);
+                }
             }
             Self::Http { url, headers } => {
                 field("kind", b"http/2");
@@ -394,6 +427,7 @@ impl LaunchPlan {
                 cwd,
                 env,
                 resolved_via,
+                sandbox,
             } => {
                 out.push((
                     "executable".into(),
@@ -419,6 +453,7 @@ impl LaunchPlan {
                         shown_value(&v.name, &v.value),
                     ));
                 }
+                out.extend(sandbox.consent_lines());
             }
             Self::Http { url, headers } => {
                 out.push(("url".into(), escape_for_display(url)));

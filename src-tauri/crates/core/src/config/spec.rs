@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::sandbox::{SandboxError, SandboxSpec};
 use crate::ids::{ProviderName, SecretName, ServerId};
 
 /// Everything needed to connect to one MCP server.
@@ -56,6 +57,10 @@ pub struct StdioSpec {
     /// The working directory; the data dir when unset.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// The sandbox it runs in (SP-07); off unless the person turned it on. Old specs, stored
+    /// before sandboxes existed, read as off.
+    #[serde(default, skip_serializing_if = "SandboxSpec::is_unset")]
+    pub sandbox: SandboxSpec,
 }
 
 /// A remote server over Streamable HTTP.
@@ -145,13 +150,28 @@ impl ValueSource {
     }
 }
 
-/// Time limits for one server.
+/// The limits of one server: time per request and at start-up, and the size of one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timeouts {
     /// The limit for one request (tool call, list, read), in seconds.
     pub request_secs: u64,
     /// The limit for start-up and the initialize handshake, in seconds (npx downloads are slow).
     pub init_secs: u64,
+    /// The largest message the host reads from it, in MiB: one stdio line, one HTTP body or
+    /// one SSE event. A larger one fails its request (or ends the session) with the cap named,
+    /// and `switchboard server limits NAME --max-message-mb N` raises it.
+    #[serde(default = "default_max_message_mib")]
+    pub max_message_mib: u32,
+}
+
+/// The default message cap, in MiB.
+pub const DEFAULT_MAX_MESSAGE_MIB: u32 = 16;
+/// The highest message cap a server may be given, in MiB: enough for any real answer, and a
+/// bound on what one message can make the host hold in memory.
+pub const MAX_MESSAGE_MIB_LIMIT: u32 = 1024;
+
+fn default_max_message_mib() -> u32 {
+    DEFAULT_MAX_MESSAGE_MIB
 }
 
 impl Default for Timeouts {
@@ -159,6 +179,7 @@ impl Default for Timeouts {
         Self {
             request_secs: 60,
             init_secs: 60,
+            max_message_mib: DEFAULT_MAX_MESSAGE_MIB,
         }
     }
 }
@@ -171,6 +192,10 @@ impl Timeouts {
     /// The start-up limit.
     pub fn init(&self) -> Duration {
         Duration::from_secs(self.init_secs.max(1))
+    }
+    /// The message cap in bytes.
+    pub fn max_message(&self) -> usize {
+        (self.max_message_mib.clamp(1, MAX_MESSAGE_MIB_LIMIT) as usize) * 1024 * 1024
     }
 }
 
@@ -207,6 +232,9 @@ pub enum SpecError {
     /// A timeout is zero or absurd.
     #[error("timeouts must be between 1 and 86400 seconds")]
     BadTimeout,
+    /// The message cap is zero or beyond [`MAX_MESSAGE_MIB_LIMIT`].
+    #[error("the message cap must be between 1 and {MAX_MESSAGE_MIB_LIMIT} MiB")]
+    BadMessageCap,
     /// A header whose value is a secret would travel unencrypted to another machine.
     #[error("header {header:?} carries a secret, and {url:?} is plain http to a host that is not this machine; use https (plain http is allowed only to localhost)")]
     CleartextSecret {
@@ -218,6 +246,9 @@ pub enum SpecError {
     /// A binding is not `provider:NAME` or `server:SERVER/NAME`.
     #[error("{0:?} is not a secret binding; use provider:NAME or server:SERVER/NAME")]
     BadBinding(String),
+    /// The sandbox setting is unusable.
+    #[error("the sandbox setting is invalid: {0}")]
+    Sandbox(#[from] SandboxError),
 }
 
 impl ServerSpec {
@@ -227,6 +258,9 @@ impl ServerSpec {
             if !(1..=86_400).contains(&t) {
                 return Err(SpecError::BadTimeout);
             }
+        }
+        if !(1..=MAX_MESSAGE_MIB_LIMIT).contains(&self.timeouts.max_message_mib) {
+            return Err(SpecError::BadMessageCap);
         }
         match &self.transport {
             TransportSpec::Stdio(s) => {
@@ -239,6 +273,7 @@ impl ServerSpec {
                         return Err(SpecError::BadValue("argument".into()));
                     }
                 }
+                s.sandbox.validate()?;
             }
             TransportSpec::Http(h) => {
                 let url = validate_url(&h.url)?;
@@ -405,6 +440,7 @@ impl ServerSpec {
                     })
                     .collect(),
                 cwd: None,
+                sandbox: SandboxSpec::default(),
             }),
             enabled: true,
             timeouts: Timeouts::default(),
@@ -424,6 +460,7 @@ mod tests {
                 args: vec!["-y".into(), "pkg".into()],
                 env,
                 cwd: None,
+                sandbox: SandboxSpec::default(),
             }),
             enabled: true,
             timeouts: Timeouts::default(),

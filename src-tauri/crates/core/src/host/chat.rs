@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::HostTools;
 use super::{Host, HostError};
 use crate::approval::AllowedBy;
-use crate::chat::{compact, run_turn, ChatEvent, HostTools, ToolRunner, TurnConfig, TurnEnd};
+use crate::chat::{compact, run_turn, ChatEvent, ToolRunner, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, MessageId, ProviderName, RunId, ServerId, ToolCallRecordId};
 use crate::llm::{Message, Part, Role, StopReason, Usage};
 use crate::store::{
@@ -203,6 +204,8 @@ impl Host {
 
         let tools = HostTools::load(self, &conversation).await?;
         let mut cfg = TurnConfig::new(model.clone());
+        cfg.conversation = Some(conversation.clone());
+        cfg.provider = Some(req.provider.clone());
         if let Some(n) = req.max_steps {
             cfg.max_steps = n;
         }

@@ -200,6 +200,13 @@ impl Host {
                 return Ok(report);
             }
         }
+        if let Some(c) = self.sandbox_check(&spec).await {
+            let stop = c.level == CheckLevel::Fail;
+            report.checks.push(c);
+            if stop {
+                return Ok(report);
+            }
+        }
         // The trial start, with its own logs so it does not clobber the last real run's.
         let logs = ServerLogs::new(None);
         let endpoint = match endpoint_for(&self.inner, id, &logs).await {
@@ -215,8 +222,13 @@ impl Host {
             init_timeout: trial_timeout,
             request_timeout: spec.timeouts.request(),
             signals: tx,
-            // A trial connection has nobody to answer a server's questions.
-            requests: None,
+            // The capabilities a real session declares (sampling, elicitation, roots): servers
+            // offer tools by what the client can do, and the doctor must see what a session
+            // would (server-everything lists more tools to a client that can sample).
+            requests: Some(super::requests::HostRequests::for_server(
+                std::sync::Arc::downgrade(&self.inner),
+                id.clone(),
+            )),
         };
         match Connection::connect(endpoint, logs.clone(), opts).await {
             Ok(conn) => {
@@ -235,7 +247,10 @@ impl Host {
                     Ok(t) => report.checks.push(check(
                         "tools",
                         CheckLevel::Ok,
-                        format!("{} tools", t.len()),
+                        match t.len() {
+                            1 => "1 tool".to_owned(),
+                            n => format!("{n} tools"),
+                        },
                     )),
                     Err(e) => report
                         .checks
@@ -257,6 +272,14 @@ impl Host {
         // Give the stderr drain a moment to catch the last lines of a dying process.
         tokio::time::sleep(Duration::from_millis(50)).await;
         report.stderr_tail = logs.stderr_tail(30);
+        if report.failed() {
+            // SP-07: say what the sandbox blocked, and the command that allows it.
+            for f in self.explain_sandbox(&spec, &report.stderr_tail).await {
+                report
+                    .checks
+                    .push(check("sandbox", CheckLevel::Fail, f.describe(id)));
+            }
+        }
         Ok(report)
     }
 }

@@ -11,6 +11,7 @@
 
 mod audit;
 mod chat;
+mod chat_tools;
 mod doctor;
 mod history;
 mod ops;
@@ -20,6 +21,7 @@ mod providers;
 mod requests;
 mod run;
 mod runs;
+mod sandbox;
 mod secret_layout;
 mod server_secrets;
 mod servers;
@@ -35,6 +37,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{broadcast, OnceCell};
 
 pub use chat::{SendOutcome, SendRequest, TurnInput};
+pub use chat_tools::HostTools;
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
 pub use ops::ServerCatalog;
@@ -43,6 +46,7 @@ pub use policy::tool_digest;
 pub use providers::ProviderView;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
+pub use sandbox::SandboxChange;
 pub use server_secrets::ValueStatus;
 pub use servers::{AddOptions, AddOutcome, ServerView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
@@ -245,6 +249,9 @@ impl HostBuilder {
             ),
             source,
         })?;
+        // Server trees a killed host left behind are killed before anything new starts.
+        // (Each kill is logged by the sweep.)
+        crate::mcp::reaper::RunRecords::in_data_dir(&self.data_dir).sweep();
         let store = Store::open(&self.data_dir.join("switchboard.sqlite")).await?;
         let audit = audit::AuditWriter::spawn(store.clone());
         let secrets = self

@@ -4,6 +4,17 @@
 //!
 //! [`decide`] stays pure; everything it needs is gathered here first, and what it decided is
 //! recorded here after (rule hits for limits).
+//!
+//! Two ways to gather the rules and tags (issue 11):
+//! - **from memory** ([`Host::decide_cached`]): the [`PolicyView`] the audit writer read inside
+//!   its last write transaction. No I/O and no lock, so parallel calls do not queue on SQLite
+//!   reads. Such a decision is only a proposal until the append that records it succeeds:
+//!   that append is guarded by the state the view was read at (`store::audit_append`), so it
+//!   fails when the policy may have changed since, in this process or another (the CLI and the
+//!   app share one data dir), and the caller then decides again from the store. Not used when a
+//!   rule has a limit: limits count hits, which must be read and written under the lock;
+//! - **from the store** ([`Host::decide_call`], under the policy lock in `run.rs`): reads rules
+//!   and tags, and the hit counts of limited rules.
 
 use std::collections::HashMap;
 
@@ -15,7 +26,7 @@ use crate::approval::{
 };
 use crate::ids::{ConversationId, ServerId, ToolRef};
 use crate::mcp::catalog::ToolInfo;
-use crate::store::{ServerTag, StoreError};
+use crate::store::{PolicyRows, ServerTag, StoreError};
 
 /// The digest grants are bound to: the pin's digest of the tool's definition (TD-02), so a
 /// tool that changed no longer matches the grant made for it (AP-02).
@@ -25,9 +36,67 @@ fn rule_error(e: crate::approval::RuleError) -> HostError {
     HostError::Invalid(e.to_string())
 }
 
+/// The policy as the audit writer last read it, decoded, shared read-only with deciding calls.
+#[derive(Debug)]
+pub(super) struct PolicyView {
+    /// Which read this is: a decision made from it is stored only while it is current.
+    pub(super) generation: u64,
+    /// The rules and grants, in order.
+    policy: Policy,
+    /// Each server's tags, by server id.
+    tags: HashMap<String, Vec<ServerTag>>,
+    /// Whether a rule has a limit (then calls are decided from the store).
+    limited: bool,
+}
+
+impl PolicyView {
+    /// Decodes rows read by the writer; `None` when a rule no longer parses (deciding from the
+    /// store then reports the same error, so the call is refused).
+    pub(super) fn decode(rows: &PolicyRows, generation: u64) -> Option<Self> {
+        let rules = match rows.decode_rules() {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "the stored policy does not decode; deciding from the store");
+                return None;
+            }
+        };
+        Some(Self {
+            generation,
+            limited: rules.iter().any(|r| r.limit.is_some()),
+            policy: Policy { rules },
+            tags: rows.tags_by_server(),
+        })
+    }
+}
+
 impl Host {
-    /// Decides a request: gathers the context and runs the policy. The flag says whether an
-    /// allowing rule has a limit (so its hit must be counted).
+    /// Decides a request from the policy in memory, without I/O beyond the conversation's data
+    /// flow; returns the view's generation for the append that must confirm it
+    /// ([`Host::audit_decided`]). `None`: there is no view yet, or a rule has a limit; decide
+    /// from the store.
+    pub(super) async fn decide_cached(
+        &self,
+        call: &Call<'_>,
+        info: Option<&ToolInfo>,
+    ) -> Result<Option<(Decision, u64)>, HostError> {
+        let Some(view) = self.inner.audit.policy() else {
+            return Ok(None);
+        };
+        if view.limited {
+            return Ok(None);
+        }
+        let tags = view
+            .tags
+            .get(call.server.as_str())
+            .map_or(&[][..], Vec::as_slice);
+        let decision = self
+            .decide_with(&view.policy, tags, HashMap::new(), call, info)
+            .await?;
+        Ok(Some((decision, view.generation)))
+    }
+
+    /// Decides a request: gathers the context from the store and runs the policy. The flag
+    /// says whether an allowing rule has a limit (so its hit must be counted).
     pub(super) async fn decide_call(
         &self,
         call: &Call<'_>,
@@ -55,6 +124,27 @@ impl Host {
                 store.count_rule_hits(&r.id, scope.0, scope.1).await?,
             );
         }
+        let policy = Policy { rules };
+        let decision = self.decide_with(&policy, &tags, counts, call, info).await?;
+        let limited = match &decision {
+            Decision::Allow { by } => by
+                .id()
+                .is_some_and(|id| policy.rules.iter().any(|r| r.id == id && r.limit.is_some())),
+            _ => false,
+        };
+        Ok((decision, limited))
+    }
+
+    /// Runs the policy on the gathered rules, tags and counts, with the conversation's flow.
+    async fn decide_with(
+        &self,
+        policy: &Policy,
+        tags: &[ServerTag],
+        counts: HashMap<String, u32>,
+        call: &Call<'_>,
+        info: Option<&ToolInfo>,
+    ) -> Result<Decision, HostError> {
+        let conversation = call.origin.conversation();
         let digest = info.map(tool_digest);
         let home = dirs::home_dir();
         let ctx = Context {
@@ -76,15 +166,7 @@ impl Host {
                 && (tags.contains(&ServerTag::External) || call.claims.open_world),
             home: home.as_deref(),
         };
-        let policy = Policy { rules };
-        let decision = decide(&policy, call, &ctx);
-        let limited = match &decision {
-            Decision::Allow { by } => by
-                .id()
-                .is_some_and(|id| policy.rules.iter().any(|r| r.id == id && r.limit.is_some())),
-            _ => false,
-        };
-        Ok((decision, limited))
+        Ok(decide(policy, call, &ctx))
     }
 
     /// What the conversation's finished tool calls brought in (AP-04): private data from a
@@ -328,3 +410,7 @@ impl Host {
 fn glob_literal(name: &str) -> String {
     name.replace('*', "_")
 }
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

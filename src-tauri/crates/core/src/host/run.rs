@@ -9,7 +9,9 @@
 //! 3. **ask** — when the policy asks, the call waits for a shell to answer its nonce;
 //!    arguments the person edits are checked and *decided again* (a deny rule still stops an
 //!    edited call);
-//! 4. **start** — what precedes the call is on disk in the audit log before it goes out;
+//! 4. **start** — what precedes the call is on disk in the audit log before it goes out; a
+//!    call the policy allows has one awaited append (proposal, decision, start) that also
+//!    confirms the in-memory policy it was decided from (`host::policy`);
 //! 5. **call** — sent to the server, cancellable through its run;
 //! 6. **review** — a result a person wants to see before a model does (AP-05);
 //! 7. **note the flow** — what the result brought into a conversation (AP-04).
@@ -35,11 +37,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::{Host, HostError};
-use crate::approval::audit::{
-    arguments_digest, Actor, AuditContext, AuditEvent, CallRef, GrantChange, Verdict,
-};
+use crate::approval::audit::{arguments_digest, Actor, AuditEvent, GrantChange, Verdict};
 use crate::approval::{
-    AllowedBy, Answer, ApprovalRequest, Ask, Call, Claims, Decision, Origin, RequestKind, Scope,
+    Answer, ApprovalRequest, Ask, Call, Claims, Decision, Origin, RequestKind, Scope,
 };
 use crate::ids::{RunId, ServerId, ToolRef};
 use crate::mcp::catalog::{
@@ -82,83 +82,14 @@ impl CallOptions {
     }
 }
 
-/// What [`Host::run_tool`] tells its caller when the call passed approval and is sent.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Started {
-    /// The arguments the person edited before approving; the call runs with these instead of
-    /// the requested ones.
-    pub edited: Option<Arguments>,
-    /// The rule or grant that allowed it without asking; `None` when a person approved it.
-    pub allowed_by: Option<AllowedBy>,
-    /// The grant the person made while approving ("this conversation" / "always").
-    pub granted: Option<String>,
-}
+/// What [`Host::run_tool`] tells its caller when the call passed approval and is sent. Defined
+/// by `chat` (below `host`), whose tool seam reports it to a turn.
+pub use crate::chat::Started;
 
-/// One request's record in the audit log: the context its entries share, and the entries
-/// waiting to be written with the next step that must be on disk.
-struct Trail<'h> {
-    host: &'h Host,
-    ctx: AuditContext,
-    pending: Vec<AuditEvent>,
-}
+#[path = "run_trail.rs"]
+mod trail;
 
-impl<'h> Trail<'h> {
-    fn new(host: &'h Host, server: &ServerId, name: &str, origin: &Origin) -> Self {
-        Self {
-            host,
-            ctx: AuditContext::for_request(server, name, origin, CallRef::random()),
-            pending: Vec::new(),
-        }
-    }
-
-    fn note(&mut self, event: AuditEvent) {
-        self.pending.push(event);
-    }
-
-    fn decided(&mut self, decision: Verdict, by: Actor, reason: Option<String>) {
-        self.note(AuditEvent::Decided {
-            decision,
-            by,
-            reason,
-        });
-    }
-
-    /// Writes what is pending and waits until it is on disk.
-    async fn commit(&mut self) {
-        let events = std::mem::take(&mut self.pending);
-        if events.is_empty() {
-            return;
-        }
-        let ctx = &self.ctx;
-        self.host
-            .audit_all(events.into_iter().map(|e| (e, ctx.clone())).collect())
-            .await;
-    }
-
-    /// Queues an event after the fact, without waiting (a request's end).
-    fn later(&self, event: AuditEvent) {
-        self.host.audit_later(event, self.ctx.clone());
-    }
-
-    /// Writes what is pending and returns the refusal.
-    async fn refuse(mut self, err: HostError) -> HostError {
-        self.commit().await;
-        err
-    }
-}
-
-/// Who allowed a request without asking, for the audit log.
-fn actor_of(by: &AllowedBy) -> Actor {
-    match by {
-        AllowedBy::Rule(id) => Actor::Policy {
-            rule: Some(id.clone()),
-        },
-        AllowedBy::Grant(id) => Actor::Grant {
-            grant_id: id.clone(),
-        },
-        AllowedBy::Default => Actor::Policy { rule: None },
-    }
-}
+use trail::{actor_of, decided, Trail};
 
 /// What a server claims about a tool, from its annotations struct.
 fn claims(info: Option<&ToolInfo>) -> Claims {
@@ -238,32 +169,41 @@ impl Host {
         let mut trail = Trail::new(self, &tool.server, &tool.tool, &origin);
         trail.note(AuditEvent::proposed(RequestKind::Tool, &arguments, &origin));
         let mut started = Started::default();
-        // 2. decide
-        match self
-            .decide(&tool_call(tool, &origin, &arguments, info), info)
-            .await?
-        {
+        // 2. decide: from the policy in memory, confirmed by the one append that puts the
+        // decision on disk (with the start, when allowed: one sync before the call leaves);
+        // when the policy changed or could not be checked, again from the store.
+        let call = tool_call(tool, &origin, &arguments, info);
+        let mut from_memory = true;
+        let decision = loop {
+            let cached = if from_memory {
+                self.decide_cached(&call, info).await?
+            } else {
+                None
+            };
+            let (decision, generation) = match cached {
+                Some((d, g)) => (d, Some(g)),
+                None => (self.decide(&call, info).await?, None),
+            };
+            let (verdict, by, reason) = decided(&decision);
+            trail.decided(verdict, by, reason);
+            if matches!(decision, Decision::Allow { .. }) {
+                trail.note(AuditEvent::Started);
+            }
+            if trail.commit_decided(generation).await {
+                break decision;
+            }
+            from_memory = false;
+        };
+        match decision {
             Decision::Allow { by } => {
-                trail.decided(Verdict::Allow, actor_of(&by), None);
                 started.allowed_by = Some(by);
             }
-            Decision::Deny { reason, rule } => {
-                trail.decided(Verdict::Deny, Actor::Policy { rule }, Some(reason.clone()));
+            Decision::Deny { reason, .. } => {
                 return Err(trail.refuse(denied(tool, reason)).await);
             }
             Decision::Ask {
-                reason,
-                warning,
-                rule,
+                reason, warning, ..
             } => {
-                trail.decided(
-                    Verdict::Ask,
-                    Actor::Policy { rule },
-                    Some(match &warning {
-                        Some(w) => format!("{reason}; {w}"),
-                        None => reason.clone(),
-                    }),
-                );
                 // 3. ask
                 let ask = Ask {
                     server: tool.server.clone(),
@@ -310,11 +250,11 @@ impl Host {
                         }
                     }
                 }
+                // 4. start (an allowed call's start went to disk with its decision)
+                trail.note(AuditEvent::Started);
+                trail.commit().await;
             }
         }
-        // 4. start
-        trail.note(AuditEvent::Started);
-        trail.commit().await;
         if let Some(tx) = opts.started.take() {
             let _ = tx.send(started);
         }

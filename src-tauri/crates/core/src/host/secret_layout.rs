@@ -18,6 +18,12 @@
 //! Done is recorded by a marker file in the data directory, written only when every step
 //! succeeded; a failure (no keyring in this session) is logged and retried at the next start.
 //! An entry that exists already in the new layout is never overwritten.
+//!
+//! Several processes may start on the same data directory at once (the app and CLIs) and run
+//! this together. Every step is safe to repeat: a secret is copied only where none is set,
+//! a spec is rewritten only if it is still the one read (so neither a concurrent run nor a
+//! person's edit in between is overwritten with a stale copy), and the marker is written to a
+//! temporary file and renamed, so it is either there whole or not at all.
 
 use std::collections::HashMap;
 
@@ -41,7 +47,7 @@ pub(super) async fn migrate(host: &Host) {
             if moved > 0 {
                 tracing::info!(moved, "secrets moved to the namespaced keyring layout");
             }
-            if let Err(e) = std::fs::write(&marker, "secrets are namespaced\n") {
+            if let Err(e) = write_marker(&marker) {
                 tracing::warn!(error = %e, "could not record that secrets were migrated");
             }
         }
@@ -79,7 +85,7 @@ async fn run(host: &Host) -> Result<usize, HostError> {
             let to = SecretKey::server(&spec.id, name);
             moved += usize::from(copy(host, SecretKey::Legacy(name.clone()), to).await?);
         }
-        let sealed = seal(spec, Vec::new());
+        let sealed = seal(spec.clone(), Vec::new());
         if sealed.secrets.is_empty() {
             continue;
         }
@@ -91,9 +97,22 @@ async fn run(host: &Host) -> Result<usize, HostError> {
                 moved += 1;
             }
         }
-        inner.store.update_server(&sealed.spec).await?;
+        inner.store.replace_server_if(&spec, &sealed.spec).await?;
     }
     Ok(moved)
+}
+
+/// Writes the marker whole or not at all: a temporary file in the same directory, renamed.
+fn write_marker(marker: &std::path::Path) -> std::io::Result<()> {
+    let mut tmp = marker.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let written = std::fs::write(&tmp, "secrets are namespaced\n")
+        .and_then(|()| std::fs::rename(&tmp, marker));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Copies `from` to `to` unless `to` is set or `from` is not; returns whether it copied.

@@ -20,9 +20,9 @@ use crate::config::{Binding, NamedValue, ServerSpec, TransportSpec, ValueSource}
 use crate::events::HostEvent;
 use crate::ids::{SecretName, ServerId};
 use crate::mcp::connection::Endpoint;
-use crate::mcp::framing::DEFAULT_MAX_MESSAGE;
 use crate::mcp::logs::ServerLogs;
 use crate::mcp::process::{child_env, ServerProcess};
+use crate::mcp::reaper::RunRecords;
 use crate::mcp::supervisor::{self, LaunchError, Launcher, ServerStatus, SupervisorConfig};
 use crate::redact::{Redactor, Secret};
 use crate::secrets::{SecretError, SecretKey};
@@ -232,6 +232,13 @@ impl Host {
         opts: AddOptions,
     ) -> Result<AddOutcome, HostError> {
         let before = self.server(&spec.id).await?;
+        // The sandbox changes only through `set_server_sandbox` (SP-07): an edit keeps it.
+        let mut spec = spec;
+        if let (TransportSpec::Stdio(new), TransportSpec::Stdio(old)) =
+            (&mut spec.transport, &before.transport)
+        {
+            new.sandbox = old.sandbox.clone();
+        }
         let Sealed {
             spec,
             secrets,
@@ -281,6 +288,30 @@ impl Host {
         )
         .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
+        Ok(())
+    }
+
+    /// Replaces a server's limits (timeouts, message cap). They are not part of what the
+    /// person approved, so its approval stands; a running server restarts under the new ones.
+    pub async fn set_server_limits(
+        &self,
+        id: &ServerId,
+        limits: crate::config::Timeouts,
+    ) -> Result<(), HostError> {
+        let mut spec = self.server(id).await?;
+        let before = std::mem::replace(&mut spec.timeouts, limits);
+        spec.validate()?;
+        self.inner.store.update_server(&spec).await?;
+        self.audit_config(
+            ConfigChange::ServerUpdated,
+            Some(id),
+            json!({ "limits": limits, "limits_before": before }),
+        )
+        .await;
+        let _ = self.inner.events.send(HostEvent::ServersChanged);
+        if let Some(h) = self.handle(id) {
+            h.restart().await;
+        }
         Ok(())
     }
 
@@ -492,7 +523,11 @@ pub(super) async fn endpoint_for(
         (
             TransportSpec::Stdio(s),
             LaunchPlan::Stdio {
-                program, args, cwd, ..
+                program,
+                args,
+                cwd,
+                sandbox,
+                ..
             },
         ) => {
             let configured = resolve_values(inner, id, &s.env)
@@ -500,10 +535,22 @@ pub(super) async fn endpoint_for(
                 .map_err(secret_err)?;
             logs.set_redactor(Redactor::new(configured.iter().map(|(_, v)| v)));
             let env = child_env(inner.host_env.iter().cloned(), &configured);
-            let (process, pipes) =
-                ServerProcess::spawn(&program, &args, &cwd, &env).map_err(|e| {
-                    LaunchError::Transient(format!("could not start {}: {e}", program.display()))
-                })?;
+            // SP-07: a sandboxed server runs under bubblewrap, or not at all.
+            let (program, args) =
+                super::sandbox::wrap(inner, &sandbox, &program, &args, &cwd, &env, logs)?;
+            // Recorded until stopped, so the next start can sweep it if this host is killed.
+            let records = RunRecords::in_data_dir(&inner.data_dir);
+            let (mut process, pipes) = ServerProcess::spawn(
+                &program,
+                &args,
+                &cwd,
+                &env,
+                Some(records.entry(id.as_str())),
+            )
+            .map_err(|e| {
+                LaunchError::Transient(format!("could not start {}: {e}", program.display()))
+            })?;
+            process.set_stop_grace(inner.supervisor.stop_grace);
             logs.note(&format!(
                 "started {} (pid {})",
                 program.display(),
@@ -512,7 +559,7 @@ pub(super) async fn endpoint_for(
             Ok(Endpoint::Stdio {
                 process: Box::new(process),
                 pipes,
-                max_message: DEFAULT_MAX_MESSAGE,
+                max_message: spec.timeouts.max_message(),
             })
         }
         (TransportSpec::Http(h), _) => {
@@ -523,6 +570,7 @@ pub(super) async fn endpoint_for(
             Ok(Endpoint::Http {
                 url: h.url.clone(),
                 headers,
+                max_message: spec.timeouts.max_message(),
             })
         }
         _ => Err(LaunchError::Fatal(

@@ -56,6 +56,8 @@ pub struct PreviewServer {
     pub summary: String,
     /// Names of the values that would move to the keyring (never the values).
     pub secrets: Vec<SecretName>,
+    /// Whether a local server would run sandboxed (SP-07); `None` for a remote one.
+    pub sandboxed: Option<bool>,
 }
 
 /// An import worked out against the current servers, ready to apply.
@@ -136,6 +138,10 @@ impl Host {
                     },
                     summary: s.spec.summary(),
                     secrets: s.secrets.iter().map(|(n, _)| n.clone()).collect(),
+                    sandboxed: match &s.spec.transport {
+                        TransportSpec::Stdio(x) => Some(x.sandbox.enabled),
+                        TransportSpec::Http(_) => None,
+                    },
                 })
                 .collect(),
             notes: plan.notes,

@@ -7,7 +7,8 @@
 //!
 //! - [`types`]: the provider-neutral transcript, requests and stream events.
 //! - [`provider`]: the `Provider` trait, its stream contract and the retry policy.
-//! - [`profiles`]: vendors as data, and [`build_provider`] to get a provider for one.
+//! - [`profiles`]: vendors as data (a leaf of this module: the wire formats read it).
+//! - [`construct`]: [`build_provider`] and [`ProviderConfig`], a provider for a profile.
 //! - [`error`]: [`LlmError`], classified so callers can branch on the cause.
 //! - [`sse`]: the incremental Server-Sent Events decoder both wire formats share.
 //! - [`prompt_tools`]: tool calling through the system prompt for models without native tools.
@@ -24,6 +25,7 @@
 mod anthropic;
 pub mod assemble;
 mod classify;
+pub mod construct;
 pub mod error;
 mod http;
 pub mod limits;
@@ -35,8 +37,9 @@ pub mod sse;
 pub mod types;
 
 pub use assemble::{collect, Answer, Assembler};
+pub use construct::{build_provider, ProfileError, ProviderConfig};
 pub use error::LlmError;
-pub use profiles::{build_provider, profile, Profile, ProfileError, ProviderConfig, PROFILES};
+pub use profiles::{profile, Profile, PROFILES};
 pub use provider::{EventStream, Provider, RetryPolicy};
 pub use types::{
     ChatRequest, Message, Part, ResultPart, Role, StopReason, StreamEvent, ToolSpec, Usage,

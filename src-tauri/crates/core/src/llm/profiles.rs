@@ -9,15 +9,13 @@
 //! `max_tokens` in favour of `max_completion_tokens`; small local models call tools more
 //! reliably from a prompt convention than through a native `tools` field they were not
 //! trained on.
+//!
+//! This file is data only and depends on nothing else in `llm`: the wire implementations read
+//! their profile's quirks, and [`super::construct`] picks the implementation for a profile, so
+//! the table sits below both (it used to build providers itself, which made a ring with the
+//! wire formats that read it).
 
 use serde::Serialize;
-
-use super::anthropic::AnthropicProvider;
-use super::http::Endpoint;
-use super::openai::OpenAiProvider;
-use super::prompt_tools::PromptToolProvider;
-use super::provider::{Provider, RetryPolicy};
-use crate::redact::Secret;
 
 /// Which wire format a profile speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -208,116 +206,6 @@ pub fn profile(id: &str) -> Option<&'static Profile> {
     PROFILES.iter().find(|p| p.id == id)
 }
 
-/// Why a provider could not be built from a profile.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProfileError {
-    /// The profile has no default base URL and none was given.
-    #[error("the {profile} provider needs a base URL")]
-    MissingBaseUrl {
-        /// The profile id.
-        profile: &'static str,
-    },
-    /// The base URL does not parse or is not http(s).
-    #[error("the base URL for {profile} is invalid: {reason}")]
-    InvalidBaseUrl {
-        /// The profile id.
-        profile: &'static str,
-        /// Why.
-        reason: String,
-    },
-    /// The vendor requires a key and none was given.
-    #[error("the {profile} provider needs an API key")]
-    MissingKey {
-        /// The profile id.
-        profile: &'static str,
-    },
-    /// The key holds characters an HTTP header cannot carry (a pasted newline, usually).
-    #[error("the API key for {profile} contains characters that cannot be sent in a header")]
-    InvalidKey {
-        /// The profile id.
-        profile: &'static str,
-    },
-}
-
-/// Everything needed to build a provider; [`ProviderConfig::new`] gives the defaults.
-#[derive(Clone, Debug)]
-pub struct ProviderConfig {
-    /// The vendor (copy and adjust a table row to change a quirk).
-    pub profile: Profile,
-    /// Overrides the profile's base URL.
-    pub base_url: Option<String>,
-    /// The API key.
-    pub api_key: Option<Secret>,
-    /// Retries before the first streamed byte.
-    pub retry: RetryPolicy,
-}
-
-impl ProviderConfig {
-    /// A config for `profile` with no override, no key and the default retry policy.
-    pub fn new(profile: &Profile) -> Self {
-        Self {
-            profile: *profile,
-            base_url: None,
-            api_key: None,
-            retry: RetryPolicy::default(),
-        }
-    }
-
-    /// Builds the provider: the profile's wire implementation, wrapped in the prompt-based
-    /// tool mode when the profile asks for it.
-    pub fn build(self, http: reqwest::Client) -> Result<Box<dyn Provider>, ProfileError> {
-        let p = self.profile;
-        let base = self
-            .base_url
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .or(p.base_url)
-            .ok_or(ProfileError::MissingBaseUrl { profile: p.id })?;
-        let parsed = url::Url::parse(base).map_err(|e| ProfileError::InvalidBaseUrl {
-            profile: p.id,
-            reason: e.to_string(),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(ProfileError::InvalidBaseUrl {
-                profile: p.id,
-                reason: format!("the scheme must be http or https, not {}", parsed.scheme()),
-            });
-        }
-        let key = self.api_key.filter(|k| !k.expose().trim().is_empty());
-        if p.key_required && key.is_none() {
-            return Err(ProfileError::MissingKey { profile: p.id });
-        }
-        let endpoint = Endpoint::new(p, base.trim_end_matches('/'), key, http, self.retry)
-            .ok_or(ProfileError::InvalidKey { profile: p.id })?;
-        let wire: Box<dyn Provider> = match p.wire {
-            Wire::OpenAi => Box::new(OpenAiProvider::new(endpoint)),
-            Wire::Anthropic => Box::new(AnthropicProvider::new(endpoint)),
-        };
-        Ok(match p.quirks.tool_mode {
-            ToolMode::Native => wire,
-            ToolMode::Prompt => Box::new(PromptToolProvider::new(wire)),
-        })
-    }
-}
-
-/// Builds a provider for `profile` with the default retry policy; see [`ProviderConfig`] to
-/// tune retries.
-pub fn build_provider(
-    profile: &Profile,
-    base_url_override: Option<&str>,
-    api_key: Option<Secret>,
-    http: reqwest::Client,
-) -> Result<Box<dyn Provider>, ProfileError> {
-    ProviderConfig {
-        base_url: base_url_override.map(str::to_owned),
-        api_key,
-        ..ProviderConfig::new(profile)
-    }
-    .build(http)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,65 +235,5 @@ mod tests {
         assert!(!get("lmstudio").quirks.stream_usage);
         assert_eq!(get("custom").base_url, None);
         assert!(profile("nope").is_none());
-    }
-
-    #[test]
-    fn building_checks_url_and_key() {
-        let http = reqwest::Client::new();
-        let err = |r: Result<Box<dyn Provider>, ProfileError>| r.err().unwrap();
-        assert_eq!(
-            err(build_provider(&get("custom"), None, None, http.clone())),
-            ProfileError::MissingBaseUrl { profile: "custom" }
-        );
-        assert!(matches!(
-            err(build_provider(
-                &get("custom"),
-                Some("ftp://x"),
-                None,
-                http.clone()
-            )),
-            ProfileError::InvalidBaseUrl { .. }
-        ));
-        assert_eq!(
-            err(build_provider(&get("openai"), None, None, http.clone())),
-            ProfileError::MissingKey { profile: "openai" }
-        );
-        assert_eq!(
-            err(build_provider(
-                &get("openai"),
-                None,
-                Some(Secret::new("  ")),
-                http.clone()
-            )),
-            ProfileError::MissingKey { profile: "openai" }
-        );
-        assert_eq!(
-            err(build_provider(
-                &get("openai"),
-                None,
-                Some(Secret::new("sk-a\nb")),
-                http.clone()
-            )),
-            ProfileError::InvalidKey { profile: "openai" }
-        );
-        let p = build_provider(&get("ollama"), None, None, http.clone()).unwrap();
-        assert_eq!(p.profile_id(), "ollama");
-        let p =
-            build_provider(&get("custom"), Some("http://10.0.0.5:9000/v1/"), None, http).unwrap();
-        assert_eq!(p.profile_id(), "custom");
-    }
-
-    #[test]
-    fn debug_output_never_shows_the_key() {
-        let p = build_provider(
-            &get("anthropic"),
-            None,
-            Some(Secret::new("sk-ant-canary-123456789")),
-            reqwest::Client::new(),
-        )
-        .unwrap();
-        let dbg = format!("{p:?}");
-        assert!(!dbg.contains("canary"), "{dbg}");
-        assert!(dbg.contains("anthropic"), "{dbg}");
     }
 }

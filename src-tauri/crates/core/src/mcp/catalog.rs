@@ -10,6 +10,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+// Status types live in the leaf `status` (events and the supervisor share them).
+pub use crate::status::{Capabilities, PeerInfo, Progress};
+
 /// One tool as the server describes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -185,34 +188,6 @@ pub struct Catalog {
     pub validators: super::schema::Validators,
 }
 
-/// Facts about a connected server from its handshake.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeerInfo {
-    /// The protocol version both sides settled on.
-    pub protocol_version: String,
-    /// The server's self-reported name (display only, never used for naming or policy).
-    pub server_name: String,
-    /// The server's self-reported version.
-    pub server_version: String,
-    /// Whether it offers tools, resources, prompts, logging, completions.
-    pub capabilities: Capabilities,
-}
-
-/// The capability flags we act on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// `tools`.
-    pub tools: bool,
-    /// `resources`.
-    pub resources: bool,
-    /// `prompts`.
-    pub prompts: bool,
-    /// `logging`.
-    pub logging: bool,
-    /// `completions`.
-    pub completions: bool,
-}
-
 /// One piece of tool or prompt output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -305,17 +280,6 @@ pub struct PromptResult {
     pub description: Option<String>,
     /// The messages.
     pub messages: Vec<PromptMessage>,
-}
-
-/// Progress of a running request, from `notifications/progress`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
-    /// How far along.
-    pub progress: f64,
-    /// Out of how much, if known.
-    pub total: Option<f64>,
-    /// A message from the server (untrusted text).
-    pub message: Option<String>,
 }
 
 /// Tool-call arguments: a JSON object.

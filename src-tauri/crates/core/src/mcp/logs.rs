@@ -183,7 +183,7 @@ impl ServerLogs {
         let peek = (raw.len() > TRACE_BODY).then(|| peek(raw));
         let body = self.redact_then_cut(raw, TRACE_BODY);
         self.push(Raw {
-            at_ms: crate::store::now_ms(),
+            at_ms: crate::clock::now_ms(),
             at: Instant::now(),
             direction,
             body,
@@ -205,7 +205,7 @@ impl ServerLogs {
             lock(&self.inner).skipped_lines += 1;
         }
         self.push(Raw {
-            at_ms: crate::store::now_ms(),
+            at_ms: crate::clock::now_ms(),
             at: Instant::now(),
             direction: Direction::Note,
             body: self.redact_then_cut(text, TRACE_BODY),

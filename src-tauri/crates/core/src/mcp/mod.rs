@@ -1,8 +1,11 @@
 //! MCP servers: connections, supervision, naming and logs.
 //!
-//! - [`connection`] is the only file that uses `rmcp`; it speaks stdio and Streamable HTTP.
+//! - [`connection`] is the only module that uses `rmcp` (a test there checks); it speaks stdio
+//!   and Streamable HTTP, holding both to the same caps.
 //! - [`process`] spawns stdio servers in their own process group with an allowlisted
-//!   environment and stops the whole tree.
+//!   environment and stops the whole tree; the leader dies with the host.
+//! - [`reaper`] records live server groups in the data directory and, at the next start,
+//!   kills the groups a killed host left behind.
 //! - [`supervisor`] runs one task per server that owns its connection, restarts it with
 //!   backoff, breaks crash loops and keeps the catalog fresh.
 //! - [`naming`] maps (server, tool) to names a model can use, and back.
@@ -17,6 +20,7 @@ pub mod hygiene;
 pub mod logs;
 pub mod naming;
 pub mod process;
+pub mod reaper;
 mod recover;
 pub mod requests;
 pub mod schema;
@@ -26,6 +30,7 @@ use std::time::Duration;
 
 use crate::config::escape::ServerText;
 use crate::ids::ServerId;
+use crate::status::{AuthChallenge, Reason};
 
 /// Why an MCP operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -47,17 +52,24 @@ pub enum McpError {
     Handshake(String),
     /// The server wants authorization (HTTP 401/403). OAuth sign-in arrives with the
     /// credentials work; a static `Authorization` header with a keyring secret works today.
-    #[error("the server requires authorization ({0}); add an Authorization header with a keyring secret, e.g. --header Authorization=secret:NAME")]
-    AuthRequired(String),
+    #[error("{}", Reason::AuthRequired(.0.clone()))]
+    AuthRequired(AuthChallenge),
     /// The handshake did not finish in time.
     #[error("the server did not finish the initialize handshake within {}s", .0.as_secs())]
     HandshakeTimeout(Duration),
     /// A request got no answer in time; the server was told to cancel it.
     #[error("the server did not answer within {}s; the request was cancelled", .0.as_secs())]
     Timeout(Duration),
-    /// The connection ended.
-    #[error("the connection to the server ended: {}", ServerText(.0))]
-    Disconnected(String),
+    /// The connection ended (the reason escapes the server's words itself).
+    #[error("the connection to the server ended: {0}")]
+    Disconnected(Reason),
+    /// The host refused the server's answer to this request (too large, too deep, not
+    /// JSON-RPC); the connection is still usable.
+    #[error("Switchboard refused the server's answer: {reason}")]
+    Refused {
+        /// Why.
+        reason: Reason,
+    },
     /// The request was cancelled by the user.
     #[error("the request was cancelled")]
     Cancelled,
@@ -106,6 +118,36 @@ pub enum McpError {
     },
 }
 
+impl McpError {
+    /// Why, as the typed reason the shells branch on.
+    pub fn reason(&self) -> Reason {
+        match self {
+            Self::Disconnected(r) | Self::Refused { reason: r } => r.clone(),
+            Self::AuthRequired(c) => Reason::AuthRequired(c.clone()),
+            Self::HandshakeTimeout(d) => Reason::HandshakeTimeout { secs: d.as_secs() },
+            Self::Handshake(detail) => Reason::HandshakeFailed {
+                detail: detail.clone(),
+            },
+            Self::Config(detail) => Reason::CannotStart {
+                detail: detail.clone(),
+            },
+            Self::Spawn { program, reason } => Reason::CannotStart {
+                detail: format!("{program}: {reason}"),
+            },
+            // Raw server words: the reason escapes them when shown (no double escaping).
+            Self::Protocol(detail) => Reason::Other {
+                detail: format!("protocol error: {detail}"),
+            },
+            Self::Server { code, message } => Reason::Other {
+                detail: format!("the server returned error {code}: {message}"),
+            },
+            other => Reason::Other {
+                detail: other.to_string(),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,7 +162,9 @@ mod tests {
             },
             McpError::Protocol(hostile.into()),
             McpError::Handshake(hostile.into()),
-            McpError::Disconnected(hostile.into()),
+            McpError::Disconnected(Reason::Unreachable {
+                detail: hostile.into(),
+            }),
         ] {
             let shown = e.to_string();
             assert!(!shown.contains(['\n', '\x1b', '\u{202E}']), "{shown:?}");

@@ -20,12 +20,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::catalog::{Catalog, CatalogSnapshot, PeerInfo};
+use super::catalog::{Catalog, CatalogSnapshot};
 use super::connection::{ConnectOptions, Connection, Endpoint, ServerSignal};
 use super::logs::ServerLogs;
 use super::requests::ServerRequests;
@@ -35,77 +34,9 @@ use crate::config::escape::ServerText;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
 
-/// What the UI and CLI see of a server.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ServerStatus {
-    /// Not running (disabled, stopped, or never started).
-    Stopped,
-    /// The launch spec is not approved, or changed since it was approved (SP-01, SP-03).
-    NeedsTrust {
-        /// Why.
-        reason: String,
-    },
-    /// Connecting and handshaking.
-    Starting {
-        /// Which attempt this is since the last success or manual start (1-based).
-        attempt: u32,
-    },
-    /// Connected.
-    Running {
-        /// The process id of a stdio server.
-        pid: Option<u32>,
-        /// The handshake facts.
-        peer: PeerInfo,
-        /// How many tools it offers.
-        tools: usize,
-    },
-    /// Waiting before the next start after a failure.
-    Backoff {
-        /// The attempt that failed.
-        attempt: u32,
-        /// When the next attempt starts, in milliseconds since the Unix epoch.
-        retry_at_ms: i64,
-        /// Why the last attempt ended.
-        last_error: String,
-    },
-    /// Given up until the user acts.
-    Failed {
-        /// Why.
-        reason: String,
-        /// The newest stderr lines.
-        stderr_tail: Vec<String>,
-    },
-}
-
-impl std::fmt::Display for ServerStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Stopped => f.write_str("stopped"),
-            Self::NeedsTrust { reason } => write!(f, "needs approval: {reason}"),
-            Self::Starting { attempt } => write!(f, "starting (attempt {attempt})"),
-            Self::Running { tools, peer, .. } => {
-                write!(
-                    f,
-                    "running, {tools} tools, protocol {}",
-                    peer.protocol_version
-                )
-            }
-            Self::Backoff {
-                attempt,
-                retry_at_ms,
-                last_error,
-            } => {
-                let secs = (*retry_at_ms - crate::store::now_ms()).max(0) as f64 / 1000.0;
-                write!(
-                    f,
-                    "restarting in {secs:.1}s after attempt {attempt} failed: {last_error}"
-                )
-            }
-            Self::Failed { reason, .. } => write!(f, "failed: {reason}"),
-        }
-    }
-}
+// The status types live in the leaf `status`, which `events` shares; re-exported here so the
+// shells' paths stay.
+pub use crate::status::{Reason, ServerStatus};
 
 /// Why a launch could not produce an endpoint.
 #[derive(Debug, Clone)]
@@ -141,6 +72,13 @@ pub struct SupervisorConfig {
     pub init_timeout: Duration,
     /// Per-request limit.
     pub request_timeout: Duration,
+    /// A start that fails before the server has ever run is not retried: the server goes
+    /// straight to `Failed` with its stderr tail. One-shot commands set this, so a server that
+    /// crashes at start costs one try, not five tries and their backoff.
+    pub one_try: bool,
+    /// How long each phase of stopping a local server waits (after the end of its input,
+    /// after SIGTERM) before the next, harder step.
+    pub stop_grace: Duration,
 }
 
 impl Default for SupervisorConfig {
@@ -153,6 +91,8 @@ impl Default for SupervisorConfig {
             debounce: Duration::from_millis(250),
             init_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(60),
+            one_try: false,
+            stop_grace: super::process::STOP_GRACE,
         }
     }
 }
@@ -277,6 +217,8 @@ struct Supervisor {
     ends: VecDeque<Instant>,
     attempt: u32,
     restart_ack: Option<oneshot::Sender<()>>,
+    /// Whether any start has reached `Running` (see [`SupervisorConfig::one_try`]).
+    ever_running: bool,
     /// Answers the server's own requests on every connection; `None` declares no capabilities.
     requests: Option<Arc<dyn ServerRequests>>,
 }
@@ -308,6 +250,7 @@ pub fn spawn(
         ends: VecDeque::new(),
         attempt: 0,
         restart_ack: None,
+        ever_running: false,
         requests,
     };
     let span = tracing::info_span!("server", server = %id);
@@ -325,7 +268,7 @@ pub fn spawn(
 /// What ended a phase of the supervisor loop.
 enum Next {
     /// Start again after a backoff.
-    Retry(String),
+    Retry(Reason),
     /// Start again now.
     RestartNow,
     /// Wait for the user.
@@ -374,19 +317,23 @@ impl Supervisor {
         }
         let endpoint = match (self.launcher)().await {
             Ok(e) => e,
-            Err(LaunchError::NeedsTrust(reason)) => {
-                self.set_status(ServerStatus::NeedsTrust { reason });
+            Err(LaunchError::NeedsTrust(detail)) => {
+                self.set_status(ServerStatus::NeedsTrust {
+                    reason: Reason::NeedsApproval { detail },
+                });
                 return Next::Park;
             }
-            Err(LaunchError::Fatal(reason)) => {
-                self.logs.note(&format!("could not start: {reason}"));
+            Err(LaunchError::Fatal(detail)) => {
+                self.logs.note(&format!("could not start: {detail}"));
                 self.set_status(ServerStatus::Failed {
-                    reason,
+                    reason: Reason::CannotStart { detail },
                     stderr_tail: self.logs.stderr_tail(20),
                 });
                 return Next::Park;
             }
-            Err(LaunchError::Transient(reason)) => return Next::Retry(reason),
+            Err(LaunchError::Transient(detail)) => {
+                return self.not_started(Reason::CannotStart { detail }).await
+            }
         };
         let (sig_tx, mut signals) = mpsc::channel(64);
         let connect = Connection::connect(
@@ -406,17 +353,41 @@ impl Supervisor {
         };
         let conn = match conn {
             Ok(c) => Arc::new(c),
-            Err(e) => return Next::Retry(e.to_string()),
+            Err(e) => return self.not_started(e.reason()).await,
         };
         if let Err(e) = self.refresh(&conn, true, true, true).await {
             // A server that cannot even list its tools is as good as down.
             conn.shutdown().await;
-            return Next::Retry(format!("listing its catalog failed: {e}"));
+            return self
+                .not_started(Reason::CatalogFailed {
+                    detail: e.to_string(),
+                })
+                .await;
         }
         self.conn.send_replace(Some(conn.clone()));
         self.publish_running(&conn).await;
         self.attempt = 0;
+        self.ever_running = true;
         self.serve(conn, &mut signals).await
+    }
+
+    /// A start failed before the server ran: retry, or under `one_try` (if it never ran) give
+    /// up at once with the stderr tail.
+    async fn not_started(&mut self, why: Reason) -> Next {
+        if !self.config.one_try || self.ever_running {
+            return Next::Retry(why);
+        }
+        // The stderr drain may still be reading a dying process's last lines.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.logs.note(&format!("could not start: {why}"));
+        self.set_status(ServerStatus::Failed {
+            reason: Reason::DidNotStart {
+                last: Box::new(why),
+            },
+            stderr_tail: self.logs.stderr_tail(20),
+        });
+        self.logs.persist();
+        Next::Park
     }
 
     fn on_command_while_down(&mut self, cmd: Option<Command>) -> Next {
@@ -456,9 +427,11 @@ impl Supervisor {
                 why = conn.closed() => {
                     self.conn.send_replace(None);
                     let exit = conn.shutdown().await;
-                    self.logs.note(&format!("server ended: {why}; the process {exit}"));
+                    let why = why.with_exit(exit.clone());
+                    let exit = exit.map(|e| format!("; the process {e}")).unwrap_or_default();
+                    self.logs.note(&format!("server ended: {why}{exit}"));
                     self.logs.persist();
-                    return Next::Retry(format!("{why} (the process {exit})"));
+                    return Next::Retry(why);
                 }
                 cmd = self.commands.recv() => {
                     self.conn.send_replace(None);
@@ -567,7 +540,7 @@ impl Supervisor {
     }
 
     /// After an unexpected end: trip the breaker or wait and retry.
-    async fn backoff(&mut self, why: String) -> Next {
+    async fn backoff(&mut self, why: Reason) -> Next {
         let now = Instant::now();
         self.ends.push_back(now);
         while self
@@ -577,14 +550,23 @@ impl Supervisor {
         {
             self.ends.pop_front();
         }
-        tracing::warn!(error = %ServerText(&why), attempt = self.attempt, "server ended");
+        tracing::warn!(error = %why, kind = why.kind(), attempt = self.attempt, "server ended");
+        // Credentials or an approval: retrying cannot help until the person acts.
+        if why.needs_person() {
+            self.set_status(ServerStatus::Failed {
+                reason: why,
+                stderr_tail: self.logs.stderr_tail(20),
+            });
+            self.logs.persist();
+            return Next::Park;
+        }
         if self.ends.len() >= self.config.crash_limit {
             self.set_status(ServerStatus::Failed {
-                reason: format!(
-                    "it ended {} times within {}s (crash loop); last: {why}",
-                    self.ends.len(),
-                    self.config.crash_window.as_secs()
-                ),
+                reason: Reason::CrashLoop {
+                    ends: self.ends.len() as u32,
+                    window_secs: self.config.crash_window.as_secs(),
+                    last: Box::new(why),
+                },
                 stderr_tail: self.logs.stderr_tail(20),
             });
             self.logs.persist();
@@ -593,7 +575,7 @@ impl Supervisor {
         let delay = backoff_delay(&self.config, self.attempt);
         self.set_status(ServerStatus::Backoff {
             attempt: self.attempt,
-            retry_at_ms: crate::store::now_ms() + delay.as_millis() as i64,
+            retry_at_ms: crate::clock::now_ms() + delay.as_millis() as i64,
             last_error: why,
         });
         tokio::select! {
@@ -616,6 +598,33 @@ pub fn backoff_delay(config: &SupervisorConfig, attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::PeerInfo;
+
+    #[test]
+    fn a_running_status_counts_its_tools_in_words_that_agree() {
+        let running = |tools| ServerStatus::Running {
+            pid: None,
+            peer: PeerInfo {
+                protocol_version: "2025-11-25".into(),
+                server_name: "s".into(),
+                server_version: "1".into(),
+                capabilities: Default::default(),
+            },
+            tools,
+        };
+        assert_eq!(
+            running(1).to_string(),
+            "running, 1 tool, protocol 2025-11-25"
+        );
+        assert_eq!(
+            running(0).to_string(),
+            "running, 0 tools, protocol 2025-11-25"
+        );
+        assert_eq!(
+            running(17).to_string(),
+            "running, 17 tools, protocol 2025-11-25"
+        );
+    }
 
     #[test]
     fn backoff_grows_and_caps() {

@@ -4,7 +4,8 @@
 //! previous row's hash (`prev_hash`) included, so changing, removing or reordering any row
 //! breaks the chain from there on. Appends read the chain's head and insert in one `BEGIN
 //! IMMEDIATE` transaction on the single writer connection, so two appends can never link to
-//! the same head. Ids are issued above `sqlite_sequence` (the highest id ever used), so rows
+//! the same head; the audit writer's one-statement append checks the head it links to inside
+//! the statement instead (`audit_append.rs`). Ids are issued above `sqlite_sequence` (the highest id ever used), so rows
 //! cut from the end leave a visible gap.
 //!
 //! What the chain cannot prove on its own: that nobody rewrote the whole log from some row on
@@ -23,6 +24,11 @@ use sha2::{Digest, Sha256};
 
 use super::{Store, StoreError};
 use crate::approval::audit::{Actor, AuditContext, AuditKind};
+
+#[path = "audit_append.rs"]
+mod append;
+
+pub use append::{AppendStamp, Refreshed};
 
 /// `prev_hash` of the first row.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -308,9 +314,6 @@ fn like_pattern(text: &str) -> String {
     p
 }
 
-/// Rows in one INSERT statement at most (11 bound values each; SQLite allows 32,766).
-const INSERT_ROWS_MAX: usize = 1_000;
-
 impl Store {
     /// Appends one entry to the chain and returns it as stored.
     pub async fn append_audit(&self, e: &NewAuditEntry) -> Result<AuditEntry, StoreError> {
@@ -319,73 +322,6 @@ impl Store {
             what: "audit log".into(),
             reason: "an append returned no row".into(),
         })
-    }
-
-    /// Appends entries in order, in one transaction (one disk sync for all of them).
-    pub async fn append_audit_all(
-        &self,
-        entries: &[NewAuditEntry],
-    ) -> Result<Vec<AuditEntry>, StoreError> {
-        let mut tx = self.write_tx().await?;
-        let head: Option<(i64, String)> =
-            sqlx::query_as("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
-                .fetch_optional(&mut *tx)
-                .await?;
-        let (issued,): (i64,) = sqlx::query_as(
-            "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit'), 0)",
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        let (mut id, mut prev) = match head {
-            Some((id, hash)) => (id.max(issued), hash),
-            None => (issued, GENESIS_HASH.to_owned()),
-        };
-        let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
-            id += 1;
-            let ctx = &e.context;
-            let mut row = AuditEntry {
-                id,
-                at: e.at_ms,
-                kind: e.kind,
-                server: ctx.server.as_ref().map(ToString::to_string),
-                tool: ctx.tool.as_deref().map(|t| t.chars().take(256).collect()),
-                conversation: ctx.conversation.as_ref().map(ToString::to_string),
-                call_ref: ctx.call_ref.as_ref().map(ToString::to_string),
-                actor: e.actor.to_stored(),
-                detail_json: detail_text(&e.detail),
-                prev_hash: prev,
-                hash: String::new(),
-            };
-            row.hash = row.computed_hash();
-            prev = row.hash.clone();
-            out.push(row);
-        }
-        // One statement per batch rather than one per row: a group commit of many calls'
-        // entries costs one statement's overhead (11 binds a row, far under SQLite's limit for
-        // the writer's largest batch).
-        for rows in out.chunks(INSERT_ROWS_MAX) {
-            let mut q = sqlx::QueryBuilder::new(
-                "INSERT INTO audit (id, at, kind, server, tool, conversation, call_ref, actor,
-                                    detail_json, prev_hash, hash) ",
-            );
-            q.push_values(rows, |mut b, row| {
-                b.push_bind(row.id)
-                    .push_bind(row.at)
-                    .push_bind(row.kind.as_str())
-                    .push_bind(&row.server)
-                    .push_bind(&row.tool)
-                    .push_bind(&row.conversation)
-                    .push_bind(&row.call_ref)
-                    .push_bind(&row.actor)
-                    .push_bind(&row.detail_json)
-                    .push_bind(&row.prev_hash)
-                    .push_bind(&row.hash);
-            });
-            q.build().execute(&mut *tx).await?;
-        }
-        tx.commit().await?;
-        Ok(out)
     }
 
     /// A page of entries, newest first.

@@ -7,6 +7,7 @@ use super::*;
 use crate::approval::audit::{AuditEvent, CallRef, Verdict};
 use crate::ids::{ServerId, ToolRef};
 use crate::redact::{register_for_logs, Secret};
+use crate::store::PolicyRows;
 
 async fn open() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -347,4 +348,110 @@ async fn oversized_details_are_replaced_by_a_marker() {
     assert_eq!(row.detail()["truncated"], true);
     assert_eq!(row.server, None);
     assert!(store.verify_audit().await.unwrap().ok);
+}
+
+/// Entries of one call, for the guarded-append tests.
+fn call_entries(n: usize) -> Vec<NewAuditEntry> {
+    let call = CallRef::random();
+    (0..n)
+        .map(|i| AuditEvent::Started.into_entry(ctx(&call), i as i64))
+        .collect()
+}
+
+/// A transactional append that returns its stamp and the policy rows it read.
+async fn refresh(store: &Store, n: usize) -> Refreshed {
+    let entries = call_entries(n);
+    store.append_audit_refreshing(|_| entries).await.unwrap()
+}
+
+#[tokio::test]
+async fn guarded_appends_chain_on_while_nothing_else_writes() {
+    let (store, _dir) = open().await;
+    let first = refresh(&store, 2).await;
+    assert_eq!(first.rows.len(), 2);
+    let mut stamp = first.stamp.expect("a stamp after an append");
+    for _ in 0..5 {
+        let (rows, next) = store
+            .append_audit_guarded(&call_entries(3), &stamp)
+            .await
+            .unwrap()
+            .expect("nothing changed, so the guarded append goes in");
+        assert_eq!(rows.len(), 3);
+        stamp = next;
+    }
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.rows, 17);
+}
+
+#[tokio::test]
+async fn a_guarded_append_refuses_after_another_connection_commits() {
+    let (store, dir) = open().await;
+    let stamp = refresh(&store, 1).await.stamp.unwrap();
+    // Another process appends to the same file (the CLI next to the app).
+    let other = Store::open(&dir.path().join("sb.sqlite")).await.unwrap();
+    fill(&other, 2).await;
+    let stale = store
+        .append_audit_guarded(&call_entries(1), &stamp)
+        .await
+        .unwrap();
+    assert!(stale.is_none(), "linked to a stale head");
+    // The transactional path links to the other process's head.
+    let again = refresh(&store, 1).await;
+    assert_eq!(again.rows[0].id, 4);
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok && report.rows == 4, "{report:?}");
+    other.close().await;
+}
+
+#[tokio::test]
+async fn a_guarded_append_refuses_after_any_other_write_on_its_connection() {
+    let (store, _dir) = open().await;
+    let stamp = refresh(&store, 1).await.stamp.unwrap();
+    // A rule written through the same (single) writer connection: data_version cannot see it.
+    store.record_rule_hit("some-rule", None).await.unwrap();
+    assert!(store
+        .append_audit_guarded(&call_entries(1), &stamp)
+        .await
+        .unwrap()
+        .is_none());
+    // So does an append that did not go through the stamp's holder.
+    let stamp = refresh(&store, 1).await.stamp.unwrap();
+    fill(&store, 1).await;
+    assert!(store
+        .append_audit_guarded(&call_entries(1), &stamp)
+        .await
+        .unwrap()
+        .is_none());
+    let report = store.verify_audit().await.unwrap();
+    assert!(report.ok && report.rows == 3, "{report:?}");
+}
+
+#[tokio::test]
+async fn a_guarded_append_refuses_a_cut_tail() {
+    let (store, _dir) = open().await;
+    let stamp = refresh(&store, 3).await.stamp.unwrap();
+    untrigger(&store).await;
+    raw(&store, "DELETE FROM audit WHERE id = 3").await;
+    assert!(store
+        .append_audit_guarded(&call_entries(1), &stamp)
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test]
+async fn the_refreshing_append_reads_the_policy_in_its_transaction() {
+    let (store, _dir) = open().await;
+    let before = refresh(&store, 1).await.policy;
+    assert_eq!(before, PolicyRows::default());
+    sqlx::query(
+        "INSERT INTO policy_rules (id, position, rule_json, is_grant, created_at)
+         VALUES ('r', 1, '{}', 0, 0)",
+    )
+    .execute(store.writer())
+    .await
+    .unwrap();
+    let after = refresh(&store, 1).await.policy;
+    assert_eq!(after.rules, vec![("r".to_owned(), "{}".to_owned())]);
 }

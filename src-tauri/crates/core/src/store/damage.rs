@@ -1,4 +1,5 @@
-//! Telling a damaged database apart, and saying what to do about it (ST-04).
+//! Telling a damaged database apart, and saying what to do about it (ST-04); also the other
+//! SQLite result codes a person must hear about in words (a full disk, a lock held too long).
 //!
 //! A database file cut short (a full disk, a bad copy, a sync tool) or overwritten is found two
 //! ways, both without changing the file:
@@ -20,9 +21,12 @@ use super::StoreError;
 
 /// SQLite's file magic.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
-/// SQLite's primary result codes for a damaged file, as sqlx reports them.
-const SQLITE_CORRUPT: &str = "11";
-const SQLITE_NOTADB: &str = "26";
+/// SQLite's primary result codes (sqlx reports the extended code, whose low byte this is).
+const SQLITE_BUSY: i32 = 5;
+const SQLITE_LOCKED: i32 = 6;
+const SQLITE_CORRUPT: i32 = 11;
+const SQLITE_FULL: i32 = 13;
+const SQLITE_NOTADB: i32 = 26;
 
 /// Why the header says the file at `path` is damaged, if it does. A missing or empty file is
 /// not damaged: SQLite makes a new database there.
@@ -60,14 +64,37 @@ pub(super) fn check_header(path: &Path) -> Option<String> {
     None
 }
 
-/// Whether a database error says the file is damaged.
-pub(super) fn is_damage(e: &sqlx::Error) -> bool {
+/// SQLite's primary result code of a database error.
+fn primary_code(e: &sqlx::Error) -> Option<i32> {
     match e {
         sqlx::Error::Database(db) => db
             .code()
-            .is_some_and(|c| c == SQLITE_CORRUPT || c == SQLITE_NOTADB),
-        _ => false,
+            .and_then(|c| c.parse::<i32>().ok())
+            .map(|c| c & 0xff),
+        _ => None,
     }
+}
+
+/// Whether a database error says the file is damaged.
+pub(super) fn is_damage(e: &sqlx::Error) -> bool {
+    matches!(primary_code(e), Some(SQLITE_CORRUPT | SQLITE_NOTADB))
+}
+
+/// Whether a database error says the disk, or the database's page limit, is full.
+pub(super) fn is_full(e: &sqlx::Error) -> bool {
+    primary_code(e) == Some(SQLITE_FULL) || matches!(e, sqlx::Error::Io(io) if is_io_full(io))
+}
+
+/// Whether a file-system error says the disk is full (or the user's quota is used up).
+pub(super) fn is_io_full(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull
+        || e.raw_os_error()
+            .is_some_and(|c| c == libc::ENOSPC || c == libc::EDQUOT)
+}
+
+/// Whether a database error says another connection holds a lock this one waited for in vain.
+pub(super) fn is_busy(e: &sqlx::Error) -> bool {
+    matches!(primary_code(e), Some(SQLITE_BUSY | SQLITE_LOCKED))
 }
 
 /// The error for a damaged file at `path`, with the newest backup beside it, if any.

@@ -66,7 +66,7 @@ impl Store {
     /// has a pin (another caller or process got there first).
     pub async fn pin_first(&self, id: &ServerId, pin: &Pin) -> Result<bool, StoreError> {
         let now = now_ms();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let res = sqlx::query(
             "INSERT INTO server_pins (server_id, pinned_at, updated_at) VALUES (?, ?, ?)
              ON CONFLICT(server_id) DO NOTHING",
@@ -95,7 +95,7 @@ impl Store {
         remove: &[ItemKey],
     ) -> Result<(), StoreError> {
         let now = now_ms();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query(
             "INSERT INTO server_pins (server_id, pinned_at, updated_at) VALUES (?, ?, ?)
              ON CONFLICT(server_id) DO UPDATE SET updated_at = excluded.updated_at",
@@ -161,7 +161,7 @@ impl Store {
         items: &[(ItemKey, HoldReason, PinnedItem)],
     ) -> Result<(), StoreError> {
         let now = now_ms();
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.write_tx().await?;
         let before: Vec<(String, String, String, i64)> = sqlx::query_as(
             "SELECT kind, name, digest, first_seen_at FROM pin_pending WHERE server_id = ?",
         )
@@ -253,6 +253,7 @@ mod tests {
                     args: vec![],
                     env: vec![],
                     cwd: None,
+                    sandbox: Default::default(),
                 }),
                 enabled: true,
                 timeouts: Timeouts::default(),

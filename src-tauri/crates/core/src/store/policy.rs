@@ -1,8 +1,14 @@
 //! The approval policy's tables (migration `0006_policy.sql`): rules and grants in order, the
 //! calls limited rules let through, and server tags.
+//!
+//! [`PolicyRows`] is every rule and tag exactly as stored, read inside the audit writer's
+//! transaction: the host decides from a copy of it kept in memory, and compares rows (not
+//! decoded rules) to tell whether the copy is still the stored policy (see `host::audit`).
+
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use sqlx::Row as _;
+use sqlx::{Row as _, SqliteConnection};
 
 use super::{now_ms, Store, StoreError};
 use crate::approval::{Rule, Source};
@@ -68,6 +74,53 @@ fn encode(rule: &Rule) -> Result<String, StoreError> {
         what: format!("policy rule {}", rule.id),
         reason: e.to_string(),
     })
+}
+
+/// Every rule and every server tag as stored, in evaluation order (rules) and by server and tag
+/// (tags): two reads compare equal exactly when the policy is the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyRows {
+    /// `(id, rule_json)` of each rule and grant.
+    pub rules: Vec<(String, String)>,
+    /// `(server_id, tag)` of each tag.
+    pub tags: Vec<(String, String)>,
+}
+
+impl PolicyRows {
+    /// The rules, decoded; a rule that no longer parses is an error, as in
+    /// [`Store::policy_rules`].
+    pub fn decode_rules(&self) -> Result<Vec<Rule>, StoreError> {
+        self.rules
+            .iter()
+            .map(|(id, json)| decode(id, json))
+            .collect()
+    }
+
+    /// Each server's tags (unknown tags skipped, as in [`Store::server_tags`]).
+    pub fn tags_by_server(&self) -> HashMap<String, Vec<ServerTag>> {
+        let mut out: HashMap<String, Vec<ServerTag>> = HashMap::new();
+        for (server, tag) in &self.tags {
+            if let Some(t) = ServerTag::parse(tag) {
+                out.entry(server.clone()).or_default().push(t);
+            }
+        }
+        out
+    }
+}
+
+/// Reads [`PolicyRows`] on `conn` (the audit writer's, inside its write transaction).
+pub(super) async fn read_policy_rows(
+    conn: &mut SqliteConnection,
+) -> Result<PolicyRows, StoreError> {
+    let rules: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, rule_json FROM policy_rules ORDER BY position, created_at")
+            .fetch_all(&mut *conn)
+            .await?;
+    let tags: Vec<(String, String)> =
+        sqlx::query_as("SELECT server_id, tag FROM server_tags ORDER BY server_id, tag")
+            .fetch_all(&mut *conn)
+            .await?;
+    Ok(PolicyRows { rules, tags })
 }
 
 impl Store {
@@ -276,5 +329,13 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// One durable commit of one small row, the cheapest write this store can make: a rule hit
+    /// of a rule no policy has, in autocommit mode (one statement, one sync). The benchmarks
+    /// measure it next to `Host::run_tool`, whose target is "a bare call plus one commit".
+    #[cfg(feature = "harness")]
+    pub async fn commit_probe(&self) -> Result<(), StoreError> {
+        self.record_rule_hit("sb-bench-commit-probe", None).await
     }
 }

@@ -111,6 +111,38 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces a server's spec only if it is still `expected`; returns whether it did. For
+    /// changes made from a spec read earlier without the person (a migration at start): when
+    /// another process or the person changed the server in between, their change stands.
+    pub async fn replace_server_if(
+        &self,
+        expected: &ServerSpec,
+        spec: &ServerSpec,
+    ) -> Result<bool, StoreError> {
+        let json = to_json("server spec", spec)?;
+        // Compared as parsed specs, not as text: a spec stored by an earlier release may spell
+        // the same spec differently (a field added since, with its default).
+        let mut tx = self.write_tx().await?;
+        let row: Option<(String,)> = sqlx::query_as("SELECT spec_json FROM servers WHERE id = ?")
+            .bind(spec.id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some((stored,)) = row else {
+            return Ok(false);
+        };
+        if parse_spec(spec.id.as_str(), &stored)? != *expected {
+            return Ok(false);
+        }
+        sqlx::query("UPDATE servers SET spec_json = ?, updated_at = ? WHERE id = ?")
+            .bind(json)
+            .bind(now_ms())
+            .bind(spec.id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// Removes a server with its trust record and tool preferences. Returns whether it existed.
     pub async fn delete_server(&self, id: &ServerId) -> Result<bool, StoreError> {
         let res = sqlx::query("DELETE FROM servers WHERE id = ?")
@@ -207,6 +239,7 @@ mod tests {
                 args: vec![],
                 env: vec![],
                 cwd: None,
+                sandbox: Default::default(),
             }),
             enabled: true,
             timeouts: Timeouts::default(),
@@ -260,5 +293,34 @@ mod tests {
         );
         assert!(store.disabled_tools(&a.id).await.unwrap().is_empty());
         assert!(!store.delete_server(&a.id).await.unwrap());
+    }
+
+    /// A change computed from a spec read earlier lands only if nobody changed it meanwhile.
+    #[tokio::test]
+    async fn a_conditional_replace_never_overwrites_a_newer_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("sb.sqlite")).await.unwrap();
+        let read = spec("a");
+        store.insert_server(&read).await.unwrap();
+        let mut mine = read.clone();
+        mine.timeouts.request_secs = 7;
+        let mut theirs = read.clone();
+        theirs.enabled = false;
+        // Someone else's change lands first: mine, computed from `read`, is refused.
+        store.update_server(&theirs).await.unwrap();
+        assert!(!store.replace_server_if(&read, &mine).await.unwrap());
+        assert_eq!(
+            store.get_server(&read.id).await.unwrap(),
+            Some(theirs.clone())
+        );
+        // From what is stored now, it lands.
+        let mut again = theirs.clone();
+        again.timeouts.request_secs = 7;
+        assert!(store.replace_server_if(&theirs, &again).await.unwrap());
+        assert_eq!(store.get_server(&read.id).await.unwrap(), Some(again));
+        // A server removed meanwhile is not brought back.
+        store.delete_server(&read.id).await.unwrap();
+        assert!(!store.replace_server_if(&read, &mine).await.unwrap());
+        assert_eq!(store.get_server(&read.id).await.unwrap(), None);
     }
 }

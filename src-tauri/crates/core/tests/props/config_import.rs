@@ -467,6 +467,7 @@ fn spec_body() -> impl Strategy<Value = (TransportSpec, bool)> {
                 args,
                 env,
                 cwd: cwd.map(Into::into),
+                sandbox: Default::default(),
             })
         });
     let http =

@@ -137,3 +137,19 @@ fn summaries_are_one_line() {
     assert_eq!(summarize(AuditKind::Started, "{}"), "sent to the server");
     assert_eq!(summarize(AuditKind::Policy, "not json"), "");
 }
+
+#[test]
+fn call_refs_are_unique_and_grow_with_time() {
+    let a = CallRef::random();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let b = CallRef::random();
+    let c = CallRef::random();
+    for r in [&a, &b, &c] {
+        assert_eq!(r.as_str().len(), 32, "{r}");
+        assert!(r.as_str().bytes().all(|x| x.is_ascii_hexdigit()), "{r}");
+    }
+    assert_ne!(b, c);
+    // A later millisecond sorts after an earlier one: index inserts land at the end.
+    assert!(a.as_str()[..12] < b.as_str()[..12], "{a} {b}");
+    assert!(a < b && a < c);
+}

@@ -14,6 +14,7 @@ fn spec(command: &str, args: &[&str]) -> ServerSpec {
                 value: ValueSource::Plain("x".into()),
             }],
             cwd: None,
+            sandbox: Default::default(),
         }),
         enabled: true,
         timeouts: Timeouts::default(),
@@ -78,6 +79,25 @@ fn login_shell_probe_reads_path_between_markers_and_survives_noise() {
     assert!(probe_shell_path(&slow).is_empty());
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(probe_shell_path(Path::new("/nonexistent/shell")).is_empty());
+}
+
+#[test]
+fn a_login_shell_that_takes_too_long_may_clean_up_before_it_is_killed() {
+    // pyenv's rehash takes a lock file at login and removes it in an exit trap; a probe that
+    // SIGKILLs the shell leaves the lock, and every later login shell waits 60 s for it.
+    let d = tempfile::tempdir().unwrap();
+    let lock = d.path().join("rehash.lock");
+    let slow = make_exe(d.path(), "locking-shell");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/bash\ntouch {lock}\ntrap 'rm -f {lock}' EXIT\nsleep 30\n",
+            lock = lock.display()
+        ),
+    )
+    .unwrap();
+    assert!(probe_shell_path(&slow).is_empty());
+    assert!(!lock.exists(), "the shell's exit trap did not run");
 }
 
 #[test]
@@ -300,6 +320,7 @@ fn stdio(argv: &[&str], env: &[(&str, &str)]) -> LaunchPlan {
             })
             .collect(),
         resolved_via: Resolution::Absolute,
+        sandbox: Default::default(),
     }
 }
 

@@ -273,15 +273,6 @@ impl TryFrom<ConversationRow> for Conversation {
 }
 
 impl Store {
-    /// A write transaction holding SQLite's write lock from its first statement
-    /// (`BEGIN IMMEDIATE`): a deferred one that reads first could fail to upgrade its lock when
-    /// another process on the same file writes, and `busy_timeout` does not retry that.
-    pub(super) async fn write_tx(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
-        Ok(self.writer().begin_with("BEGIN IMMEDIATE").await?)
-    }
-
     /// Starts an empty conversation.
     pub async fn create_conversation(&self, title: &str) -> Result<Conversation, StoreError> {
         let now = now_ms();

@@ -1,0 +1,125 @@
+//! The host's side of the chat tool seam: [`HostTools`] implements [`ToolRunner`] for a turn.
+//!
+//! The seam is defined in `chat` and filled here because `chat` sits below `host` in
+//! ARCHITECTURE's table: the turn loop must not know the host, only what it asks of a runner.
+//! Every call a model makes goes through [`Host::run_tool`] (argument validation first,
+//! TD-07; then the approval seam, AP-01/AP-03; then the server), with the model's conversation
+//! as its origin, so nothing a model asks for reaches a server around the governed seam.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::{CallOptions, Host, HostError};
+use crate::approval::Origin;
+use crate::chat::{Started, ToolRunner};
+use crate::ids::{ConversationId, ToolRef};
+use crate::llm::ToolSpec;
+use crate::mcp::catalog::{Progress, ToolResult};
+use crate::mcp::naming::ToolNames;
+use crate::mcp::McpError;
+
+/// The enabled tools of every running server, run through the host.
+pub struct HostTools {
+    host: Host,
+    names: ToolNames,
+    specs: Vec<ToolSpec>,
+    conversation: ConversationId,
+}
+
+impl HostTools {
+    /// Snapshots the running servers' enabled tools for a turn of `conversation`.
+    pub async fn load(host: &Host, conversation: &ConversationId) -> Result<Arc<Self>, HostError> {
+        let names = host.tool_names().await?;
+        let mut specs = Vec::new();
+        for c in host.catalogs().await? {
+            for t in &c.catalog.tools {
+                if c.disabled_tools.contains(&t.name) {
+                    continue;
+                }
+                let r = ToolRef {
+                    server: c.server.clone(),
+                    tool: t.name.as_str().into(),
+                };
+                let Some(name) = names.llm_name(&r) else {
+                    continue;
+                };
+                specs.push(ToolSpec {
+                    name: name.to_owned(),
+                    description: t
+                        .description
+                        .clone()
+                        .or_else(|| t.title.clone())
+                        .unwrap_or_default(),
+                    input_schema: t.input_schema.clone(),
+                });
+            }
+        }
+        specs.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Arc::new(Self {
+            host: host.clone(),
+            names,
+            specs,
+            conversation: conversation.clone(),
+        }))
+    }
+}
+
+/// A host error as the model should read it.
+fn for_model(e: HostError) -> String {
+    match e {
+        HostError::Denied { reason, .. } if reason.starts_with("the user said no") => {
+            format!("The user did not allow this call ({reason}).")
+        }
+        HostError::Denied { reason, .. } => {
+            format!("The approval policy did not allow this call: {reason}.")
+        }
+        HostError::Mcp(McpError::InvalidArguments { errors, .. }) => format!(
+            "The arguments do not match the tool's input schema: {}",
+            errors.join("; ")
+        ),
+        HostError::Mcp(McpError::Cancelled) => "The call was cancelled.".into(),
+        other => format!("The call failed: {other}"),
+    }
+}
+
+impl ToolRunner for HostTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn resolve(&self, llm_name: &str) -> Option<ToolRef> {
+        self.names.resolve(llm_name).cloned()
+    }
+
+    fn run(
+        &self,
+        tool: ToolRef,
+        arguments: Map<String, Value>,
+        cancel: CancellationToken,
+        progress: mpsc::UnboundedSender<Progress>,
+        started: oneshot::Sender<Started>,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        Box::pin(async move {
+            self.host
+                .run_tool(
+                    &tool,
+                    arguments,
+                    Origin::Model {
+                        conversation: self.conversation.clone(),
+                    },
+                    CallOptions {
+                        cancel: Some(cancel),
+                        ..CallOptions::default()
+                    }
+                    .progress(progress)
+                    .started(started),
+                )
+                .await
+                .map_err(for_model)
+        })
+    }
+}

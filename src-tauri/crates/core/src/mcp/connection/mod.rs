@@ -1,0 +1,457 @@
+//! One live MCP session, over the official Rust SDK `rmcp`. The files of this module are the
+//! ONLY ones that import `rmcp` (a test below checks the crate's sources): its types churn
+//! between major versions, so everything outside sees our own types from
+//! [`catalog`](super::catalog), errors from [`super::McpError`] and typed [`Reason`]s.
+//!
+//! Split by concern, each file small enough to read whole:
+//! - this file: the [`Connection`] itself, connecting, the handshake, the session's end;
+//! - `calls`: the requests (timeouts with `notifications/cancelled` on timeout and on user
+//!   cancel, RL-03/RL-04; progress routed to the caller; complete pagination with a page cap so
+//!   a server that keeps returning cursors cannot loop us forever);
+//! - `handler`: our side as rmcp sees it (notifications, the server's own requests);
+//! - `stdio`: a stdio transport of our own with capped lines (RL-01) and drained stderr
+//!   (RL-02); the child runs in its own process group, stopped whole on close (SP-06, RL-08;
+//!   see [`super::process`]);
+//! - `http`: Streamable HTTP through rmcp's reqwest client, held to the same caps, refusing
+//!   the same answers, and pacing reconnects whatever the server's `retry:` says;
+//! - `wire`: JSON in and out of rmcp's types, and its errors into ours.
+//!
+//! Why a session ended is kept as a [`Reason`] set once by whoever saw it first (the stdio
+//! reader, the HTTP guard, our own stop), so the supervisor and the shells can act on it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::model::ProgressToken;
+use rmcp::service::{
+    ClientInitializeError, QuitReason, RoleClient, RunningService, RunningServiceCancellationToken,
+};
+use rmcp::{Peer, ServiceExt};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+mod calls;
+mod handler;
+mod http;
+mod stdio;
+mod wire;
+
+use self::handler::Handler;
+pub use self::http::{Pacer, RECONNECT_FLOOR, RECONNECT_MAX};
+use self::stdio::StdioTransport;
+use self::wire::{auth_status, client_info, read_peer_info, readable};
+use super::catalog::{Content, PeerInfo, Progress};
+use super::logs::ServerLogs;
+use super::process::{Pipes, ServerProcess};
+pub use super::requests::ElicitationAnswer;
+use super::requests::ServerRequests;
+use super::McpError;
+use crate::status::{AuthChallenge, Reason};
+
+/// Protocol versions we speak, newest first. We offer the first; a server may answer with any.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Something the server told us outside a request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServerSignal {
+    /// `notifications/tools/list_changed`.
+    ToolsChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsChanged,
+    /// `notifications/message`.
+    Log {
+        /// Severity.
+        level: String,
+        /// Logger name.
+        logger: Option<String>,
+        /// The payload (untrusted).
+        data: Value,
+    },
+}
+
+/// Receives a request's progress notifications, called on the connection's reader task: keep
+/// it quick (send on a channel, publish an event).
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
+
+/// Why a session ended, set once by whoever saw it first.
+type CloseReason = Arc<Mutex<Option<Reason>>>;
+
+/// How to reach the server, fully resolved (secrets included).
+pub enum Endpoint {
+    /// A spawned child process.
+    Stdio {
+        /// The process.
+        process: Box<ServerProcess>,
+        /// Its pipes.
+        pipes: Pipes,
+        /// The cap on one message.
+        max_message: usize,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        /// The URL.
+        url: String,
+        /// Headers with their values.
+        headers: Vec<(String, crate::redact::Secret)>,
+        /// The cap on one JSON body or SSE event, as for a stdio line.
+        max_message: usize,
+    },
+}
+
+/// Options for one request.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// Give up after this long without a response (progress resets it, up to 10x overall).
+    pub timeout: Option<Duration>,
+    /// Cancels the request; the server is told with `notifications/cancelled`.
+    pub cancel: Option<CancellationToken>,
+    /// Where progress notifications for this request go.
+    pub progress: Option<ProgressSink>,
+}
+
+/// How to connect.
+#[derive(Clone)]
+pub struct ConnectOptions {
+    /// Limit for the handshake.
+    pub init_timeout: Duration,
+    /// Default limit for each request.
+    pub request_timeout: Duration,
+    /// Where notifications that are not tied to a request go.
+    pub signals: mpsc::Sender<ServerSignal>,
+    /// Answers the server's own requests (elicitation, sampling, roots); `None` declares no
+    /// client capabilities at all.
+    pub requests: Option<Arc<dyn ServerRequests>>,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// A connected, initialized MCP session.
+pub struct Connection {
+    peer: Peer<RoleClient>,
+    stop: Mutex<Option<RunningServiceCancellationToken>>,
+    closed: watch::Receiver<Option<Reason>>,
+    info: PeerInfo,
+    instructions: Option<String>,
+    progress: ProgressRoutes,
+    process: tokio::sync::Mutex<Option<ServerProcess>>,
+    close_reason: CloseReason,
+    default_timeout: Duration,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Connects and performs the `initialize` handshake within `opts.init_timeout`.
+    pub async fn connect(
+        endpoint: Endpoint,
+        logs: ServerLogs,
+        opts: ConnectOptions,
+    ) -> Result<Self, McpError> {
+        let (init_timeout, default_timeout) = (opts.init_timeout, opts.request_timeout);
+        let progress: ProgressRoutes = Arc::default();
+        let handler = Handler {
+            info: client_info(
+                opts.requests
+                    .as_ref()
+                    .map(|r| r.features())
+                    .unwrap_or_default(),
+            )?,
+            progress: progress.clone(),
+            signals: opts.signals,
+            requests: opts.requests,
+        };
+        let close_reason: CloseReason = Arc::default();
+        let fatal: Arc<http::FatalEnd> = Arc::default();
+        let (running, process): (RunningService<RoleClient, Handler>, Option<ServerProcess>) =
+            match endpoint {
+                Endpoint::Stdio {
+                    process,
+                    pipes,
+                    max_message,
+                } => {
+                    let transport =
+                        StdioTransport::new(pipes, logs.clone(), max_message, close_reason.clone());
+                    let running =
+                        handshake(handler.serve(transport), init_timeout, &close_reason).await;
+                    match running {
+                        Ok(r) => (r, Some(*process)),
+                        Err(e) => {
+                            let exit = process.stop().await;
+                            return Err(match e {
+                                McpError::Disconnected(why) => {
+                                    McpError::Disconnected(why.with_exit(Some(exit)))
+                                }
+                                other => other,
+                            });
+                        }
+                    }
+                }
+                Endpoint::Http {
+                    url,
+                    headers,
+                    max_message,
+                } => {
+                    let transport =
+                        http::transport(&url, &headers, max_message, &logs, fatal.clone())?;
+                    (
+                        handshake(handler.serve(transport), init_timeout, &close_reason).await?,
+                        None,
+                    )
+                }
+            };
+        let peer = running.peer().clone();
+        let server: Value = peer
+            .peer_info()
+            .map(|i| serde_json::to_value(&*i).unwrap_or(Value::Null))
+            .unwrap_or(Value::Null);
+        let (info, instructions) = read_peer_info(&server)?;
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
+            let mut running = running;
+            let _ = running.close_with_timeout(Duration::from_secs(2)).await;
+            if let Some(p) = process {
+                p.stop().await;
+            }
+            return Err(McpError::Disconnected(Reason::UnsupportedProtocol {
+                version: info.protocol_version,
+            }));
+        }
+        let stop = running.cancellation_token();
+        let (closed_tx, closed) = watch::channel(None);
+        let reason = close_reason.clone();
+        tokio::spawn(async move {
+            let running_stop = running.cancellation_token();
+            let waiting = running.waiting();
+            tokio::pin!(waiting);
+            let quit = tokio::select! {
+                q = &mut waiting => q,
+                // The HTTP guard saw something rmcp would not end the session for.
+                why = fatal.raised() => {
+                    reason
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get_or_insert(why);
+                    running_stop.cancel();
+                    waiting.await
+                }
+            };
+            let quit = match quit {
+                Ok(QuitReason::Cancelled) => Reason::Stopped,
+                Ok(_) => Reason::OutputClosed,
+                Err(e) => Reason::Other {
+                    detail: format!("the connection task failed: {e}"),
+                },
+            };
+            let why = reason
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .unwrap_or(quit);
+            let _ = closed_tx.send(Some(why));
+        });
+        Ok(Self {
+            peer,
+            stop: Mutex::new(Some(stop)),
+            closed,
+            info,
+            instructions,
+            progress,
+            process: tokio::sync::Mutex::new(process),
+            close_reason,
+            default_timeout,
+        })
+    }
+
+    /// What the handshake told us.
+    pub fn info(&self) -> &PeerInfo {
+        &self.info
+    }
+
+    /// The server's `instructions`, if any (untrusted text).
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// The leader process id, for stdio servers.
+    pub async fn pid(&self) -> Option<u32> {
+        self.process
+            .lock()
+            .await
+            .as_ref()
+            .and_then(ServerProcess::pid)
+    }
+
+    /// Resolves when the session has ended, with the reason.
+    pub async fn closed(&self) -> Reason {
+        let mut rx = self.closed.clone();
+        loop {
+            if let Some(why) = rx.borrow().clone() {
+                return why;
+            }
+            if rx.changed().await.is_err() {
+                return Reason::Other {
+                    detail: "the connection task ended".into(),
+                };
+            }
+        }
+    }
+
+    /// Whether the session has ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed.borrow().is_some()
+    }
+
+    /// Ends the session: closes the transport, then stops the process tree. Returns how the
+    /// process ended (stdio); `None` for HTTP.
+    pub async fn shutdown(&self) -> Option<String> {
+        let stop = self
+            .stop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(stop) = stop {
+            // Ours, unless the session had already ended for a reason of its own.
+            self.close_reason
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(Reason::Stopped);
+            stop.cancel();
+        }
+        let ended = tokio::time::timeout(Duration::from_secs(3), self.closed());
+        let process = self.process.lock().await.take();
+        match process {
+            // The first stop phase waits for the exit that also ends the session: one wait,
+            // not the session's and then the process's one after the other.
+            Some(p) => Some(tokio::join!(p.stop(), ended).0),
+            None => {
+                let _ = ended.await;
+                None
+            }
+        }
+    }
+}
+
+async fn handshake<F>(
+    fut: F,
+    init_timeout: Duration,
+    reason: &CloseReason,
+) -> Result<RunningService<RoleClient, Handler>, McpError>
+where
+    F: std::future::Future<
+        Output = Result<RunningService<RoleClient, Handler>, ClientInitializeError>,
+    >,
+{
+    match tokio::time::timeout(init_timeout, fut).await {
+        Err(_) => Err(McpError::HandshakeTimeout(init_timeout)),
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) if e.is_authorization_required() || init_auth_status(&e).is_some() => {
+            Err(McpError::AuthRequired(AuthChallenge::from_header(
+                init_auth_status(&e),
+                e.auth_challenge(),
+            )))
+        }
+        Ok(Err(e)) => {
+            // A process that dies at start-up may fail our first write before the reader has
+            // seen its output close; give the reader a moment so the error names the real cause.
+            let mut why = None;
+            for _ in 0..25 {
+                why = reason
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                if why.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(match why {
+                Some(why) => McpError::Disconnected(why),
+                None => McpError::Handshake(readable(&e)),
+            })
+        }
+    }
+}
+
+/// 401 or 403 behind a failed handshake (rmcp keeps the transport error out of the chain).
+fn init_auth_status(e: &ClientInitializeError) -> Option<u16> {
+    match e {
+        ClientInitializeError::TransportError { error, .. } => auth_status(error),
+        _ => None,
+    }
+}
+
+/// Converts content read elsewhere (used by tests and the CLI to print results).
+pub fn content_text(c: &Content) -> Option<&str> {
+    match c {
+        Content::Text { text } => Some(text),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    /// Every `.rs` file under `dir`.
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                sources(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn only_this_module_imports_rmcp() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mine = root.join("mcp").join("connection");
+        let mut files = Vec::new();
+        sources(&root, &mut files);
+        assert!(files.len() > 20, "found only {} sources", files.len());
+        let mut offenders = Vec::new();
+        let mut seen_here = false;
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let uses = text.lines().any(|l| {
+                let code = l.split("//").next().unwrap_or_default();
+                code.contains("rmcp::") || code.contains("use rmcp")
+            });
+            if f.starts_with(&mine) {
+                seen_here |= uses;
+            } else if uses {
+                offenders.push(f.display().to_string());
+            }
+        }
+        assert!(
+            seen_here,
+            "the check does not see this module's own imports"
+        );
+        assert!(
+            offenders.is_empty(),
+            "rmcp used outside mcp/connection/: {offenders:?}"
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! A local server's sandbox (SP-07): read and change it from the server card, and grant what a
+//! failed start says the sandbox blocked.
+//!
+//! Paths arrive typed (the desktop has no file picker): absolute or starting with `~/`, and they
+//! must exist; Rust resolves them. A grant from the card's "allow" button is not a path the
+//! webview chose: it names one of the findings Rust made from the server's last failed run,
+//! by index, and Rust grants exactly that finding, so the window cannot grant an arbitrary path
+//! through the button's command.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use switchboard_core::config::escape::short_for_display;
+use switchboard_core::config::sandbox::explain::{Blocked, Finding};
+use switchboard_core::config::sandbox::{Access, SandboxSpec, MAX_PATHS};
+use switchboard_core::host::{Host, SandboxChange};
+use tauri::State;
+
+use super::{logged, IpcError};
+
+/// The longest path accepted.
+const PATH_MAX: usize = 4096;
+
+/// A server's sandbox as the card shows and edits it.
+#[derive(Clone, Debug, Serialize, Deserialize, Type)]
+pub struct SandboxDto {
+    /// Whether it runs sandboxed.
+    pub enabled: bool,
+    /// Folders (or files) it may read.
+    pub read: Vec<String>,
+    /// Folders (or files) it may read and write.
+    pub write: Vec<String>,
+    /// Paths hidden even inside a granted folder.
+    pub deny: Vec<String>,
+    /// Whether it may use the network.
+    pub network: bool,
+}
+
+/// The setting after a change.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct SandboxSaved {
+    /// As stored (resolved, sorted, without duplicates).
+    pub sandbox: SandboxDto,
+    /// Whether the server stayed approved (it was approved before the change).
+    pub approval_kept: bool,
+}
+
+/// What the sandbox blocked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockedKind {
+    /// Reading a path.
+    Read,
+    /// Writing a path.
+    Write,
+    /// The network.
+    Network,
+    /// The sandbox could not be set up at all (nothing to grant).
+    Unavailable,
+}
+
+/// One thing the sandbox blocked in the last failed run.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct SandboxFindingDto {
+    /// What.
+    pub kind: BlockedKind,
+    /// The path, for reads and writes (escaped for display).
+    pub path: Option<String>,
+    /// One sentence: what was blocked and how to allow it.
+    pub message: String,
+    /// The stderr line it was read from, escaped.
+    pub evidence: String,
+}
+
+fn shown(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+impl From<&SandboxSpec> for SandboxDto {
+    fn from(s: &SandboxSpec) -> Self {
+        let list = |v: &[PathBuf]| v.iter().map(|p| shown(p)).collect();
+        Self {
+            enabled: s.enabled,
+            read: list(&s.read),
+            write: list(&s.write),
+            deny: list(&s.deny),
+            network: s.network,
+        }
+    }
+}
+
+impl From<SandboxChange> for SandboxSaved {
+    fn from(c: SandboxChange) -> Self {
+        Self {
+            sandbox: (&c.sandbox).into(),
+            approval_kept: c.approval_kept,
+        }
+    }
+}
+
+fn finding_dto(server: &switchboard_core::ids::ServerId, f: &Finding) -> SandboxFindingDto {
+    let (kind, path) = match &f.blocked {
+        Blocked::Path { path, access } => (
+            match access {
+                Access::Read => BlockedKind::Read,
+                Access::Write => BlockedKind::Write,
+            },
+            Some(short_for_display(&path.to_string_lossy(), PATH_MAX)),
+        ),
+        Blocked::Network => (BlockedKind::Network, None),
+        Blocked::Unavailable { .. } => (BlockedKind::Unavailable, None),
+    };
+    SandboxFindingDto {
+        kind,
+        path,
+        message: f.describe(server),
+        evidence: f.evidence.clone(),
+    }
+}
+
+/// A typed path: absolute, or under the home folder with `~/`; it must exist.
+fn typed_path(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
+    let typed = typed.trim();
+    if typed.is_empty() || typed.len() > PATH_MAX || typed.contains(['\0', '\n', '\r']) {
+        return Err(IpcError::invalid(
+            "a sandbox path must be one line of at most 4096 characters",
+        ));
+    }
+    let path = match (typed.strip_prefix('~'), home) {
+        (Some(""), Some(home)) => home.to_path_buf(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(&rest[1..]),
+        _ => PathBuf::from(typed),
+    };
+    if !path.is_absolute() {
+        return Err(IpcError::invalid(
+            "a sandbox path must be absolute (or start with ~/)",
+        ));
+    }
+    if !path.exists() {
+        return Err(IpcError::invalid(format!(
+            "{} does not exist",
+            short_for_display(&path.to_string_lossy(), 200)
+        )));
+    }
+    Ok(path)
+}
+
+impl SandboxDto {
+    /// The setting the window asked for, every path checked.
+    fn into_spec(self, home: Option<&Path>) -> Result<SandboxSpec, IpcError> {
+        if self.read.len() + self.write.len() + self.deny.len() > MAX_PATHS {
+            return Err(IpcError::invalid(format!(
+                "a sandbox lists at most {MAX_PATHS} paths"
+            )));
+        }
+        let paths = |v: &[String]| -> Result<Vec<PathBuf>, IpcError> {
+            v.iter().map(|p| typed_path(p, home)).collect()
+        };
+        Ok(SandboxSpec {
+            enabled: self.enabled,
+            read: paths(&self.read)?,
+            write: paths(&self.write)?,
+            deny: paths(&self.deny)?,
+            network: self.network,
+        })
+    }
+}
+
+/// A local server's sandbox.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
+pub async fn server_sandbox(host: State<'_, Host>, server: String) -> Result<SandboxDto, IpcError> {
+    let id = Host::server_id(&server)?;
+    Ok((&host.server_sandbox(&id).await?).into())
+}
+
+/// Replaces a local server's sandbox; a running server restarts into it.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), enabled = sandbox.enabled))]
+pub async fn set_server_sandbox(
+    host: State<'_, Host>,
+    server: String,
+    sandbox: SandboxDto,
+) -> Result<SandboxSaved, IpcError> {
+    let id = Host::server_id(&server)?;
+    let spec = sandbox.into_spec(std::env::home_dir().as_deref())?;
+    Ok(host.set_server_sandbox(&id, spec).await?.into())
+}
+
+/// What the sandbox blocked in the server's last failed run.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
+pub async fn sandbox_findings(
+    host: State<'_, Host>,
+    server: String,
+) -> Result<Vec<SandboxFindingDto>, IpcError> {
+    let id = Host::server_id(&server)?;
+    let found = host.sandbox_findings(&id).await?;
+    Ok(found.iter().map(|f| finding_dto(&id, f)).collect())
+}
+
+/// Grants finding number `index` of [`sandbox_findings`] (as Rust finds them now, not as the
+/// window remembers them).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), index = index))]
+pub async fn grant_sandbox_finding(
+    host: State<'_, Host>,
+    server: String,
+    index: u32,
+) -> Result<SandboxSaved, IpcError> {
+    let id = Host::server_id(&server)?;
+    let found = host.sandbox_findings(&id).await?;
+    let f = usize::try_from(index)
+        .ok()
+        .and_then(|i| found.get(i))
+        .ok_or_else(|| {
+            IpcError::invalid("that finding is gone; the server may have started since")
+        })?;
+    Ok(host.grant_sandbox(&id, &f.blocked).await?.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::ErrorCode;
+
+    #[test]
+    fn typed_paths_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        std::fs::create_dir(home.join("proj")).unwrap();
+        assert_eq!(typed_path("~/proj", Some(home)).unwrap(), home.join("proj"));
+        for bad in ["", "relative", "~x/y", "/no/such/path/here", "/tmp/\nx"] {
+            let e = typed_path(bad, Some(home)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Invalid, "{bad}");
+        }
+        let too_many = SandboxDto {
+            enabled: true,
+            read: vec![home.to_string_lossy().into_owned(); MAX_PATHS + 1],
+            write: vec![],
+            deny: vec![],
+            network: false,
+        };
+        assert!(too_many.into_spec(Some(home)).is_err());
+    }
+}

@@ -1,0 +1,109 @@
+//! A sandboxed server in the real window (SP-07): its card says it is sandboxed, a start the
+//! sandbox blocked shows what was blocked with an "Allow" button, and the button grants exactly
+//! that, after which the server runs. Screenshots in `tests/results/e2e/`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+use std::time::Duration;
+
+use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::webdriver::Driver;
+use switchboard_tests::*;
+
+#[tokio::test]
+async fn the_card_offers_to_grant_what_the_sandbox_blocked() {
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // A canary outside anything the sandbox shows.
+    let canary_dir = dir.path().join("canary");
+    std::fs::create_dir(&canary_dir).unwrap();
+    let canary = canary_dir.join("needed.txt");
+    std::fs::write(&canary, "needed").unwrap();
+
+    let fake = fake_server();
+    let require = format!("CANARY_REQUIRE_FILE={}", canary.display());
+    for args in [
+        vec![
+            "server",
+            "add",
+            "boxed",
+            "--sandbox",
+            "--env",
+            &require,
+            "--",
+            fake.to_str().unwrap(),
+            "--mode",
+            "canary",
+        ],
+        vec!["server", "add", "open", "--", fake.to_str().unwrap()],
+        vec!["server", "trust", "boxed", "--yes"],
+        vec!["server", "trust", "open", "--yes"],
+    ] {
+        let o = run_cli(&data, &args, "", &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(40);
+    let boxed = r#"article[data-name="boxed"]"#;
+    s.wait_text(&format!("{boxed} .sandbox-badge"), "sandboxed", wait)
+        .await
+        .unwrap();
+    s.wait_text(
+        r#"article[data-name="open"] .sandbox-badge"#,
+        "not sandboxed",
+        wait,
+    )
+    .await
+    .unwrap();
+    // The failed start says what was blocked and offers exactly that.
+    let finding = s
+        .wait_text(
+            &format!("{boxed} .sandbox-finding"),
+            "kept it from reading",
+            wait,
+        )
+        .await
+        .unwrap();
+    let shown = canary_dir.display().to_string();
+    assert!(finding.contains(&shown), "{finding}");
+    s.screenshot(&artifacts().join("60-sandbox-blocked.png"))
+        .await
+        .unwrap();
+    let button = s
+        .wait_text(
+            &format!("{boxed} button.grant-sandbox"),
+            "Allow reading",
+            wait,
+        )
+        .await
+        .unwrap();
+    assert!(button.contains(&shown), "{button}");
+    s.click_on(&format!("{boxed} button.grant-sandbox"), wait)
+        .await
+        .unwrap();
+    s.wait_text(&format!("{boxed} .badge"), "running", wait)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("61-sandbox-granted.png"))
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+
+    // What the button granted is exactly the folder, read-only, and the sandbox is still on.
+    let v: serde_json::Value =
+        serde_json::from_str(&cli_ok(&data, &["--json", "server", "sandbox", "boxed"])).unwrap();
+    assert_eq!(v["sandbox"]["read"], serde_json::json!([shown]), "{v}");
+    assert_eq!(v["sandboxed"], serde_json::json!(true), "{v}");
+    assert!(v["sandbox"].get("write").is_none(), "{v}");
+}

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+const m = vi.hoisted(() => ({
+  serverSandbox: vi.fn(),
+  setServerSandbox: vi.fn(),
+  sandboxFindings: vi.fn(),
+  grantSandboxFinding: vi.fn(),
+}));
+vi.mock("../../ipc/bindings", () => ({ commands: m, events: { hostChanged: { listen: vi.fn() } } }));
+
+import { grantLabel, sandboxBadge, sandboxFindings, sandboxPanel, withPath } from "./sandbox";
+
+const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
+const off = { enabled: false, read: [], write: [], deny: [], network: false };
+
+afterEach(() => {
+  document.body.replaceChildren();
+  vi.clearAllMocks();
+});
+
+describe("sandboxBadge", () => {
+  it("says whether a local server is sandboxed, and nothing for a remote one", () => {
+    expect(sandboxBadge({ sandboxed: true })?.label).toBe("sandboxed");
+    expect(sandboxBadge({ sandboxed: false })?.tone).toBe("warn");
+    expect(sandboxBadge({ sandboxed: null })).toBeNull();
+  });
+});
+
+describe("withPath", () => {
+  it("adds a path once, and a grant switches the sandbox on", () => {
+    const r = withPath(off, "read", " /data ");
+    expect(r).toEqual({ ok: true, sandbox: { ...off, enabled: true, read: ["/data"] } });
+    if (!r.ok) throw new Error("unreachable");
+    expect(withPath(r.sandbox, "read", "/data/").ok).toBe(false);
+    expect(withPath(off, "deny", "/x")).toEqual({ ok: true, sandbox: { ...off, deny: ["/x"] } });
+    expect(withPath(off, "write", "  ").ok).toBe(false);
+  });
+});
+
+describe("grantLabel", () => {
+  it("names what would be granted, and offers nothing when the sandbox itself failed", () => {
+    const f = (kind: "read" | "write" | "network" | "unavailable", path: string | null = null) => ({ kind, path, message: "m", evidence: "e" });
+    expect(grantLabel(f("read", "/home/ada/proj"))).toBe("Allow reading /home/ada/proj");
+    expect(grantLabel(f("write", "/out"))).toBe("Allow writing /out");
+    expect(grantLabel(f("network"))).toBe("Allow the network");
+    expect(grantLabel(f("unavailable"))).toBeNull();
+  });
+});
+
+describe("sandboxFindings", () => {
+  it("grants a finding by its index only, as text, and reports what happened", async () => {
+    m.sandboxFindings.mockResolvedValue({
+      status: "ok",
+      data: [
+        { kind: "read", path: "/home/ada/<b>x</b>", message: "kept from reading", evidence: "e" },
+        { kind: "unavailable", path: null, message: "bwrap failed", evidence: "e" },
+      ],
+    });
+    m.grantSandboxFinding.mockResolvedValue({ status: "ok", data: { sandbox: off, approval_kept: true } });
+    const done = vi.fn();
+    const el = sandboxFindings("fs", done);
+    document.body.append(el);
+    await flush();
+    const buttons = el.querySelectorAll("button.grant-sandbox");
+    expect(buttons.length).toBe(1);
+    expect(el.querySelector("b")).toBeNull();
+    (buttons[0] as HTMLButtonElement).click();
+    await flush();
+    expect(m.grantSandboxFinding).toHaveBeenCalledWith("fs", 0);
+    expect(done).toHaveBeenCalledWith(expect.stringContaining("restarts with it"));
+  });
+});
+
+describe("sandboxPanel", () => {
+  it("loads when opened and saves each change, showing what Rust stored", async () => {
+    m.serverSandbox.mockResolvedValue({ status: "ok", data: off });
+    m.setServerSandbox.mockResolvedValue({
+      status: "ok",
+      data: { sandbox: { ...off, enabled: true, read: ["/home/ada/proj"] }, approval_kept: true },
+    });
+    const d = sandboxPanel("fs");
+    document.body.append(d);
+    expect(m.serverSandbox).not.toHaveBeenCalled();
+    d.open = true;
+    d.dispatchEvent(new Event("toggle"));
+    await flush();
+    const path = d.querySelector("input.sandbox-path") as HTMLInputElement;
+    path.value = "~/proj";
+    (d.querySelector("button.sandbox-add-read") as HTMLButtonElement).click();
+    await flush();
+    expect(m.setServerSandbox).toHaveBeenCalledWith("fs", { ...off, enabled: true, read: ["~/proj"] });
+    expect(d.querySelector(".sandbox-read")?.textContent).toContain("/home/ada/proj");
+    expect((d.querySelector("input.sandbox-enabled") as HTMLInputElement).checked).toBe(true);
+    expect(d.querySelector(".sandbox-status")?.textContent).toContain("stays approved");
+  });
+});

@@ -1,0 +1,156 @@
+// A local server's sandbox (SP-07) on its card: a badge that says whether it runs sandboxed,
+// a section to switch the sandbox and its network on or off and to grant folders (read-only or
+// writable) or hide paths, and, when a sandboxed server failed because the sandbox blocked
+// something, an "Allow" button per finding. The button sends back only the finding's index:
+// Rust re-reads the failure and grants exactly what it found, never a path the window chose.
+// Every change is saved at once and what is shown is what Rust stored.
+import { commands } from "../../ipc/bindings";
+import type { SandboxDto, SandboxFindingDto, ServerRow_Serialize as ServerRow } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+
+/** The card's sandbox badge: `null` for remote servers, which have none. */
+export function sandboxBadge(s: Pick<ServerRow, "sandboxed">): { label: string; tone: "ok" | "warn"; title: string } | null {
+  if (s.sandboxed == null) return null;
+  return s.sandboxed
+    ? { label: "sandboxed", tone: "ok", title: "It sees system folders, its working directory and the folders granted to it; no network unless allowed." }
+    : { label: "not sandboxed", tone: "warn", title: "It runs with all your rights: every file you can read, and the network." };
+}
+
+/** The button text for a finding, or `null` when nothing can be granted. */
+export function grantLabel(f: SandboxFindingDto): string | null {
+  switch (f.kind) {
+    case "read":
+      return `Allow reading ${f.path ?? "it"}`;
+    case "write":
+      return `Allow writing ${f.path ?? "it"}`;
+    case "network":
+      return "Allow the network";
+    case "unavailable":
+      return null;
+  }
+}
+
+/** The setting with `path` added to `list` (trimmed), or why not. */
+export function withPath(s: SandboxDto, list: "read" | "write" | "deny", typed: string): { ok: true; sandbox: SandboxDto } | { ok: false; why: string } {
+  const t = typed.trim();
+  if (t === "") return { ok: false, why: "Type a path first." };
+  const norm = (p: string) => p.replace(/\/+$/, "") || "/";
+  if (s[list].some((p) => norm(p) === norm(t))) return { ok: false, why: "That path is already listed." };
+  return { ok: true, sandbox: { ...s, enabled: s.enabled || list !== "deny", [list]: [...s[list], t] } };
+}
+
+/** What the sandbox blocked in the last failed run, each with an "Allow" button. */
+export function sandboxFindings(server: string, onGranted: (msg: string) => void): HTMLElement {
+  const box = h("div", { class: "sandbox-findings", role: "status" });
+  const load = async () => {
+    const r = await commands.sandboxFindings(server);
+    if (r.status === "error") {
+      box.replaceChildren(h("p", { class: "error" }, r.error.message));
+      return;
+    }
+    const found = r.data as SandboxFindingDto[];
+    box.replaceChildren(...found.map((f, i) => {
+      const label = grantLabel(f);
+      const grant = label ? h("button", { class: "primary grant-sandbox" }, label) : null;
+      grant?.addEventListener("click", async () => {
+        grant.disabled = true;
+        const g = await commands.grantSandboxFinding(server, i);
+        if (g.status === "error") {
+          grant.disabled = false;
+          box.append(h("p", { class: "error" }, g.error.message));
+          return;
+        }
+        onGranted(g.data.approval_kept ? `${label}: done; ${server} restarts with it.` : `${label}: done; review and approve ${server} again.`);
+      });
+      return h("p", { class: "sandbox-finding", "data-kind": f.kind }, f.message, " ", grant);
+    }));
+  };
+  void load();
+  return box;
+}
+
+let panels = 0;
+
+/** The card's sandbox section, loaded when first opened. */
+export function sandboxPanel(server: string): HTMLDetailsElement {
+  const n = ++panels;
+  const enabled = h("input", { type: "checkbox", class: "sandbox-enabled", id: `sandbox-on-${n}` });
+  const network = h("input", { type: "checkbox", class: "sandbox-network", id: `sandbox-net-${n}` });
+  const lists = h("div", { class: "sandbox-lists" });
+  const path = h("input", { type: "text", class: "sandbox-path", id: `sandbox-path-${n}`, placeholder: "/home/you/project or ~/project", autocomplete: "off", spellcheck: "false" });
+  const addRead = h("button", { type: "button", class: "sandbox-add-read" }, "Allow reading");
+  const addWrite = h("button", { type: "button", class: "sandbox-add-write" }, "Allow writing");
+  const addDeny = h("button", { type: "button", class: "sandbox-add-deny" }, "Hide");
+  const status = h("p", { class: "sandbox-status hint", role: "status" });
+  let current: SandboxDto = { enabled: false, read: [], write: [], deny: [], network: false };
+  let loaded = false;
+
+  const say = (text: string, bad = false) => {
+    status.textContent = text;
+    status.classList.toggle("error", bad);
+  };
+  const controls = () => [enabled, network, path, addRead, addWrite, addDeny, ...lists.querySelectorAll("button")] as (HTMLInputElement | HTMLButtonElement)[];
+  const render = () => {
+    enabled.checked = current.enabled;
+    network.checked = current.network;
+    network.disabled = !current.enabled;
+    const section = (list: "read" | "write" | "deny", title: string) => {
+      const items = current[list].map((p) => {
+        const remove = h("button", { type: "button", class: "sandbox-remove", "aria-label": `Remove ${p}` }, "Remove");
+        remove.addEventListener("click", () => void save({ ...current, [list]: current[list].filter((x) => x !== p) }, `Removed ${p}.`));
+        return h("li", { class: "sandbox-item" }, h("code", {}, p), " ", remove);
+      });
+      return items.length ? h("div", { class: `sandbox-${list}` }, h("h4", {}, title), h("ul", {}, ...items)) : null;
+    };
+    lists.replaceChildren(
+      ...[section("read", "May read"), section("write", "May read and write"), section("deny", "Hidden")].filter((x): x is HTMLDivElement => x !== null),
+    );
+  };
+  const save = async (next: SandboxDto, done: string): Promise<boolean> => {
+    controls().forEach((c) => (c.disabled = true));
+    say("Saving…");
+    try {
+      const r = await commands.setServerSandbox(server, next);
+      if (r.status === "error") {
+        say(r.error.message, true);
+        return false;
+      }
+      current = r.data.sandbox;
+      say(r.data.approval_kept ? `${done} It stays approved.` : `${done} Review and approve it before it starts.`);
+      return true;
+    } finally {
+      controls().forEach((c) => (c.disabled = false));
+      render();
+    }
+  };
+  const add = async (list: "read" | "write" | "deny") => {
+    const next = withPath(current, list, path.value);
+    if (!next.ok) return say(next.why, true);
+    if (await save(next.sandbox, "Saved.")) path.value = "";
+    path.focus();
+  };
+  addRead.addEventListener("click", () => void add("read"));
+  addWrite.addEventListener("click", () => void add("write"));
+  addDeny.addEventListener("click", () => void add("deny"));
+  enabled.addEventListener("change", () => void save({ ...current, enabled: enabled.checked }, enabled.checked ? "Sandbox on." : "Sandbox off."));
+  network.addEventListener("change", () => void save({ ...current, network: network.checked }, network.checked ? "Network allowed." : "Network off."));
+
+  const details = h("details", { class: "server-sandbox", "data-server": server },
+    h("summary", {}, "Sandbox"),
+    h("p", { class: "hint" }, "Sandboxed, the server sees the system folders (read-only), its working directory and the folders granted here, with an empty home folder: no ~/.ssh, cloud credentials or keyring files. Linux only (bubblewrap); not available on Windows or macOS yet."),
+    h("label", { for: enabled.id }, enabled, " Run it in a sandbox"),
+    h("label", { for: network.id }, network, " Allow the network"),
+    lists,
+    h("div", { class: "sandbox-add-row" }, h("label", { for: path.id, class: "visually-hidden" }, "Path to grant or hide"), path, addRead, addWrite, addDeny),
+    status,
+  );
+  details.addEventListener("toggle", async () => {
+    if (!details.open || loaded) return;
+    loaded = true;
+    const r = await commands.serverSandbox(server);
+    if (r.status === "error") return say(r.error.message, true);
+    current = r.data;
+    render();
+  });
+  return details;
+}
