@@ -282,7 +282,7 @@ impl ServerLogs {
             if !s.is_empty() {
                 s.push('\n');
             }
-            std::fs::write(dir.join("stderr.log"), s)?;
+            replace_file(&dir.join("stderr.log"), s.as_bytes())?;
             let mut t = String::new();
             for e in &trace {
                 if let Ok(line) = serde_json::to_string(e) {
@@ -290,14 +290,15 @@ impl ServerLogs {
                     t.push('\n');
                 }
             }
-            std::fs::write(dir.join("trace.jsonl"), t)
+            replace_file(&dir.join("trace.jsonl"), t.as_bytes())
         };
         if let Err(e) = write() {
             tracing::warn!(dir = %dir.display(), error = %e, "could not save server logs");
         }
     }
 
-    /// Reads logs a previous process saved in `dir`.
+    /// Reads logs a previous process saved in `dir`. A file is read whole as one run wrote it:
+    /// see [`replace_file`].
     pub fn load_persisted(dir: &std::path::Path) -> (Vec<String>, Vec<TraceEntry>) {
         let stderr = std::fs::read_to_string(dir.join("stderr.log"))
             .map(|s| s.lines().map(str::to_owned).collect())
@@ -311,6 +312,21 @@ impl ServerLogs {
             .unwrap_or_default();
         (stderr, trace)
     }
+}
+
+/// Writes `path` whole or not at all: a temporary file beside it, then a rename. The app and a
+/// CLI on one data dir may both save the same server's logs; a reader then sees one run's
+/// file, never two interleaved or one cut short.
+fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 #[cfg(test)]
@@ -392,5 +408,12 @@ mod tests {
         let (s, t) = ServerLogs::load_persisted(dir.path());
         assert_eq!(s, ["hello"]);
         assert_eq!(t.len(), 1);
+        // Written through a temporary file that is renamed into place, none left behind.
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["stderr.log", "trace.jsonl"]);
     }
 }
