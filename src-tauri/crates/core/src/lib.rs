@@ -11,12 +11,23 @@
 //!   `rmcp`; LLM-safe tool naming; stderr ring buffer and protocol trace.
 //! - [`approval`]: the approval policy (a pure function) and pending requests released only
 //!   by their random nonce.
+//! - [`audit_data`], [`policy_data`], [`pin_data`]: the audit log's rows, policy rules and
+//!   pinned surfaces as plain data, leaves shared by `store` (which keeps them) and `approval`
+//!   (which decides with them and re-exports them).
 //! - [`llm`]: model providers (OpenAI, Anthropic, OpenAI-compatible profiles) over a
 //!   provider-neutral transcript, streaming first.
 //! - [`chat`]: the agent loop (one turn as a state machine emitting `ChatEvent`s).
 //! - [`events`]: the `HostEvent` enum published to the CLI and the desktop shell.
 //! - [`status`]: what the shells see of a server (`ServerStatus`, the typed `Reason` it is down,
 //!   `Progress`), a leaf shared by `events`, `mcp` and the shells.
+//! - [`transcript`]: the provider-neutral conversation (`Message`, `Part`, `Usage`,
+//!   `ChatRequest`), a leaf of plain data shared by `llm` (which re-exports it), `store` and
+//!   `approval`.
+//! - [`roots`]: the folders a server may see (`Root`), a leaf shared by `mcp` and `store`.
+//! - [`catalog`], [`schema`]: what servers offer in our own types and their compiled input
+//!   schemas, leaves shared by `mcp` (which re-exports them) and `approval`.
+//! - [`url_check`]: whether a URL a server sent may be shown as openable, a pure leaf used by
+//!   `approval` (elicitation) and by [`opener`], which launches the browser.
 //! - [`host`]: the composition root that wires concrete implementations together, and the
 //!   one governed seam (`host::run`) every request to a server passes through.
 //! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
@@ -26,6 +37,8 @@
 #![deny(missing_docs)]
 
 pub mod approval;
+pub mod audit_data;
+pub mod catalog;
 pub mod chat;
 pub mod clock;
 pub mod config;
@@ -37,10 +50,16 @@ pub mod ids;
 pub mod llm;
 pub mod mcp;
 pub mod opener;
+pub mod pin_data;
+pub mod policy_data;
 pub mod redact;
+pub mod roots;
+pub mod schema;
 pub mod secrets;
 pub mod status;
 pub mod store;
+pub mod transcript;
+pub mod url_check;
 
 /// The version of this crate, reported as the MCP client version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -5,7 +5,7 @@
 //! boolean, enums); anything else is refused rather than half-rendered. Fields whose name, title
 //! or description look like a password, key, token or other credential are flagged: the spec
 //! forbids servers to ask for those in a form, so a dialog warns before anything is typed.
-//! URL mode: the URL goes through [`crate::opener::check`]; a refused URL is never shown as
+//! URL mode: the URL goes through [`crate::url_check::check`]; a refused URL is never shown as
 //! openable.
 
 use std::sync::LazyLock;
@@ -14,8 +14,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::mcp::schema::ArgValidator;
-use crate::opener::{self, CheckedUrl};
+use crate::schema::ArgValidator;
+use crate::url_check::{self, CheckedUrl};
 
 /// Characters of a server's message kept for display.
 pub const MESSAGE_MAX: usize = 4_000;
@@ -64,7 +64,7 @@ pub enum ElicitError {
     Schema(String),
     /// The URL was refused.
     #[error("the URL was refused: {0}")]
-    Url(#[from] opener::UrlRefusal),
+    Url(#[from] url_check::UrlRefusal),
     /// A required member is missing.
     #[error("the request has no {0}")]
     Missing(&'static str),
@@ -111,7 +111,7 @@ pub fn read(params: &Value) -> Result<Elicitation, ElicitError> {
                 .ok_or(ElicitError::Missing("url"))?;
             Ok(Elicitation::Url(UrlQuestion {
                 message,
-                url: opener::check(url)?,
+                url: url_check::check(url)?,
                 elicitation_id: params
                     .get("elicitationId")
                     .and_then(Value::as_str)

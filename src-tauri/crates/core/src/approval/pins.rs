@@ -30,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::mcp::catalog::{Catalog, PromptInfo, ResourceTemplateInfo, ToolInfo};
+use crate::catalog::{Catalog, PromptInfo, ResourceTemplateInfo, ToolInfo};
+pub use crate::pin_data::{HoldReason, ItemKey, ItemKind, Pin, PinnedItem};
 
 /// How many tools a server may have pinned on first use without the person looking at them
 /// (TD-04). Beyond this, tools are held for review like new ones. A cap that refused the
@@ -39,80 +40,8 @@ use crate::mcp::catalog::{Catalog, PromptInfo, ResourceTemplateInfo, ToolInfo};
 /// while nothing a person has not seen reaches a model.
 pub const FIRST_PIN_TOOLS_MAX: usize = 200;
 
-/// What kind of item of a server's surface.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ItemKind {
-    /// A tool.
-    Tool,
-    /// A prompt.
-    Prompt,
-    /// A resource template.
-    ResourceTemplate,
-    /// The server's `instructions` (one per server; its name is empty).
-    Instructions,
-}
-
-impl ItemKind {
-    /// The kind as stored.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Tool => "tool",
-            Self::Prompt => "prompt",
-            Self::ResourceTemplate => "resource_template",
-            Self::Instructions => "instructions",
-        }
-    }
-
-    /// Reads a stored kind.
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::Tool,
-            Self::Prompt,
-            Self::ResourceTemplate,
-            Self::Instructions,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-    }
-}
-
-/// Which item: its kind and name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ItemKey {
-    /// Its kind.
-    pub kind: ItemKind,
-    /// Its name (empty for instructions).
-    pub name: String,
-}
-
-impl ItemKey {
-    /// A tool's key.
-    pub fn tool(name: &str) -> Self {
-        Self {
-            kind: ItemKind::Tool,
-            name: name.to_owned(),
-        }
-    }
-
-    /// The instructions' key.
-    pub fn instructions() -> Self {
-        Self {
-            kind: ItemKind::Instructions,
-            name: String::new(),
-        }
-    }
-}
-
-/// One item as pinned: its digest and the canonical JSON it was computed over.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PinnedItem {
-    /// Hex SHA-256 of `canonical`.
-    pub digest: String,
-    /// The item's canonical JSON.
-    pub canonical: String,
-}
-
+// The types live in the `pin_data` leaf (store keeps them); how an item is digested and a
+// surface built from a catalog is decided here.
 impl PinnedItem {
     fn of(value: &Value) -> Self {
         let canonical = canonical_json(value);
@@ -121,13 +50,6 @@ impl PinnedItem {
             canonical,
         }
     }
-}
-
-/// A server's surface, item by item.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pin {
-    /// Every item.
-    pub items: BTreeMap<ItemKey, PinnedItem>,
 }
 
 impl Pin {
@@ -315,35 +237,6 @@ fn write_canonical(out: &mut String, v: &Value) {
                 }
             }
             out.push('}');
-        }
-    }
-}
-
-/// Why an item waits for review.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HoldReason {
-    /// It was not part of what was approved (including tools past the first-use cap).
-    New,
-    /// Its definition differs from what was approved.
-    Changed,
-}
-
-impl HoldReason {
-    /// The reason as stored.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::New => "new",
-            Self::Changed => "changed",
-        }
-    }
-
-    /// Reads a stored reason.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "new" => Some(Self::New),
-            "changed" => Some(Self::Changed),
-            _ => None,
         }
     }
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::mcp::catalog::ToolAnnotations;
+use crate::catalog::ToolAnnotations;
 use serde_json::json;
 
 fn tool(name: &str, description: &str) -> ToolInfo {
@@ -70,7 +70,7 @@ fn tool_digest_covers_every_pinned_field_and_ignores_icons() {
         assert_ne!(tool_digest(v), d, "{v:?}");
     }
     let mut t = base.clone();
-    t.icons.push(crate::mcp::catalog::Icon {
+    t.icons.push(crate::catalog::Icon {
         src: "data:image/png;base64,AA==".into(),
         mime_type: None,
     });

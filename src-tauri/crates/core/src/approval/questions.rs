@@ -16,9 +16,9 @@ use super::elicit::{self, FormQuestion, UrlQuestion};
 use super::pending::clean_reason;
 use super::sampling::{self, SamplingPrompt};
 use super::waitlist::{now_ms, Nonce, Waiting, Waitlist};
+use crate::catalog::ToolResult;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
-use crate::mcp::catalog::ToolResult;
 
 /// The model response to a sampling request, for review before it goes back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::llm::{ChatRequest, Message, Part, Role};
+use crate::transcript::{ChatRequest, Message, Part, Role};
 
 /// The most tokens a server may have generated per request.
 pub const MAX_TOKENS: u32 = 8_192;

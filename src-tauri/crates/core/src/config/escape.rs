@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 /// Whether `c` can change how surrounding text is displayed or hide content.
 pub fn is_suspicious(c: char) -> bool {
     c.is_control()
@@ -28,6 +30,46 @@ pub fn is_suspicious(c: char) -> bool {
             | '\u{E0000}'..='\u{E007F}' // tag characters
             | '\u{FFF9}'..='\u{FFFB}' // interlinear annotations
         )
+}
+
+/// A class of character that changes how text displays or hides content: the classes tool
+/// hygiene names in its findings (`mcp::hygiene`) and the URL check refuses (`url_check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hidden {
+    /// An ANSI escape sequence (ESC).
+    Ansi,
+    /// A C0 or C1 control character other than newline and tab.
+    Control,
+    /// A bidirectional override, embedding, isolate or mark.
+    Bidi,
+    /// A zero-width or otherwise invisible character.
+    ZeroWidth,
+    /// A Unicode tag character (U+E0000–U+E007F).
+    Tag,
+}
+
+impl Hidden {
+    /// The class of `c`, if it is one that hides.
+    pub fn of(c: char) -> Option<Self> {
+        match c {
+            '\x1b' => Some(Self::Ansi),
+            '\n' | '\t' => None,
+            c if c.is_control() => Some(Self::Control),
+            '\u{061C}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}' => Some(Self::Bidi),
+            '\u{00AD}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200D}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{FEFF}' => Some(Self::ZeroWidth),
+            '\u{E0000}'..='\u{E007F}' => Some(Self::Tag),
+            _ => None,
+        }
+    }
 }
 
 /// Writes `s` escaped (see [`escape_for_display`]) into `out`.

@@ -5,7 +5,8 @@
 //! transcript. Two wire formats exist (OpenAI Chat Completions and Anthropic Messages); every
 //! other vendor is a row of data in [`profiles`] over one of them.
 //!
-//! - [`types`]: the provider-neutral transcript, requests and stream events.
+//! - [`types`]: stream events, and the transcript and requests (re-exported from the
+//!   [`crate::transcript`] leaf).
 //! - [`provider`]: the `Provider` trait, its stream contract and the retry policy.
 //! - [`profiles`]: vendors as data (a leaf of this module: the wire formats read it).
 //! - [`construct`]: [`build_provider`] and [`ProviderConfig`], a provider for a profile.
@@ -19,8 +20,9 @@
 //! decoding), `http` (sending with retries before the first byte, driving a stream, cancel),
 //! `classify` (HTTP statuses, rate-limit headers and vendor error bodies into [`LlmError`]).
 //!
-//! This module depends on nothing else in the core but `redact` (API keys travel as
-//! [`Secret`](crate::redact::Secret) and are scrubbed from vendor error text).
+//! This module depends on nothing else in the core but the leaves `transcript` (the data
+//! [`types`] re-exports) and `redact` (API keys travel as [`Secret`](crate::redact::Secret) and
+//! are scrubbed from vendor error text).
 
 mod anthropic;
 pub mod assemble;

@@ -34,6 +34,7 @@ use serde_json::Value;
 
 use super::catalog::ToolInfo;
 use crate::config::escape::is_suspicious;
+pub use crate::config::escape::Hidden;
 
 /// The longest tool description accepted, in bytes.
 pub const DESCRIPTION_MAX: usize = 8 * 1024;
@@ -42,44 +43,9 @@ pub const SCHEMA_MAX: usize = 256 * 1024;
 /// How many characters of context an excerpt keeps on each side of a match.
 const EXCERPT_CONTEXT: usize = 30;
 
-/// A class of character that changes how text displays or hides content.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Hidden {
-    /// An ANSI escape sequence (ESC).
-    Ansi,
-    /// A C0 or C1 control character other than newline and tab.
-    Control,
-    /// A bidirectional override, embedding, isolate or mark.
-    Bidi,
-    /// A zero-width or otherwise invisible character.
-    ZeroWidth,
-    /// A Unicode tag character (U+E0000–U+E007F).
-    Tag,
-}
-
+// `Hidden` lives in `config::escape` (a leaf: the URL check uses it too); how a finding names
+// it is this module's business.
 impl Hidden {
-    /// The class of `c`, if it is one that hides.
-    pub fn of(c: char) -> Option<Self> {
-        match c {
-            '\x1b' => Some(Self::Ansi),
-            '\n' | '\t' => None,
-            c if c.is_control() => Some(Self::Control),
-            '\u{061C}'
-            | '\u{200E}'
-            | '\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2066}'..='\u{2069}' => Some(Self::Bidi),
-            '\u{00AD}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200D}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{FEFF}' => Some(Self::ZeroWidth),
-            '\u{E0000}'..='\u{E007F}' => Some(Self::Tag),
-            _ => None,
-        }
-    }
-
     fn label(self) -> &'static str {
         match self {
             Self::Ansi => "ANSI escape sequences",

@@ -12,8 +12,10 @@
 //! - [`hygiene`] flags hidden characters, injection phrases, sensitive paths and shadowing in
 //!   tool texts, and finds oversize definitions, which the supervisor leaves out (TD-04).
 //! - [`logs`] holds each server's stderr tail and protocol trace; [`framing`] caps stdio lines.
+//! - [`catalog`] (what servers offer) and [`schema`] (their compiled input schemas) are leaves
+//!   of their own, re-exported here: `approval` uses them and must not depend on `mcp`.
 
-pub mod catalog;
+pub use crate::catalog;
 pub mod connection;
 pub mod framing;
 pub mod hygiene;
@@ -23,7 +25,7 @@ pub mod process;
 pub mod reaper;
 mod recover;
 pub mod requests;
-pub mod schema;
+pub use crate::schema;
 pub mod supervisor;
 
 use std::time::Duration;

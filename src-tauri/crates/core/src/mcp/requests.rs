@@ -67,14 +67,9 @@ pub enum ElicitationAnswer {
     Cancel,
 }
 
-/// A folder (or other URI) a server may see.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Root {
-    /// A `file://` URI.
-    pub uri: String,
-    /// A name to show.
-    pub name: Option<String>,
-}
+/// A folder (or other URI) a server may see; lives in the [`crate::roots`] leaf so `store` can
+/// keep it too.
+pub use crate::roots::Root;
 
 /// Answers the requests of one server. Implemented by the host (with a person in the loop) and
 /// by test harnesses.

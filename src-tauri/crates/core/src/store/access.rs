@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError};
 use crate::ids::ServerId;
-use crate::mcp::requests::Root;
+use crate::roots::Root;
 
 /// Whether a server's tool results are held for the person before a model reads them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,7 +23,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{Store, StoreError};
-use crate::approval::audit::{Actor, AuditContext, AuditKind};
+use crate::audit_data::{Actor, AuditContext, AuditKind};
 
 #[path = "audit_append.rs"]
 mod append;

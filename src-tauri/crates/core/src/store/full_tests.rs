@@ -11,10 +11,10 @@ use std::path::Path;
 use serde_json::json;
 
 use super::*;
-use crate::approval::audit::{Actor, AuditContext, AuditKind};
-use crate::approval::Rule;
+use crate::audit_data::{Actor, AuditContext, AuditKind};
 use crate::config::ServerSpec;
-use crate::llm::types::Message;
+use crate::policy_data::Rule;
+use crate::transcript::Message;
 
 /// Bytes in each write: several pages' worth.
 const BIG: usize = 40 * 1024;

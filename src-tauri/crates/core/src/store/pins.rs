@@ -1,13 +1,13 @@
 //! The pinned surface of each server and what waits for review (migration `0008_pins.sql`,
-//! TD-02). The rules live in `approval::pins`; this file only keeps their data.
+//! TD-02). The rules live in `approval::pins`; this file only keeps their data (`pin_data`).
 
 use std::collections::BTreeMap;
 
 use sqlx::Row as _;
 
 use super::{now_ms, Store, StoreError};
-use crate::approval::pins::{HoldReason, ItemKey, ItemKind, Pin, PinnedItem};
 use crate::ids::ServerId;
+use crate::pin_data::{HoldReason, ItemKey, ItemKind, Pin, PinnedItem};
 
 /// One item seen in a catalog that differs from the pin.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -227,17 +227,13 @@ async fn insert_item(
 mod tests {
     use super::*;
     use crate::config::{ServerSpec, StdioSpec, Timeouts, TransportSpec};
-    use crate::mcp::catalog::{Catalog, ToolInfo};
 
-    fn tool(name: &str, description: &str) -> ToolInfo {
-        ToolInfo {
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            input_schema: serde_json::json!({"type": "object"}),
-            output_schema: None,
-            annotations: None,
-            icons: vec![],
+    /// A pinned item as the store sees it: two strings. How `approval::pins` computes them from
+    /// a catalog is its business (and its tests'); building them here keeps `store` off `mcp`.
+    fn item(digest: char, canonical: &str) -> PinnedItem {
+        PinnedItem {
+            digest: digest.to_string().repeat(64),
+            canonical: canonical.to_owned(),
         }
     }
 
@@ -274,12 +270,24 @@ mod tests {
             Some(Pin::default()),
             "an empty surface is a pin too"
         );
-        let c = Catalog {
-            tools: vec![tool("a", "A."), tool("b", "B.")],
-            instructions: Some("hi".into()),
-            ..Default::default()
+        let full = Pin {
+            items: [
+                (
+                    ItemKey::tool("a"),
+                    item('a', r#"{"description":"A.","name":"a"}"#),
+                ),
+                (
+                    ItemKey::tool("b"),
+                    item('b', r#"{"description":"B.","name":"b"}"#),
+                ),
+                (
+                    ItemKey::instructions(),
+                    item('c', r#"{"instructions":"hi"}"#),
+                ),
+            ]
+            .into_iter()
+            .collect(),
         };
-        let full = Pin::of(&c);
         assert!(
             !store.pin_first(&id, &full).await.unwrap(),
             "already pinned"

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::{Row as _, SqliteConnection};
 
 use super::{now_ms, Store, StoreError};
-use crate::approval::{Rule, Source};
 use crate::ids::ServerId;
+use crate::policy_data::{Rule, Source};
 
 /// A tag a person gives a server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

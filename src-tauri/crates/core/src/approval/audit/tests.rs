@@ -1,5 +1,6 @@
 //! Unit tests of the audit vocabulary: stored names, redaction before capping, digests.
 use super::*;
+use crate::ids::ConversationId;
 use crate::redact::{register_for_logs, Secret};
 
 #[test]
@@ -152,4 +153,60 @@ fn call_refs_are_unique_and_grow_with_time() {
     // A later millisecond sorts after an earlier one: index inserts land at the end.
     assert!(a.as_str()[..12] < b.as_str()[..12], "{a} {b}");
     assert!(a < b && a < c);
+}
+
+/// The redaction above, end to end: what `into_entry` makes is what the store keeps and
+/// exports (moved here from `store::audit`'s tests, which build their rows without approval).
+#[tokio::test]
+async fn secrets_reach_neither_the_table_nor_the_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::Store::open(&dir.path().join("sb.sqlite"))
+        .await
+        .unwrap();
+    // A value the process read from the keyring, as `Secrets::get` registers it.
+    register_for_logs(&Secret::new("keyring-canary-31337"));
+    let ctx = AuditContext {
+        call_ref: Some(CallRef::random()),
+        ..AuditContext::for_tool(&ToolRef {
+            server: ServerId::new("fs").unwrap(),
+            tool: "read_file".into(),
+        })
+    };
+    let events = [
+        AuditEvent::Proposed {
+            request: RequestKind::Tool,
+            arguments: json!({
+                "api_key": "argument-canary-4242",
+                "query": "token keyring-canary-31337 inside",
+            }),
+            by: Actor::Model { name: None },
+        },
+        AuditEvent::Edited {
+            before_digest: "0".repeat(64),
+            after: json!({"headers": {"Authorization": "Bearer argument-canary-4242"}}),
+        },
+        AuditEvent::failed(
+            &"server said: bad key keyring-canary-31337",
+            std::time::Duration::ZERO,
+        ),
+    ];
+    for e in events {
+        store
+            .append_audit(&e.into_entry(ctx.clone(), 1))
+            .await
+            .unwrap();
+    }
+    let all: Vec<(String,)> = sqlx::query_as("SELECT detail_json FROM audit")
+        .fetch_all(store.reader())
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    store.export_audit_jsonl(&mut out).await.unwrap();
+    let export = String::from_utf8(out).unwrap();
+    for haystack in all.iter().map(|(d,)| d.as_str()).chain([export.as_str()]) {
+        assert!(!haystack.contains("keyring-canary"), "{haystack}");
+        assert!(!haystack.contains("argument-canary"), "{haystack}");
+    }
+    assert!(export.contains("[redacted]"));
+    assert!(store.verify_audit().await.unwrap().ok);
 }

@@ -14,8 +14,8 @@ use super::{
     ImportedMessage, MessageStatus,
 };
 use crate::ids::{ConversationId, MessageId};
-use crate::llm::types::{Message, Part};
 use crate::store::{now_ms, Store, StoreError};
+use crate::transcript::{Message, Part};
 
 /// Whether a user message starts a turn (the person said something), as opposed to carrying
 /// only tool results back to the model.

@@ -23,8 +23,8 @@ use super::{
     UsageTotals,
 };
 use crate::ids::{ConversationId, MessageId};
-use crate::llm::types::{Part, ResultPart, Role, StopReason, Usage};
 use crate::store::{Store, StoreError};
+use crate::transcript::{Part, ResultPart, Role, StopReason, Usage};
 
 /// The version of the JSON export format (`"version"`); bumped on incompatible changes.
 pub const EXPORT_FORMAT_VERSION: u32 = 1;

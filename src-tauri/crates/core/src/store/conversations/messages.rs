@@ -11,8 +11,8 @@ use sqlx::{Row, SqliteConnection};
 
 use super::{corrupt, not_found, to_i64, to_json, to_u64};
 use crate::ids::{ConversationId, MessageId};
-use crate::llm::types::{Message, Part, Role, StopReason, Usage};
 use crate::store::{now_ms, Store, StoreError};
+use crate::transcript::{Message, Part, Role, StopReason, Usage};
 
 /// Where a message stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

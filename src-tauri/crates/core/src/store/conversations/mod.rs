@@ -17,8 +17,8 @@
 //!   so a second process on the same file waits in `busy_timeout` instead of failing on a lock
 //!   upgrade).
 //!
-//! The stored transcript is [`crate::llm::types`]'s provider-neutral `Message`/`Part` as JSON;
-//! this module depends on those types only, never on providers.
+//! The stored transcript is the [`crate::transcript`] leaf's provider-neutral `Message`/`Part` as
+//! JSON; this module depends on those types only, never on providers.
 
 mod branches;
 mod export;
@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{now_ms, Store, StoreError};
 use crate::ids::{ConversationId, MessageId};
-use crate::llm::types::Usage;
+use crate::transcript::Usage;
 
 pub use export::{
     iso_utc, render_json, render_markdown, ConversationExport, EXPORT_FORMAT_VERSION,

@@ -248,7 +248,7 @@ mod tests {
         let c = store.create_conversation("words").await.unwrap();
         let mut ids = Vec::new();
         for t in texts {
-            let m = crate::llm::types::Message::user_text(*t);
+            let m = crate::transcript::Message::user_text(*t);
             ids.push(store.append_message(&c.id, &m).await.unwrap());
         }
         (store, ids, dir)

@@ -129,7 +129,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::types::Message;
+    use crate::transcript::Message;
 
     #[tokio::test]
     async fn a_summary_counts_until_an_edit_before_it() {

@@ -4,9 +4,9 @@ use serde_json::json;
 
 use super::*;
 use crate::ids::{ApprovalId, ServerId, ToolCallRecordId};
-use crate::llm::types::{StopReason, Usage};
 use crate::store::conversations::export::iso_utc;
 use crate::store::StoreError;
+use crate::transcript::{StopReason, Usage};
 
 fn sample() -> ConversationExport {
     let usage = Usage {

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::ids::{ServerId, ToolCallRecordId};
-use crate::llm::types::{StopReason, Usage};
+use crate::transcript::{StopReason, Usage};
 
 async fn tick() {
     // Activity timestamps are milliseconds; keep orderings unambiguous.

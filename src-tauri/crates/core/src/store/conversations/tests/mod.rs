@@ -7,7 +7,7 @@ mod schema;
 mod search;
 
 use super::*;
-use crate::llm::types::{Message, Part, ResultPart, Role};
+use crate::transcript::{Message, Part, ResultPart, Role};
 
 pub(super) async fn open() -> (Store, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -45,7 +45,7 @@ pub(super) async fn answer(store: &Store, c: &ConversationId, parts: Vec<Part>) 
             id,
             &parts,
             MessageEnd::Complete {
-                stop: crate::llm::types::StopReason::EndTurn,
+                stop: crate::transcript::StopReason::EndTurn,
             },
             None,
         )

@@ -230,11 +230,13 @@ async fn the_audit_rebuild_keeps_the_chain_and_the_highest_id() {
     assert_eq!(report.rows, 3);
     // Appends continue the chain after the old rows, with the new kind accepted.
     store
-        .append_audit_all(&[crate::approval::audit::AuditEvent::Config {
-            change: crate::approval::audit::ConfigChange::Tags,
-            detail: serde_json::json!({"tags": []}),
-        }
-        .into_entry(Default::default(), 4)])
+        .append_audit_all(&[crate::store::NewAuditEntry {
+            at_ms: 4,
+            kind: crate::audit_data::AuditKind::Config,
+            context: Default::default(),
+            actor: crate::audit_data::Actor::User,
+            detail: serde_json::json!({"change": "tags", "detail": {"tags": []}}),
+        }])
         .await
         .unwrap();
     let report = store.verify_audit().await.unwrap();

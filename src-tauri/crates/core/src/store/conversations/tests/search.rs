@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::llm::types::StopReason;
+use crate::transcript::StopReason;
 
 #[tokio::test]
 async fn fts5_is_compiled_in() {

@@ -6,6 +6,10 @@
 //! `https://...` or `file:///...` is an error, never a fetch. Size and nesting are bounded before
 //! compiling. A tool whose schema does not compile is excluded from the catalog and the reason is
 //! logged; it is never treated as "anything goes".
+//!
+//! A leaf (re-exported as `mcp::schema`, where it used to live): the supervisor compiles the
+//! schemas of a catalog, and `approval` checks an elicitation form's answer with the same
+//! validator without depending on `mcp`.
 
 use std::collections::HashMap;
 use std::sync::Arc;

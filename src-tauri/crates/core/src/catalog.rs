@@ -1,9 +1,13 @@
 //! What servers offer, in our own types.
 //!
 //! These mirror the MCP shapes we use, decoupled from `rmcp`'s model types (which churn between
-//! major versions). [`connection`](super::connection) converts at the boundary through
+//! major versions). [`mcp::connection`](crate::mcp::connection) converts at the boundary through
 //! `serde_json`, so a field rmcp adds or renames cannot ripple past that file. Schemas stay as
 //! JSON values: they are data for validators and form generators, never configuration.
+//!
+//! A leaf of plain data (re-exported as `mcp::catalog`, where it used to live): `approval` pins
+//! these types and answers with a [`ToolResult`], and must not depend on `mcp`, which runs the
+//! servers.
 
 use std::sync::Arc;
 
@@ -185,7 +189,7 @@ pub struct Catalog {
     pub excluded_tools: Vec<(String, String)>,
     /// Compiled input schemas of [`Catalog::tools`], by tool name.
     #[serde(skip)]
-    pub validators: super::schema::Validators,
+    pub validators: crate::schema::Validators,
 }
 
 /// One piece of tool or prompt output.
