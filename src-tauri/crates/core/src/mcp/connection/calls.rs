@@ -63,7 +63,14 @@ impl Connection {
         let cancel = opts.cancel.unwrap_or_default();
         let closed = self.closed();
         let outcome = tokio::select! {
-            r = handle.await_response() => r.map_err(|e| map_service_error(e, timeout)),
+            r = handle.await_response() => match r.map_err(|e| map_service_error(e, timeout)) {
+                // rmcp only says the transport closed; the session knows why (a line over
+                // the cap, a refused stream), and that is what the person needs to read.
+                Err(McpError::Disconnected(crate::status::Reason::OutputClosed)) => {
+                    Err(McpError::Disconnected(self.end_reason().await))
+                }
+                other => other,
+            },
             _ = cancel.cancelled() => {
                 let params: Result<CancelledNotificationParam, _> = from_json(json!({
                     "requestId": id,

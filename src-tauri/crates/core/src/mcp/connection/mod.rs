@@ -301,6 +301,23 @@ impl Connection {
             .and_then(ServerProcess::pid)
     }
 
+    /// Why the session ended, once a request has failed because it did: the reason the
+    /// transport recorded, else what the session task reports (briefly awaited: it follows the
+    /// transport's end closely), else a plain "closed its output".
+    pub(super) async fn end_reason(&self) -> Reason {
+        let recorded = self
+            .close_reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(why) = recorded {
+            return why;
+        }
+        tokio::time::timeout(Duration::from_millis(250), self.closed())
+            .await
+            .unwrap_or(Reason::OutputClosed)
+    }
+
     /// Resolves when the session has ended, with the reason.
     pub async fn closed(&self) -> Reason {
         let mut rx = self.closed.clone();
