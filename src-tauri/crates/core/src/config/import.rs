@@ -33,6 +33,7 @@
 
 pub(crate) mod names;
 mod sandbox;
+mod urls;
 mod values;
 
 use std::collections::BTreeMap;
@@ -44,8 +45,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use self::names::{sanitize, strip_jsonc, Taken};
+use self::urls::{bad_url, shown_url, url_of};
 use self::values::{input_secret, vars, Field, Input, SecretNames, ServerCx, Var};
-use super::credentials::contains_secret;
 use super::escape::escape_for_display as esc;
 use super::{HttpSpec, ServerSpec, SpecError, StdioSpec, Timeouts, TransportSpec};
 use crate::ids::{SecretName, ServerId};
@@ -775,43 +776,6 @@ fn named_values(cx: &mut ServerCx<'_>, v: Option<&Value>, field: Field) -> Vec<s
         out.extend(cx.named(field, name, raw));
     }
     out
-}
-
-/// A skip reason for a bad URL, shown as [`shown_url`] shows it.
-fn bad_url(url: &str, e: &SpecError) -> String {
-    let reason = match e {
-        SpecError::BadUrl { reason, .. } => reason.clone(),
-        other => other.to_string(),
-    };
-    match shown_url(url) {
-        Some(s) => format!("its URL {} is not usable: {reason}", esc(&s)),
-        None => format!("its URL is not usable: {reason}"),
-    }
-}
-
-/// `url` for a note: without credentials, query or fragment, and without a path that could
-/// hold one: an opaque path (`u:TOKEN@host` parses as scheme `u` with the path `TOKEN@host`)
-/// is left out, and a path segment with a credential in it is shown as `…`. `None` when
-/// it does not parse.
-fn shown_url(url: &str) -> Option<String> {
-    let u = url::Url::parse(url).ok()?;
-    let host = u.host_str().unwrap_or_default();
-    let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
-    let path = match u.path_segments() {
-        Some(segments) => segments
-            .map(|s| if contains_secret(s) { "…" } else { s })
-            .fold(String::new(), |path, s| path + "/" + s),
-        None => String::new(),
-    };
-    Some(format!("{}://{host}{port}{path}", u.scheme()))
-}
-
-/// The URL of a remote spec (empty for a local one).
-fn url_of(spec: &ServerSpec) -> &str {
-    match &spec.transport {
-        TransportSpec::Http(h) => &h.url,
-        TransportSpec::Stdio(_) => "",
-    }
 }
 
 /// Reads a `timeout`: seconds, or milliseconds when 1000 or more (Gemini CLI writes
