@@ -8,6 +8,7 @@ pub mod chat_cli;
 pub mod e2e;
 pub mod fake_http;
 pub mod fake_llm;
+pub mod fake_oauth;
 pub mod seed;
 pub mod webdriver;
 

@@ -31,6 +31,7 @@ async fn connect(fake: &FakeHttp) -> Result<Connection, McpError> {
             url: fake.url.clone(),
             headers: vec![],
             max_message: CAP,
+            auth: None,
         },
         ServerLogs::new(None),
         ConnectOptions {
@@ -40,6 +41,7 @@ async fn connect(fake: &FakeHttp) -> Result<Connection, McpError> {
             request_timeout: Duration::from_secs(60),
             signals,
             requests: None,
+            lifecycle: Default::default(),
         },
     )
     .await

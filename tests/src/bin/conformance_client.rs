@@ -14,7 +14,11 @@
 //!   pre-filled from the requested schema's `default`s.
 //! - `sse-retry`: call `test_reconnection` and wait for its result, which arrives only after the
 //!   transport resumes the interrupted SSE stream (`retry`, `Last-Event-ID`).
-//! - `auth/*`: no OAuth yet; the first 401 ends the run with an error (expected failures).
+//! - `auth/*`: the first 401 (or a 403 `insufficient_scope` on a call) starts a sign-in through
+//!   the core's OAuth flow ([`oauth::sign_in`], or client credentials for the
+//!   `client-credentials-*` scenarios) with an in-memory keyring; the "browser" is an in-process
+//!   stand-in that follows the authorization server's redirect to the core's loopback listener.
+//!   Then it connects again with the stored sign-in, lists tools and calls the first one.
 //!
 //! Exits 0 when the scenario's steps succeeded, 1 with a one-line reason on stderr otherwise
 //! (including an internal deadline of 20 s, well inside the suite's 30 s). Logs go to stderr
@@ -27,12 +31,19 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
+use switchboard_core::ids::ServerId;
 use switchboard_core::mcp::catalog::{Arguments, Content, ToolResult};
+use switchboard_core::mcp::connection::oauth::{self, ClientSettings, Handoff, StepEvent};
 use switchboard_core::mcp::connection::{
-    ConnectOptions, Connection, ElicitationAnswer, Endpoint, RequestOptions,
+    ConnectOptions, Connection, ElicitationAnswer, Endpoint, Lifecycle, RequestOptions,
 };
 use switchboard_core::mcp::logs::ServerLogs;
 use switchboard_core::mcp::requests::{ClientFeatures, Root, ServerRequests};
+use switchboard_core::mcp::McpError;
+use switchboard_core::redact::Secret;
+use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::status::Reason;
+use switchboard_core::url_check::CheckedUrl;
 use tokio::sync::mpsc;
 
 /// The whole run must end well before the suite kills it (30 s by default).
@@ -76,15 +87,10 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
         requests: scenario
             .starts_with("elicitation")
             .then(|| Arc::new(AcceptWithDefaults) as Arc<dyn ServerRequests>),
+        lifecycle: lifecycle(scenario),
     };
-    let endpoint = Endpoint::Http {
-        url: url.to_owned(),
-        headers: vec![],
-        max_message: switchboard_core::mcp::framing::DEFAULT_MAX_MESSAGE,
-    };
-    let conn = Connection::connect(endpoint, ServerLogs::new(None), opts)
-        .await
-        .with_context(|| format!("could not connect to {url}"))?;
+    let auth = Auth::new(scenario);
+    let conn = connect(url, &opts, &auth, None).await?;
     if scenario.starts_with("elicitation") {
         // The scenario's server sends `elicitation/create` on the standalone GET stream, which
         // rmcp opens on its own task after `initialized`; the TS SDK server drops a message sent
@@ -98,7 +104,8 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
         info.server_name, info.server_version, info.protocol_version
     );
     let left = DEADLINE.saturating_sub(started.elapsed());
-    let outcome = match tokio::time::timeout(left, steps(&conn, scenario)).await {
+    let outcome = match tokio::time::timeout(left, steps(&conn, scenario, url, &opts, &auth)).await
+    {
         Ok(r) => r,
         Err(_) => Err(anyhow!(
             "the scenario did not finish within {}s",
@@ -111,7 +118,16 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
 }
 
 /// The scenario's steps after the handshake.
-async fn steps(conn: &Connection, scenario: &str) -> Result<()> {
+async fn steps(
+    conn: &Connection,
+    scenario: &str,
+    url: &str,
+    opts: &ConnectOptions,
+    auth: &Auth,
+) -> Result<()> {
+    if scenario.starts_with("auth/") {
+        return auth_steps(conn, url, opts, auth).await;
+    }
     let tools = conn.list_tools().await.context("tools/list failed")?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("conformance-client: tools: {names:?}");
@@ -138,6 +154,57 @@ async fn steps(conn: &Connection, scenario: &str) -> Result<()> {
         bail!("the tool {tool} reported an error: {text}");
     }
     Ok(())
+}
+
+/// An auth scenario after the handshake: list tools and call the first. A 401, or a 403
+/// `insufficient_scope`, on either asks for a (step-up) sign-in with the union of scopes and a
+/// new connection; at most two per operation (AU-07), then the error stands.
+async fn auth_steps(
+    conn: &Connection,
+    url: &str,
+    opts: &ConnectOptions,
+    auth: &Auth,
+) -> Result<()> {
+    let mut current: Option<Connection> = None;
+    let mut tool: Option<String> = None;
+    let outcome = async {
+        for op in ["tools/list", "tools/call"] {
+            let mut attempt = 0;
+            loop {
+                let c = current.as_ref().unwrap_or(conn);
+                let result = match (op, &tool) {
+                    ("tools/list", _) => c.list_tools().await.map(|t| {
+                        tool = t.first().map(|t| t.name.clone());
+                    }),
+                    (_, Some(name)) => c
+                        .call_tool(name, Map::new(), RequestOptions::default())
+                        .await
+                        .map(|r| println!("{name}: {}", result_text(&r))),
+                    (_, None) => Ok(()),
+                };
+                match result {
+                    Ok(()) => break,
+                    Err(e) if attempt < 2 && challenge_of(&e).is_some() => {
+                        attempt += 1;
+                        eprintln!("conformance-client: {op}: sign-in {attempt}: {e}");
+                        auth.sign_in(url, challenge_of(&e).unwrap_or_default().as_deref())
+                            .await?;
+                        if let Some(old) = current.take() {
+                            let _ = old.shutdown().await;
+                        }
+                        current = Some(connect(url, opts, auth, None).await?);
+                    }
+                    Err(e) => return Err(anyhow!("{op} failed: {e}")),
+                }
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Some(c) = current {
+        let _ = c.shutdown().await;
+    }
+    outcome
 }
 
 /// The text items of a tool result, joined.
@@ -192,5 +259,186 @@ impl ServerRequests for AcceptWithDefaults {
 
     fn roots(&self) -> BoxFuture<'static, Vec<Root>> {
         Box::pin(async { Vec::new() })
+    }
+}
+
+/// The suite tells the client the revision it runs at (0.2.0: `MCP_CONFORMANCE_PROTOCOL_VERSION`);
+/// 2026-07-28 is stateless, with no `initialize`.
+fn lifecycle(_scenario: &str) -> Lifecycle {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => Lifecycle::Stateless,
+        _ => Lifecycle::Initialize,
+    }
+}
+
+/// The `WWW-Authenticate` of a 401 or 403 behind an error (`Some(None)` when there was none).
+fn challenge_of(e: &McpError) -> Option<Option<String>> {
+    match e.reason().root() {
+        Reason::AuthRequired(c) => Some(c.challenge.clone()),
+        _ => None,
+    }
+}
+
+/// Connects, signing in once when the server asks for it.
+async fn connect(
+    url: &str,
+    opts: &ConnectOptions,
+    auth: &Auth,
+    _hint: Option<()>,
+) -> Result<Connection> {
+    let endpoint = |a| Endpoint::Http {
+        url: url.to_owned(),
+        headers: vec![],
+        max_message: switchboard_core::mcp::framing::DEFAULT_MAX_MESSAGE,
+        auth: a,
+    };
+    let first = Connection::connect(
+        endpoint(auth.authorizer(url).await?),
+        ServerLogs::new(None),
+        opts.clone(),
+    )
+    .await;
+    match first {
+        Err(e) if auth.enabled && challenge_of(&e).is_some() => {
+            let ch = challenge_of(&e).unwrap_or_default();
+            auth.sign_in(url, ch.as_deref()).await?;
+            Connection::connect(
+                endpoint(auth.authorizer(url).await?),
+                ServerLogs::new(None),
+                opts.clone(),
+            )
+            .await
+            .with_context(|| format!("could not connect to {url} after signing in"))
+        }
+        other => other.with_context(|| format!("could not connect to {url}")),
+    }
+}
+
+/// The scenario's sign-in: an in-memory keyring and what `MCP_CONFORMANCE_CONTEXT` gives.
+struct Auth {
+    enabled: bool,
+    server: ServerId,
+    secrets: Secrets,
+    context: Value,
+    scenario: String,
+}
+
+/// The Client ID Metadata Document URL the suite's authorization servers expect (the product
+/// takes its own from `SWITCHBOARD_CLIENT_METADATA_URL`, see docs/oauth.md).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+impl Auth {
+    fn new(scenario: &str) -> Self {
+        let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or(Value::Null);
+        Self {
+            enabled: scenario.starts_with("auth/"),
+            server: ServerId::new("conformance").unwrap_or_else(|_| unreachable!()),
+            secrets: Secrets::new(MemoryStore::default()),
+            context,
+            scenario: scenario.to_owned(),
+        }
+    }
+
+    fn ctx(&self, key: &str) -> Option<String> {
+        self.context
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    async fn authorizer(&self, url: &str) -> Result<Option<oauth::Authorizer>> {
+        Ok(oauth::authorizer(
+            &self.secrets,
+            &self.server,
+            url,
+            self.ctx("client_secret").map(Secret::new),
+            oauth::system_lookup(),
+        )
+        .await?)
+    }
+
+    async fn sign_in(&self, url: &str, challenge: Option<&str>) -> Result<()> {
+        if self.scenario.starts_with("auth/client-credentials") {
+            let signed = oauth::client_credentials(oauth::ClientCredentials {
+                server: &self.server,
+                url,
+                secrets: &self.secrets,
+                client_id: self.ctx("client_id").unwrap_or_default(),
+                secret: self.ctx("client_secret").map(Secret::new),
+                key: self
+                    .ctx("private_key_pem")
+                    .map(|k| (Secret::new(k), self.ctx("signing_algorithm"))),
+                scopes: vec![],
+                challenge,
+                lookup: oauth::system_lookup(),
+            })
+            .await?;
+            eprintln!("conformance-client: client credentials: {signed:?}");
+            return Ok(());
+        }
+        let client = ClientSettings {
+            client_id: self.ctx("client_id"),
+            client_secret: self.ctx("client_secret").map(Secret::new),
+            metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+            name: "Switchboard conformance client".to_owned(),
+        };
+        let signed = oauth::sign_in(
+            oauth::SignIn {
+                server: &self.server,
+                url,
+                secrets: &self.secrets,
+                client: &client,
+                challenge,
+                lookup: oauth::system_lookup(),
+                wait: Some(Duration::from_secs(10)),
+            },
+            &FollowRedirect,
+        )
+        .await?;
+        eprintln!("conformance-client: signed in: {signed:?}");
+        Ok(())
+    }
+}
+
+/// The browser stand-in: fetches the authorization page and delivers its redirect to the
+/// loopback listener, as a browser would.
+struct FollowRedirect;
+
+#[async_trait::async_trait]
+impl Handoff for FollowRedirect {
+    fn step(&self, event: StepEvent) {
+        eprintln!("conformance-client: sign-in {event:?}");
+    }
+
+    async fn open(&self, url: &CheckedUrl) -> std::result::Result<(), String> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
+        let answer = client
+            .get(&url.url)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let location = answer
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| {
+                format!(
+                    "the authorization page answered {} without a redirect",
+                    answer.status()
+                )
+            })?
+            .to_owned();
+        tokio::spawn(async move {
+            if let Err(e) = reqwest::get(&location).await {
+                eprintln!("conformance-client: the redirect to {location} failed: {e}");
+            }
+        });
+        Ok(())
     }
 }

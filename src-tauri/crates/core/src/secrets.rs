@@ -6,8 +6,8 @@
 //!
 //! # Namespaces (SE-04)
 //! Every value is addressed by a typed [`SecretKey`], never by a bare name: a provider's API key
-//! (`provider:<name>`), a secret of one server (`server:<server>:<name>`), and later sign-in
-//! tokens (`signin:<server>:<issuer>`, not written yet). The keyring account is derived from the
+//! (`provider:<name>`), a secret of one server (`server:<server>:<name>`), and what signing in
+//! left (`signin:<server>:tokens|client-secret|client-key`). The keyring account is derived from the
 //! key in one place, [`SecretKey::account`]. Server, provider and secret names can only hold
 //! letters, digits, `-`, `_` and `.` (see [`crate::ids`]), so the `:` separators cannot occur
 //! inside a name and no name can reach another namespace: a server called `provider` with a
@@ -46,6 +46,37 @@ pub enum SecretKey {
     /// An entry of the layout before namespaces (`secret:<name>`). Only the host's one-time
     /// migration reads these; nothing writes them.
     Legacy(SecretName),
+    /// What signing in to a remote server left (`signin:<server>:<part>`): its tokens, or the
+    /// client secret or signing key the person typed for it.
+    SignIn {
+        /// The server signed in to.
+        server: ServerId,
+        /// Which entry.
+        part: SignInPart,
+    },
+}
+
+/// The entries of a server's sign-in namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SignInPart {
+    /// The sign-in record: issuer, resource, client registration and tokens (one entry, so a
+    /// refresh rewrites it whole and a rotated refresh token can never be half-saved).
+    Tokens,
+    /// The client secret of a pre-registered client, typed by the person.
+    ClientSecret,
+    /// The private key (PEM) for client credentials with a signed assertion.
+    ClientKey,
+}
+
+impl SignInPart {
+    /// The account suffix.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tokens => "tokens",
+            Self::ClientSecret => "client-secret",
+            Self::ClientKey => "client-key",
+        }
+    }
 }
 
 impl SecretKey {
@@ -64,6 +95,7 @@ impl SecretKey {
             Self::Provider(p) => format!("provider:{p}"),
             Self::Server { server, name } => format!("server:{server}:{name}"),
             Self::Legacy(name) => format!("secret:{name}"),
+            Self::SignIn { server, part } => format!("signin:{server}:{}", part.as_str()),
         }
     }
 
@@ -75,6 +107,7 @@ impl SecretKey {
                 format!("switchboard secret set --server {server} {name}")
             }
             Self::Legacy(name) => format!("switchboard secret set --server SERVER {name}"),
+            Self::SignIn { server, .. } => format!("switchboard auth login {server}"),
         }
     }
 }
@@ -85,6 +118,11 @@ impl fmt::Display for SecretKey {
             Self::Provider(p) => write!(f, "the API key of provider {p}"),
             Self::Server { server, name } => write!(f, "secret {name} of server {server}"),
             Self::Legacy(name) => write!(f, "secret {name} (old layout)"),
+            Self::SignIn { server, part } => match part {
+                SignInPart::Tokens => write!(f, "the sign-in of server {server}"),
+                SignInPart::ClientSecret => write!(f, "the OAuth client secret of server {server}"),
+                SignInPart::ClientKey => write!(f, "the OAuth signing key of server {server}"),
+            },
         }
     }
 }

@@ -229,6 +229,7 @@ impl Host {
                 std::sync::Arc::downgrade(&self.inner),
                 id.clone(),
             )),
+            lifecycle: Default::default(),
         };
         match Connection::connect(endpoint, logs.clone(), opts).await {
             Ok(conn) => {

@@ -25,6 +25,7 @@ mod sandbox;
 mod secret_layout;
 mod server_secrets;
 mod servers;
+mod signin;
 mod transfer;
 mod trust;
 mod usage;
@@ -77,6 +78,9 @@ pub enum HostError {
     /// An MCP operation failed.
     #[error(transparent)]
     Mcp(#[from] McpError),
+    /// Signing in failed.
+    #[error(transparent)]
+    SignIn(Arc<crate::mcp::connection::oauth::SignInError>),
     /// The spec is invalid.
     #[error("the server configuration is invalid: {0}")]
     Spec(#[from] crate::config::SpecError),
@@ -284,6 +288,7 @@ impl HostBuilder {
                 flows: Mutex::default(),
                 http: reqwest::Client::new(),
                 runs: runs::Runs::default(),
+                signins: Mutex::default(),
                 events,
             }),
         };
@@ -332,6 +337,8 @@ pub(crate) struct Inner {
     flows: Mutex<HashMap<ConversationId, crate::approval::Flow>>,
     /// One HTTP client for every model provider (connection reuse).
     http: reqwest::Client,
+    /// Each signed-in server's authorizer, shared by its connections (one refresh at a time).
+    signins: Mutex<HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>>,
     /// Runs a shell can stop, by the ids the host minted.
     runs: runs::Runs,
 }
@@ -353,6 +360,12 @@ impl std::fmt::Debug for Host {
 impl Inner {
     fn servers(&self) -> MutexGuard<'_, BTreeMap<ServerId, ServerHandle>> {
         self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn signins(
+        &self,
+    ) -> MutexGuard<'_, HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>> {
+        self.signins.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn disabled(&self) -> MutexGuard<'_, HashMap<ServerId, Arc<HashSet<String>>>> {

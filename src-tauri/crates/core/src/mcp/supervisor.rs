@@ -344,6 +344,7 @@ impl Supervisor {
                 request_timeout: self.config.request_timeout,
                 signals: sig_tx,
                 requests: self.requests.clone(),
+                lifecycle: Default::default(),
             },
         );
         // A stop or restart during the handshake wins over waiting for it.

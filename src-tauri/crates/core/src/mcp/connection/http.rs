@@ -27,6 +27,7 @@ use futures::StreamExt;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -38,6 +39,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::oauth::Authorizer;
 use super::wire::{refusal, refusal_reason, refused_answer, JSON_DEPTH_LIMIT};
 use crate::mcp::logs::{Direction, ServerLogs};
 use crate::mcp::McpError;
@@ -437,16 +439,24 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Traced<T> {
     }
 }
 
-/// The transport rmcp runs for an HTTP endpoint.
-pub(super) type HttpTransport = Traced<StreamableHttpClientTransport<Guarded>>;
+/// The transport rmcp runs for an HTTP endpoint: with a sign-in, rmcp's [`AuthClient`] puts the
+/// token on every request and refreshes it once when the server refuses it (AU-06: the token
+/// goes in the `Authorization` header only, to this URL only, and no redirect is followed).
+pub(super) enum HttpTransport {
+    /// No sign-in (headers may still carry a static credential).
+    Plain(Traced<StreamableHttpClientTransport<Guarded>>),
+    /// With the server's sign-in.
+    Authorized(Traced<StreamableHttpClientTransport<AuthClient<Guarded>>>),
+}
 
 /// Builds the guarded transport for `url` with `headers`, capping messages at `max_message`.
-pub(super) fn transport(
+pub(super) async fn transport(
     url: &str,
     headers: &[(String, Secret)],
     max_message: usize,
     logs: &ServerLogs,
     fatal: Arc<FatalEnd>,
+    auth: Option<&Authorizer>,
 ) -> Result<HttpTransport, McpError> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
@@ -479,9 +489,15 @@ pub(super) fn transport(
         fatal,
         logs: logs.clone(),
     };
-    Ok(Traced {
-        inner: StreamableHttpClientTransport::with_client(guarded, config),
-        logs: logs.clone(),
+    Ok(match auth {
+        None => HttpTransport::Plain(Traced {
+            inner: StreamableHttpClientTransport::with_client(guarded, config),
+            logs: logs.clone(),
+        }),
+        Some(a) => HttpTransport::Authorized(Traced {
+            inner: StreamableHttpClientTransport::with_client(a.client(guarded).await?, config),
+            logs: logs.clone(),
+        }),
     })
 }
 

@@ -24,8 +24,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::ProgressToken;
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{
-    ClientInitializeError, QuitReason, RoleClient, RunningService, RunningServiceCancellationToken,
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, QuitReason, RoleClient,
+    RunningService, RunningServiceCancellationToken,
 };
 use rmcp::{Peer, ServiceExt};
 use serde_json::Value;
@@ -35,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 mod calls;
 mod handler;
 mod http;
+pub mod oauth;
 mod stdio;
 mod wire;
 
@@ -102,6 +105,8 @@ pub enum Endpoint {
         headers: Vec<(String, crate::redact::Secret)>,
         /// The cap on one JSON body or SSE event, as for a stdio line.
         max_message: usize,
+        /// The server's sign-in, when it has one.
+        auth: Option<oauth::Authorizer>,
     },
 }
 
@@ -128,6 +133,20 @@ pub struct ConnectOptions {
     /// Answers the server's own requests (elicitation, sampling, roots); `None` declares no
     /// client capabilities at all.
     pub requests: Option<Arc<dyn ServerRequests>>,
+    /// How the session starts (HTTP only; stdio always uses `initialize`).
+    pub lifecycle: Lifecycle,
+}
+
+/// How a session starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// The `initialize` handshake of protocol revisions up to 2025-11-25 (the default).
+    #[default]
+    Initialize,
+    /// The stateless 2026-07-28 revision: `server/discover`, then self-contained requests that
+    /// carry the protocol version and client capabilities (rmcp's lifecycle). Opt-in until the
+    /// 2026-07-28 work makes it the default with a fallback.
+    Stateless,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -169,6 +188,7 @@ impl Connection {
         opts: ConnectOptions,
     ) -> Result<Self, McpError> {
         let (init_timeout, default_timeout) = (opts.init_timeout, opts.request_timeout);
+        let opts_lifecycle = opts.lifecycle;
         let progress: ProgressRoutes = Arc::default();
         let handler = Handler {
             info: client_info(
@@ -211,13 +231,34 @@ impl Connection {
                     url,
                     headers,
                     max_message,
+                    auth,
                 } => {
-                    let transport =
-                        http::transport(&url, &headers, max_message, &logs, fatal.clone())?;
-                    (
-                        handshake(handler.serve(transport), init_timeout, &close_reason).await?,
-                        None,
+                    let transport = http::transport(
+                        &url,
+                        &headers,
+                        max_message,
+                        &logs,
+                        fatal.clone(),
+                        auth.as_ref(),
                     )
+                    .await?;
+                    let mode = match opts.lifecycle {
+                        Lifecycle::Initialize => ClientLifecycleMode::Initialize,
+                        Lifecycle::Stateless => ClientLifecycleMode::Discover {
+                            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                        },
+                    };
+                    let running = match transport {
+                        http::HttpTransport::Plain(t) => {
+                            let serve = handler.serve_with_lifecycle(t, mode);
+                            handshake(serve, init_timeout, &close_reason).await?
+                        }
+                        http::HttpTransport::Authorized(t) => {
+                            let serve = handler.serve_with_lifecycle(t, mode);
+                            handshake(serve, init_timeout, &close_reason).await?
+                        }
+                    };
+                    (running, None)
                 }
             };
         let peer = running.peer().clone();
@@ -226,7 +267,9 @@ impl Connection {
             .map(|i| serde_json::to_value(&*i).unwrap_or(Value::Null))
             .unwrap_or(Value::Null);
         let (info, instructions) = read_peer_info(&server)?;
-        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
+        let stateless =
+            opts_lifecycle == Lifecycle::Stateless && info.protocol_version == "2026-07-28";
+        if !stateless && !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
             let mut running = running;
             let _ = running.close_with_timeout(Duration::from_secs(2)).await;
             if let Some(p) = process {

@@ -1,0 +1,222 @@
+//! Where a sign-in lives: one keyring entry per server (`signin:<server>:tokens`, SE-01) holding
+//! a [`Record`]: the MCP server's URL (the resource), the issuer and metadata of its
+//! authorization server, the client registration, and rmcp's stored credentials (tokens, the
+//! scopes granted, when the token was received).
+//!
+//! One entry, written whole, is what makes rotation atomic (AU-08): a refresh replaces access
+//! and refresh token together or not at all, and `token_received_at` and the expiry travel with
+//! the tokens, so a restart knows when to refresh. A record is used only for the resource it
+//! was made for; for another issuer it is discarded (AU-04: client credentials are never reused
+//! across issuers).
+//!
+//! [`KeyringCredentials`] is rmcp's [`CredentialStore`] over that entry. It caches the record in
+//! memory (rmcp loads credentials before every request), and re-reads the keyring whenever a
+//! refresh starts, so a refresh another process (the CLI beside the app) made is seen before
+//! this one would spend an already-rotated refresh token.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+
+use crate::ids::ServerId;
+use crate::redact::Secret;
+use crate::secrets::{SecretError, SecretKey, Secrets, SignInPart};
+
+/// The version of [`Record`]'s layout.
+const RECORD_VERSION: u32 = 1;
+
+/// How the client identity was obtained (shown on the Credentials page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Registration {
+    /// A client id (and secret) the person typed.
+    PreRegistered,
+    /// Switchboard's Client ID Metadata Document URL.
+    MetadataDocument,
+    /// Dynamic Client Registration (RFC 7591).
+    Dynamic,
+    /// Machine-to-machine client credentials.
+    ClientCredentials,
+}
+
+/// The client as registered with one authorization server.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct ClientRecord {
+    /// The client id.
+    pub id: String,
+    /// A secret issued by dynamic registration (a typed one stays in its own entry).
+    pub secret: Option<String>,
+    /// How it was obtained.
+    pub registration: Registration,
+    /// The redirect URI it was registered with.
+    pub redirect_uri: Option<String>,
+}
+
+/// Everything one sign-in left (see the module docs).
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Record {
+    /// Layout version.
+    pub version: u32,
+    /// The MCP server URL the tokens are for (RFC 8707 resource).
+    pub resource: String,
+    /// The authorization server's issuer.
+    pub issuer: Option<String>,
+    /// Its metadata, so a restart refreshes without discovering again.
+    pub metadata: AuthorizationMetadata,
+    /// The client.
+    pub client: ClientRecord,
+    /// Tokens and what rmcp keeps with them.
+    pub credentials: Option<StoredCredentials>,
+    /// Seconds since the epoch when the person signed in.
+    pub signed_in_at: u64,
+}
+
+impl std::fmt::Debug for Record {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Record")
+            .field("resource", &self.resource)
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client.id)
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Record {
+    /// A record for a fresh sign-in, before any token.
+    pub fn new(
+        resource: &str,
+        issuer: Option<String>,
+        metadata: AuthorizationMetadata,
+        client: ClientRecord,
+    ) -> Self {
+        Self {
+            version: RECORD_VERSION,
+            resource: resource.to_owned(),
+            issuer,
+            metadata,
+            client,
+            credentials: None,
+            signed_in_at: now_secs(),
+        }
+    }
+}
+
+/// Seconds since the epoch.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The keyring key of a server's sign-in record.
+pub fn tokens_key(server: &ServerId) -> SecretKey {
+    SecretKey::SignIn {
+        server: server.clone(),
+        part: SignInPart::Tokens,
+    }
+}
+
+/// Reads a server's record; `None` when there is none or it is unreadable (an unreadable
+/// record means signing in again, never a crash).
+pub async fn read(secrets: &Secrets, server: &ServerId) -> Result<Option<Record>, SecretError> {
+    match secrets.get(tokens_key(server)).await {
+        Ok(v) => Ok(serde_json::from_str::<Record>(v.expose())
+            .ok()
+            .filter(|r| r.version == RECORD_VERSION)),
+        Err(SecretError::Missing(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes a server's record whole.
+pub async fn write(
+    secrets: &Secrets,
+    server: &ServerId,
+    record: &Record,
+) -> Result<(), SecretError> {
+    let text = serde_json::to_string(record)
+        .map_err(|e| SecretError::Store(format!("could not encode the sign-in record: {e}")))?;
+    secrets.set(tokens_key(server), Secret::new(text)).await
+}
+
+/// Deletes a server's record.
+pub async fn delete(secrets: &Secrets, server: &ServerId) -> Result<(), SecretError> {
+    secrets.delete(tokens_key(server)).await
+}
+
+fn store_err(e: SecretError) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
+}
+
+/// rmcp's credential store over a server's keyring record.
+pub struct KeyringCredentials {
+    secrets: Secrets,
+    server: ServerId,
+    resource: String,
+    cache: Arc<Mutex<Option<Record>>>,
+    refresh: Arc<Mutex<()>>,
+}
+
+impl KeyringCredentials {
+    /// The store for `server`'s record, used only while it is for `resource`.
+    pub fn new(secrets: Secrets, server: ServerId, resource: &str, record: Option<Record>) -> Self {
+        Self {
+            secrets,
+            server,
+            resource: resource.to_owned(),
+            cache: Arc::new(Mutex::new(record)),
+            refresh: Arc::default(),
+        }
+    }
+
+    async fn current(&self) -> Result<Option<Record>, AuthError> {
+        let mut cache = self.cache.lock().await;
+        if cache.is_none() {
+            *cache = read(&self.secrets, &self.server).await.map_err(store_err)?;
+        }
+        Ok(cache.clone().filter(|r| r.resource == self.resource))
+    }
+}
+
+#[async_trait]
+impl CredentialStore for KeyringCredentials {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        Ok(self.current().await?.and_then(|r| r.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let Some(mut record) = self.current().await? else {
+            return Err(AuthError::CredentialStoreError(
+                "no sign-in record to save tokens into".into(),
+            ));
+        };
+        record.credentials = Some(credentials);
+        write(&self.secrets, &self.server, &record)
+            .await
+            .map_err(store_err)?;
+        *self.cache.lock().await = Some(record);
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        delete(&self.secrets, &self.server)
+            .await
+            .map_err(store_err)?;
+        *self.cache.lock().await = None;
+        Ok(())
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let guard = self.refresh.clone().lock_owned().await;
+        // Another process may have refreshed (and rotated the refresh token) since we read.
+        *self.cache.lock().await = None;
+        Ok(Some(CredentialRefreshGuard::new(guard)))
+    }
+}
