@@ -122,8 +122,9 @@ impl std::error::Error for CliError {}
 pub fn hint(server: &ServerId, reason: &Reason) -> Option<String> {
     match reason.root() {
         Reason::AuthRequired(_) => Some(format!(
-            "sign in: store its credentials with `switchboard secret set --server {server} TOKEN` \
-             and send them as a header (`--header Authorization=secret:TOKEN` when adding it)"
+            "sign in: `switchboard auth login {server}` (it opens the browser); a server that \
+             takes a static token instead: `switchboard secret set --server {server} TOKEN` and \
+             `--header Authorization=secret:TOKEN`"
         )),
         Reason::MessageTooLarge { cap } => Some(format!(
             "its message was over the {} cap, which protects Switchboard's memory; if its answers \
@@ -212,6 +213,7 @@ fn host_code(e: &HostError) -> (&'static str, u8) {
         HostError::Provider { .. } => "provider",
         HostError::Invalid(_) => "invalid_request",
         HostError::Io { .. } => "io",
+        HostError::SignIn(e) => e.code(),
         _ => "failed",
     };
     (code, exit::FAILED)

@@ -12,6 +12,7 @@ mod output;
 mod access_cmds;
 mod approve;
 mod audit_cmds;
+mod auth_cmds;
 mod catalog_cmds;
 mod chat_cmds;
 mod editor;
@@ -91,6 +92,9 @@ enum Command {
     /// Approval rules and grants, and server tags.
     #[command(subcommand)]
     Policy(policy_cmds::PolicyCmd),
+    /// Sign in to remote servers (OAuth): login, logout, status.
+    #[command(subcommand)]
+    Auth(auth_cmds::AuthCmd),
 }
 
 /// What every command gets.
@@ -247,6 +251,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(c) => chat_cmds::history(&ctx, c).await,
         Command::Audit(c) => audit_cmds::run(&ctx, c).await,
         Command::Policy(c) => policy_cmds::run(&ctx, c).await,
+        Command::Auth(c) => auth_cmds::run(&ctx, c).await,
     };
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;

@@ -271,14 +271,18 @@ impl fmt::Display for Reason {
                 ServerText(detail)
             ),
             Self::AuthRequired(c) => {
-                f.write_str("the server requires sign-in")?;
-                if let Some(s) = c.status {
-                    write!(f, " (HTTP {s})")?;
+                if c.status == Some(403) {
+                    f.write_str("the server wants more permissions than this sign-in has (HTTP 403)")?;
+                } else {
+                    f.write_str("the server requires sign-in")?;
+                    if let Some(s) = c.status {
+                        write!(f, " (HTTP {s})")?;
+                    }
                 }
-                if let Some(m) = &c.resource_metadata {
-                    write!(f, "; its authorization metadata is at {}", ServerText(m))?;
-                }
-                f.write_str("; add its credentials as a header, e.g. Authorization=secret:NAME")
+                f.write_str(
+                    "; sign in to it with the Sign in button on its card, or `switchboard auth login` \
+                     (a static token can go in a header instead: Authorization=secret:NAME)",
+                )
             }
             Self::NeedsApproval { detail } => write!(f, "needs approval: {detail}"),
             Self::HandshakeTimeout { secs } => write!(

@@ -172,6 +172,12 @@ impl Host {
         Ok(oauth::status(&self.inner.secrets, id, &url).await?)
     }
 
+    /// Opens a checked URL (a sign-in page) with the host's browser: the configured program
+    /// (`SWITCHBOARD_BROWSER` in the shells, a stand-in in tests) or the system browser.
+    pub fn open_in_browser(&self, url: &crate::url_check::CheckedUrl) -> std::io::Result<()> {
+        crate::opener::open(url, self.inner.browser.as_deref())
+    }
+
     /// Stores the client secret of a pre-registered client (never shown again).
     pub async fn set_client_secret(&self, id: &ServerId, secret: Secret) -> Result<(), HostError> {
         self.server(id).await?;
