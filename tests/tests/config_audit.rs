@@ -123,6 +123,7 @@ fn remote(name: &str, value: ValueSource) -> ServerSpec {
                 name: "Authorization".into(),
                 value,
             }],
+            auth: None,
         }),
         enabled: true,
         timeouts: Timeouts::default(),

@@ -181,6 +181,7 @@ async fn server_everything_over_streamable_http() {
         transport: TransportSpec::Http(HttpSpec {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: vec![],
+            auth: None,
         }),
         enabled: true,
         timeouts: Timeouts {

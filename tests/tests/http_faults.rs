@@ -205,6 +205,7 @@ fn http_spec(name: &str, url: &str) -> ServerSpec {
         transport: TransportSpec::Http(HttpSpec {
             url: url.to_owned(),
             headers: vec![],
+            auth: None,
         }),
         enabled: true,
         timeouts: Timeouts {

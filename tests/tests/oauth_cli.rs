@@ -192,3 +192,72 @@ async fn sign_in_lasts_refreshes_and_signs_out() {
         "a token went in a URL"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_need_no_browser_and_renew_themselves() {
+    if !keyring_available() {
+        return;
+    }
+    use switchboard_tests::fake_oauth::PreRegistered;
+    let secret = format!("cc-secret-{}", std::process::id());
+    let fake = FakeOAuth::start(OAuthOpts {
+        preregistered: Some(PreRegistered {
+            client_id: "machine-1".into(),
+            client_secret: Some(secret.clone()),
+        }),
+        ..OAuthOpts::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    let log = dir.path().join("browser.log");
+    let url = fake.mcp_url.clone();
+    let (out, err) = in_blocking({
+        let (d, log, secret) = (d.clone(), log.clone(), secret.clone());
+        move || {
+            let cli = Cli {
+                dir: &d,
+                browser_log: log,
+            };
+            cli.ok(&["server", "add", "m2m", "--url", &url]);
+            cli.ok(&["server", "trust", "m2m", "--yes"]);
+            let o = run_cli(
+                &d,
+                &[
+                    "auth",
+                    "client-credentials",
+                    "m2m",
+                    "--client-id",
+                    "machine-1",
+                ],
+                &secret,
+                &[],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            cli.ok(&["call", "m2m", "whoami", "--yes"])
+        }
+    })
+    .await;
+    assert!(out.contains("machine-1"), "{out}\n{err}");
+    assert!(!log.exists(), "no browser for client credentials");
+    assert_eq!(fake.state.counts().token_client_credentials, 1);
+
+    // The token expires: the next process gets a new one by itself.
+    fake.state.expire_access_tokens();
+    in_blocking({
+        let (d, log) = (d.clone(), log.clone());
+        move || {
+            Cli {
+                dir: &d,
+                browser_log: log,
+            }
+            .ok(&["call", "m2m", "whoami", "--yes"])
+        }
+    })
+    .await;
+    assert_eq!(fake.state.counts().token_client_credentials, 2);
+    assert_no_file_contains(&d, &secret);
+    for t in fake.state.access_tokens() {
+        assert_no_file_contains(&d, &t);
+    }
+}

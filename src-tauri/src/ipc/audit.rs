@@ -61,6 +61,7 @@ fn app() -> App {
                         name: "Authorization".into(),
                         value: secret_ref("remote.Authorization"),
                     }],
+                    auth: None,
                 }),
             ),
         ] {

@@ -295,7 +295,11 @@ fn stdio(command: String, args: Vec<String>, cwd: &str, env: Vec<NamedValue>) ->
 }
 
 fn http(url: String, headers: Vec<NamedValue>) -> TransportSpec {
-    TransportSpec::Http(HttpSpec { url, headers })
+    TransportSpec::Http(HttpSpec {
+        url,
+        headers,
+        auth: None,
+    })
 }
 
 fn spec(id: &ServerId, transport: TransportSpec) -> ServerSpec {

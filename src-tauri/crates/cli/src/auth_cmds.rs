@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use async_trait::async_trait;
 use clap::Subcommand;
 use serde_json::json;
-use switchboard_core::config::TransportSpec;
+use switchboard_core::config::{HttpAuth, TransportSpec};
 use switchboard_core::host::Host;
 use switchboard_core::mcp::connection::oauth::{Handoff, StepEvent, StepState};
 use switchboard_core::redact::Secret;
@@ -32,6 +32,25 @@ pub enum AuthCmd {
         #[arg(long, requires = "client_id")]
         client_secret: bool,
     },
+    /// Use OAuth client credentials (machine to machine, no browser) for a server: the client
+    /// secret is read from stdin (or asked for without echo), or a private key signs assertions.
+    ClientCredentials {
+        /// The server's name.
+        name: String,
+        /// The client id the authorization server gave this client.
+        #[arg(long)]
+        client_id: String,
+        /// A PEM private key file whose key signs RFC 7523 assertions instead of a secret; kept
+        /// in the OS keyring.
+        #[arg(long)]
+        key_file: Option<std::path::PathBuf>,
+        /// The signing algorithm of that key (RS256, RS384, RS512, ES256, ES384).
+        #[arg(long, requires = "key_file", default_value = "ES256")]
+        alg: String,
+        /// A scope to ask for (repeatable).
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+    },
     /// Sign out: revoke the tokens where the server supports it and delete them.
     Logout {
         /// The server's name.
@@ -51,6 +70,13 @@ pub async fn run(ctx: &Ctx, c: AuthCmd) -> anyhow::Result<ExitCode> {
             client_id,
             client_secret,
         } => login(ctx, &name, client_id, client_secret).await,
+        AuthCmd::ClientCredentials {
+            name,
+            client_id,
+            key_file,
+            alg,
+            scopes,
+        } => client_credentials(ctx, &name, client_id, key_file, alg, scopes).await,
         AuthCmd::Logout { name } => logout(ctx, &name).await,
         AuthCmd::Status { name } => status(ctx, name.as_deref()).await,
     }
@@ -96,6 +122,59 @@ impl Handoff for Terminal<'_> {
     }
 }
 
+/// A secret from stdin (at most 64 KiB), or asked for without echo on a terminal.
+fn read_secret(prompt: &str) -> anyhow::Result<Secret> {
+    let value = if std::io::stdin().is_terminal() {
+        rpassword::prompt_password(prompt)?
+    } else {
+        let mut s = String::new();
+        std::io::stdin().take(64 * 1024).read_to_string(&mut s)?;
+        s.trim_end_matches(['\r', '\n']).to_owned()
+    };
+    Ok(Secret::new(value))
+}
+
+async fn client_credentials(
+    ctx: &Ctx,
+    name: &str,
+    client_id: String,
+    key_file: Option<std::path::PathBuf>,
+    alg: String,
+    scopes: Vec<String>,
+) -> anyhow::Result<ExitCode> {
+    let id = Host::server_id(name)?;
+    let signing_algorithm = match key_file {
+        Some(path) => {
+            let pem = std::fs::read_to_string(&path)
+                .map_err(|e| anyhow::anyhow!("could not read {}: {e}", path.display()))?;
+            ctx.host.set_client_key(&id, Secret::new(pem)).await?;
+            Some(alg)
+        }
+        None => {
+            let secret = read_secret(&format!("client secret for {id}: "))?;
+            ctx.host.set_client_secret(&id, secret).await?;
+            None
+        }
+    };
+    let auth = HttpAuth::ClientCredentials {
+        client_id,
+        signing_algorithm,
+        scopes,
+    };
+    ctx.host.set_http_auth(&id, Some(auth)).await?;
+    errln!("getting a token for {id} with its client credentials");
+    let signed = ctx
+        .host
+        .sign_in(&id, None, &Terminal { host: &ctx.host })
+        .await?;
+    if ctx.json {
+        output::json(&json!({ "server": id.as_str(), "signed_in": signed }))?;
+    } else {
+        outln!("{id}: has a token from its client credentials");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn login(
     ctx: &Ctx,
     name: &str,
@@ -104,14 +183,15 @@ async fn login(
 ) -> anyhow::Result<ExitCode> {
     let id = Host::server_id(name)?;
     if client_secret {
-        let value = if std::io::stdin().is_terminal() {
-            rpassword::prompt_password(format!("client secret for {id}: "))?
-        } else {
-            let mut s = String::new();
-            std::io::stdin().take(64 * 1024).read_to_string(&mut s)?;
-            s.trim_end_matches(['\r', '\n']).to_owned()
+        let secret = read_secret(&format!("client secret for {id}: "))?;
+        ctx.host.set_client_secret(&id, secret).await?;
+    }
+    if let Some(client_id) = &client_id {
+        // Remembered, so signing in again (and refreshing) uses the same client.
+        let auth = HttpAuth::SignIn {
+            client_id: client_id.clone(),
         };
-        ctx.host.set_client_secret(&id, Secret::new(value)).await?;
+        ctx.host.set_http_auth(&id, Some(auth)).await?;
     }
     errln!("signing in to {id}");
     let signed = ctx

@@ -205,6 +205,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
         (Some(url), None) => TransportSpec::Http(HttpSpec {
             url,
             headers: parse_pairs(&a.headers, "header")?,
+            auth: None,
         }),
         (None, Some((command, args))) => TransportSpec::Stdio(StdioSpec {
             command: absolutize(command)?,

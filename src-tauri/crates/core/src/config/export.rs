@@ -399,6 +399,7 @@ mod tests {
             transport: TransportSpec::Http(HttpSpec {
                 url: "https://mcp.example.com/mcp".into(),
                 headers,
+                auth: None,
             }),
             enabled: true,
             timeouts: Timeouts::default(),

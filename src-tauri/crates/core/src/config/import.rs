@@ -627,7 +627,11 @@ fn lower_server(cx: &mut ServerCx<'_>, entry: &Value) -> Result<ServerSpec, Stri
         }
         cx.check_url(&parsed);
         let headers = named_values(cx, obj.get("headers"), Field::Header);
-        TransportSpec::Http(HttpSpec { url, headers })
+        TransportSpec::Http(HttpSpec {
+            url,
+            headers,
+            auth: None,
+        })
     } else {
         let command = str_field("command")
             .filter(|c| !c.trim().is_empty())

@@ -71,6 +71,36 @@ pub struct HttpSpec {
     /// Extra request headers (for example `Authorization`).
     #[serde(default)]
     pub headers: Vec<NamedValue>,
+    /// OAuth settings beyond the defaults (browser sign-in with automatic registration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<HttpAuth>,
+}
+
+/// How Switchboard gets OAuth tokens for a remote server, when the person configured it. The
+/// secret parts (a client secret, a signing key) live in the keyring under the server's sign-in
+/// namespace (`signin:<server>:client-secret|client-key`), never here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HttpAuth {
+    /// Sign in in the browser with a client the person registered with the authorization server
+    /// (instead of Switchboard registering itself); its secret, if any, is in the keyring.
+    SignIn {
+        /// The client id.
+        client_id: String,
+    },
+    /// Machine to machine (OAuth client credentials, SEP-1046): no person, no browser. With a
+    /// client secret in the keyring, or a signed assertion (RFC 7523) with a private key there.
+    ClientCredentials {
+        /// The client id.
+        client_id: String,
+        /// The signing algorithm when a private key signs an assertion (RS256, RS384, RS512,
+        /// ES256, ES384); `None` means a client secret.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signing_algorithm: Option<String>,
+        /// Scopes to ask for.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        scopes: Vec<String>,
+    },
 }
 
 /// An environment variable or header: a name and where its value comes from.
@@ -514,6 +544,7 @@ mod tests {
             transport: TransportSpec::Http(HttpSpec {
                 url: url.into(),
                 headers: vec![nv("Authorization", value)],
+                auth: None,
             }),
             enabled: true,
             timeouts: Timeouts::default(),

@@ -571,7 +571,7 @@ pub(super) async fn endpoint_for(
                 url: h.url.clone(),
                 headers,
                 max_message: spec.timeouts.max_message(),
-                auth: super::signin::authorizer_for(inner, id, &h.url).await,
+                auth: super::signin::authorizer_for(inner, id, &h.url, h.auth.as_ref()).await,
             })
         }
         _ => Err(LaunchError::Fatal(

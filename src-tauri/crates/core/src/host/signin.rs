@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::config::TransportSpec;
+use crate::config::{HttpAuth, TransportSpec};
 use crate::ids::ServerId;
 use crate::mcp::connection::oauth::{
     self, Authorizer, ClientSettings, Handoff, SignInError, SignInStatus, SignInStep, SignedIn,
@@ -17,14 +17,56 @@ use crate::status::Reason;
 
 use super::{Host, HostError, Inner};
 
-/// The authorizer for a server's connection: its stored sign-in, if any, for this URL.
-pub(super) async fn authorizer_for(inner: &Inner, id: &ServerId, url: &str) -> Option<Authorizer> {
+/// The authorizer for a server's connection: its stored sign-in, if any, for this URL. A
+/// server configured for client credentials gets a token here without anyone: at the first
+/// connection, and again whenever the last one has expired (client credentials have no refresh
+/// token; the supervisor's restart after the 401 lands here).
+pub(super) async fn authorizer_for(
+    inner: &Inner,
+    id: &ServerId,
+    url: &str,
+    auth: Option<&HttpAuth>,
+) -> Option<Authorizer> {
+    if let Some(HttpAuth::ClientCredentials {
+        client_id,
+        signing_algorithm,
+        scopes,
+    }) = auth
+    {
+        let fresh = oauth::status(&inner.secrets, id, url)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.current && s.has_token && !expired(s.expires_at));
+        if !fresh {
+            inner.signins().remove(id);
+            if let Err(e) = machine_token(
+                inner,
+                id,
+                url,
+                client_id,
+                signing_algorithm.as_deref(),
+                scopes,
+            )
+            .await
+            {
+                tracing::warn!(server = %id, "client credentials failed: {e}");
+                return None;
+            }
+        }
+    }
     if let Some(a) = inner.signins().get(id).cloned() {
         return Some(a);
     }
     let secret = client_secret(inner, id).await;
     match oauth::authorizer(&inner.secrets, id, url, secret, oauth::system_lookup()).await {
         Ok(Some(a)) => {
+            let a = match auth {
+                Some(HttpAuth::ClientCredentials { .. }) => {
+                    a.renewing(renewer(inner, id, url, auth))
+                }
+                _ => a,
+            };
             inner.signins().insert(id.clone(), a.clone());
             Some(a)
         }
@@ -34,6 +76,95 @@ pub(super) async fn authorizer_for(inner: &Inner, id: &ServerId, url: &str) -> O
             None
         }
     }
+}
+
+/// Gets a new client-credentials token when the server refuses the current one (revoked, or
+/// expired early): the connection retries with it, no person involved.
+fn renewer(inner: &Inner, id: &ServerId, url: &str, auth: Option<&HttpAuth>) -> oauth::Renewer {
+    let (secrets, id, url, auth) = (
+        inner.secrets.clone(),
+        id.clone(),
+        url.to_owned(),
+        auth.cloned(),
+    );
+    Arc::new(move || {
+        let (secrets, id, url, auth) = (secrets.clone(), id.clone(), url.clone(), auth.clone());
+        Box::pin(async move {
+            let Some(HttpAuth::ClientCredentials {
+                client_id,
+                signing_algorithm,
+                scopes,
+            }) = auth
+            else {
+                return None;
+            };
+            let (secret, key) = machine_credentials(&secrets, &id, signing_algorithm.as_deref())
+                .await
+                .ok()?;
+            oauth::renew_client_credentials(oauth::ClientCredentials {
+                server: &id,
+                url: &url,
+                secrets: &secrets,
+                client_id,
+                secret,
+                key,
+                scopes,
+                challenge: None,
+                lookup: oauth::system_lookup(),
+            })
+            .await
+        })
+    })
+}
+
+/// The client secret, or the signing key and its algorithm, of a client-credentials server.
+async fn machine_credentials(
+    secrets: &crate::secrets::Secrets,
+    id: &ServerId,
+    signing_algorithm: Option<&str>,
+) -> Result<(Option<Secret>, Option<(Secret, Option<String>)>), SignInError> {
+    let part = match signing_algorithm {
+        Some(_) => SignInPart::ClientKey,
+        None => SignInPart::ClientSecret,
+    };
+    let key = SecretKey::SignIn {
+        server: id.clone(),
+        part,
+    };
+    let value = secrets.get(key).await?;
+    Ok(match signing_algorithm {
+        Some(alg) => (None, Some((value, Some(alg.to_owned())))),
+        None => (Some(value), None),
+    })
+}
+
+/// Whether a token expiring at `at` is (about to be) expired.
+fn expired(at: Option<u64>) -> bool {
+    at.is_some_and(|at| at <= oauth::now_secs() + 30)
+}
+
+/// Gets a client-credentials token for a server and stores it like a sign-in.
+async fn machine_token(
+    inner: &Inner,
+    id: &ServerId,
+    url: &str,
+    client_id: &str,
+    signing_algorithm: Option<&str>,
+    scopes: &[String],
+) -> Result<SignedIn, SignInError> {
+    let (secret, key) = machine_credentials(&inner.secrets, id, signing_algorithm).await?;
+    oauth::client_credentials(oauth::ClientCredentials {
+        server: id,
+        url,
+        secrets: &inner.secrets,
+        client_id: client_id.to_owned(),
+        secret,
+        key,
+        scopes: scopes.to_vec(),
+        challenge: None,
+        lookup: oauth::system_lookup(),
+    })
+    .await
 }
 
 /// The client secret the person typed for a server's pre-registered client, if any.
@@ -78,6 +209,48 @@ impl Host {
     ) -> Result<SignedIn, HostError> {
         let spec = self.server(id).await?;
         let url = self.remote_url(&spec)?;
+        let configured = match &spec.transport {
+            TransportSpec::Http(h) => h.auth.clone(),
+            _ => None,
+        };
+        if let Some(HttpAuth::ClientCredentials {
+            client_id,
+            signing_algorithm,
+            scopes,
+        }) = &configured
+        {
+            // No browser: the token comes from the client's own credentials.
+            handoff.step(StepEvent::started(SignInStep::Token));
+            let signed = machine_token(
+                &self.inner,
+                id,
+                &url,
+                client_id,
+                signing_algorithm.as_deref(),
+                scopes,
+            )
+            .await;
+            let signed = match signed {
+                Ok(s) => {
+                    handoff.step(StepEvent::done(
+                        SignInStep::Token,
+                        "got a token with the client's credentials",
+                    ));
+                    s
+                }
+                Err(e) => {
+                    handoff.step(StepEvent::failed(SignInStep::Token, &e));
+                    return Err(sign_in_err(e));
+                }
+            };
+            self.inner.signins().remove(id);
+            self.first_call(id, handoff).await?;
+            return Ok(signed);
+        }
+        let client_id = client_id.or(match configured {
+            Some(HttpAuth::SignIn { client_id }) => Some(client_id),
+            _ => None,
+        });
         let challenge = match self.handle(id).map(|h| h.status()) {
             Some(s) => match s.reason() {
                 Some(Reason::AuthRequired(c)) => c.challenge.clone(),
@@ -178,6 +351,43 @@ impl Host {
         crate::opener::open(url, self.inner.browser.as_deref())
     }
 
+    /// Sets how Switchboard gets tokens for a remote server (a pre-registered client, client
+    /// credentials, or the default browser sign-in with automatic registration). Not part of
+    /// what the person approved (it changes who we are to the server, not what we contact), so
+    /// the approval stands; the old sign-in is kept until the next one replaces it.
+    pub async fn set_http_auth(
+        &self,
+        id: &ServerId,
+        auth: Option<HttpAuth>,
+    ) -> Result<(), HostError> {
+        let mut spec = self.server(id).await?;
+        match &mut spec.transport {
+            TransportSpec::Http(h) => h.auth = auth,
+            _ => {
+                return Err(HostError::Invalid(format!(
+                    "{id} runs on this computer; only remote servers sign in"
+                )))
+            }
+        }
+        spec.validate()?;
+        self.inner.store.update_server(&spec).await?;
+        self.inner.signins().remove(id);
+        let _ = self.inner.events.send(super::HostEvent::ServersChanged);
+        Ok(())
+    }
+
+    /// Stores the client's signing key (PEM) for client credentials with a signed assertion.
+    pub async fn set_client_key(&self, id: &ServerId, pem: Secret) -> Result<(), HostError> {
+        self.server(id).await?;
+        let key = SecretKey::SignIn {
+            server: id.clone(),
+            part: SignInPart::ClientKey,
+        };
+        self.inner.secrets.set(key, pem).await?;
+        self.inner.signins().remove(id);
+        Ok(())
+    }
+
     /// Stores the client secret of a pre-registered client (never shown again).
     pub async fn set_client_secret(&self, id: &ServerId, secret: Secret) -> Result<(), HostError> {
         self.server(id).await?;
@@ -195,5 +405,20 @@ fn sign_in_err(e: SignInError) -> HostError {
     match e {
         SignInError::Store(s) => HostError::Secret(s),
         other => HostError::SignIn(Arc::new(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_send<T: Send>(_: T) {}
+
+    /// The shells run these on work-stealing tasks (Tauri commands must be Send).
+    #[allow(dead_code)]
+    fn sign_in_futures_are_send(host: &Host, id: &ServerId, handoff: &dyn Handoff) {
+        is_send(host.sign_in(id, None, handoff));
+        is_send(host.sign_out(id));
+        is_send(host.sign_in_status(id));
     }
 }

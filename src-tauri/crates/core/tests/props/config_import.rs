@@ -475,6 +475,7 @@ fn spec_body() -> impl Strategy<Value = (TransportSpec, bool)> {
             TransportSpec::Http(HttpSpec {
                 url: format!("https://{host}.example/{path}"),
                 headers,
+                auth: None,
             })
         });
     (prop_oneof![stdio, http], any::<bool>())

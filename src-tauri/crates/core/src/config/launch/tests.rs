@@ -274,6 +274,7 @@ fn remote_plans_cover_url_and_headers() {
                 name: "Authorization".into(),
                 value: v,
             }],
+            auth: None,
         }),
         enabled: true,
         timeouts: Timeouts::default(),

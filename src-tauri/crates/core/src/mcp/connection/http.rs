@@ -39,7 +39,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::oauth::Authorizer;
+use super::oauth::{Authorizer, Renewer};
 use super::wire::{refusal, refusal_reason, refused_answer, JSON_DEPTH_LIMIT};
 use crate::mcp::logs::{Direction, ServerLogs};
 use crate::mcp::McpError;
@@ -155,9 +155,27 @@ pub(super) struct Guarded {
     pacer: Arc<Pacer>,
     fatal: Arc<FatalEnd>,
     logs: ServerLogs,
+    /// Gets a new token when the server refuses the one sent (client credentials, which have
+    /// no refresh token): one renewal and one retry per refused request.
+    renew: Option<Renewer>,
 }
 
 impl Guarded {
+    /// A new token for a retry, when this request carried one, the server refused it, and the
+    /// credential can renew itself.
+    async fn renewed(&self, sent: &Option<String>, refused: bool) -> Option<String> {
+        let renew = self.renew.as_ref()?;
+        if !refused || sent.is_none() {
+            return None;
+        }
+        let fresh = renew().await;
+        self.logs.note(match fresh {
+            Some(_) => "the server refused the token; got a new one with the client credentials",
+            None => "the server refused the token and the client credentials got no new one",
+        });
+        fresh
+    }
+
     fn limits(&self) -> StreamableHttpResponseLimits {
         let mut l = StreamableHttpResponseLimits::default();
         l.max_json_response_size = self.cap;
@@ -311,17 +329,37 @@ impl StreamableHttpClient for Guarded {
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
         let id = request_id(&message);
-        let r = self
+        let retry = self
+            .renew
+            .is_some()
+            .then(|| (message.clone(), session_id.clone(), custom_headers.clone()));
+        let mut r = self
             .inner
             .post_message_with_response_limits(
-                uri,
+                uri.clone(),
                 message,
                 session_id,
-                auth_header,
+                auth_header.clone(),
                 custom_headers,
                 limits,
             )
             .await;
+        if let Some((message, session_id, custom_headers)) = retry {
+            let refused = matches!(r, Err(StreamableHttpError::AuthRequired(_)));
+            if let Some(token) = self.renewed(&auth_header, refused).await {
+                r = self
+                    .inner
+                    .post_message_with_response_limits(
+                        uri,
+                        message,
+                        session_id,
+                        Some(token),
+                        custom_headers,
+                        limits,
+                    )
+                    .await;
+            }
+        }
         match r {
             Ok(StreamableHttpPostResponse::Sse(events, session)) => Ok(
                 StreamableHttpPostResponse::Sse(self.guard(events, id, false), session),
@@ -387,17 +425,33 @@ impl StreamableHttpClient for Guarded {
             tokio::time::sleep(wait).await;
         }
         let standalone = last_event_id.is_none();
-        let events = self
+        let size = max_sse_event_size.min(self.cap);
+        let mut events = self
             .inner
             .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size.min(self.cap),
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                size,
             )
-            .await?;
+            .await;
+        let refused = matches!(events, Err(StreamableHttpError::AuthRequired(_)));
+        if let Some(token) = self.renewed(&auth_header, refused).await {
+            events = self
+                .inner
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    Some(token),
+                    custom_headers,
+                    size,
+                )
+                .await;
+        }
+        let events = events?;
         Ok(self.guard(events, None, standalone))
     }
 }
@@ -488,6 +542,7 @@ pub(super) async fn transport(
         pacer: Arc::new(Pacer::new(RECONNECT_FLOOR, RECONNECT_MAX)),
         fatal,
         logs: logs.clone(),
+        renew: auth.and_then(|a| a.renew.clone()),
     };
     Ok(match auth {
         None => HttpTransport::Plain(Traced {

@@ -111,14 +111,13 @@ pub async fn authorizer(
         config = config.with_client_secret(s);
     }
     m.configure_client(config).map_err(from_auth)?;
-    m.set_credential_store(KeyringCredentials::new(
-        secrets.clone(),
-        server.clone(),
-        url,
-        Some(record),
-    ));
+    let store = KeyringCredentials::new(secrets.clone(), server.clone(), url, Some(record));
+    let cache = store.cache();
+    m.set_credential_store(store);
     Ok(Some(Authorizer {
         manager: Arc::new(tokio::sync::Mutex::new(m)),
+        cache,
+        renew: None,
     }))
 }
 
@@ -260,10 +259,17 @@ pub async fn client_credentials(req: ClientCredentials<'_>) -> Result<SignedIn, 
         }
     };
     m.configure_client_credentials(&config).map_err(from_auth)?;
-    let token = m
-        .exchange_client_credentials(&config)
-        .await
-        .map_err(from_auth)?;
+    // rmcp 3.11's signed-assertion exchange holds a form serializer (not Send) across an await,
+    // so its future cannot run on a work-stealing task: drive it on a blocking thread of the
+    // same runtime. Remove when rmcp's future is Send.
+    let handle = tokio::runtime::Handle::current();
+    let exchange = config.clone();
+    let token = tokio::task::spawn_blocking(move || {
+        handle.block_on(async move { m.exchange_client_credentials(&exchange).await })
+    })
+    .await
+    .map_err(|e| SignInError::Token(format!("the token request stopped: {e}")))?
+    .map_err(from_auth)?;
     let mut record = Record::new(
         req.url,
         issuer.clone(),
@@ -286,6 +292,19 @@ pub async fn client_credentials(req: ClientCredentials<'_>) -> Result<SignedIn, 
     );
     store::write(req.secrets, req.server, &record).await?;
     Ok(SignedIn::from_token(issuer, &token, &req.scopes))
+}
+
+/// Like [`client_credentials`], for a connection whose token the server refused: the new
+/// access token itself, for the retry (it never leaves the core).
+pub async fn renew_client_credentials(req: ClientCredentials<'_>) -> Option<String> {
+    let (secrets, server) = (req.secrets.clone(), req.server.clone());
+    if let Err(e) = client_credentials(req).await {
+        tracing::warn!(%server, "renewing the client-credentials token failed: {e}");
+        return None;
+    }
+    let record = store::read(&secrets, &server).await.ok()??;
+    let token = record.credentials?.token_response?;
+    Some(token.access_token().secret().clone())
 }
 
 fn algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, SignInError> {

@@ -22,6 +22,8 @@ mod store;
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthTokenResponse};
 use serde::{Deserialize, Serialize};
@@ -29,7 +31,8 @@ use serde::{Deserialize, Serialize};
 pub use self::errors::SignInError;
 pub use self::flow::{sign_in, ClientSettings, Handoff, SignIn};
 pub use self::manage::{
-    authorizer, client_credentials, sign_out, status, ClientCredentials, SignInStatus, SignedOut,
+    authorizer, client_credentials, renew_client_credentials, sign_out, status, ClientCredentials,
+    SignInStatus, SignedOut,
 };
 pub use self::net::{system_lookup, Lookup};
 pub use self::store::{now_secs, Registration};
@@ -140,11 +143,18 @@ impl SignedIn {
     }
 }
 
+/// Gets a new access token without a person (client credentials), or `None` when it cannot.
+pub type Renewer = Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
+
 /// What a connection uses to put a token on its requests and refresh it: shared by every
 /// connection to one server, so concurrent calls wait for one refresh instead of racing.
 #[derive(Clone)]
 pub struct Authorizer {
     pub(super) manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
+    /// The keyring record as the manager's store caches it.
+    pub(super) cache: store::Cache,
+    /// How a refused token is replaced without a person (client credentials).
+    pub(super) renew: Option<Renewer>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -154,6 +164,22 @@ impl std::fmt::Debug for Authorizer {
 }
 
 impl Authorizer {
+    /// This authorizer, renewing refused tokens with `renew` (see [`Renewer`]); `renew` must
+    /// store the new token in the server's keyring record.
+    pub fn renewing(mut self, renew: Renewer) -> Self {
+        let cache = self.cache.clone();
+        // After a renewal the store must read the keyring again, or it hands out the old token.
+        self.renew = Some(Arc::new(move || {
+            let (renew, cache) = (renew.clone(), cache.clone());
+            Box::pin(async move {
+                let token = renew().await;
+                *cache.lock().await = None;
+                token
+            })
+        }));
+        self
+    }
+
     /// rmcp's authorizing HTTP client around `inner`, sharing this server's manager.
     pub(super) async fn client<C>(&self, inner: C) -> Result<AuthClient<C>, crate::mcp::McpError> {
         // AuthClient::new wants a manager of its own; it is replaced by the shared one at once.

@@ -291,8 +291,8 @@ impl GuardedClient {
         client_id: &str,
         secret: Option<&str>,
     ) -> Result<u16, Box<dyn std::error::Error + Send + Sync>> {
-        let mut body = url::form_urlencoded::Serializer::new(String::new());
-        body.extend_pairs(form.iter().copied());
+        // Built in a block: the serializer is not Send and must not live across an await.
+        let mut pairs: Vec<(&str, &str)> = form.to_vec();
         let mut req = http::Request::builder()
             .method(http::Method::POST)
             .uri(url)
@@ -313,11 +313,12 @@ impl GuardedClient {
                 ));
                 req = req.header(http::header::AUTHORIZATION, format!("Basic {basic}"));
             }
-            None => {
-                body.append_pair("client_id", client_id);
-            }
+            None => pairs.push(("client_id", client_id)),
         }
-        let request = req.body(body.finish().into_bytes())?;
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+        let request = req.body(body.into_bytes())?;
         Ok(self.send(request, false).await?.status().as_u16())
     }
 

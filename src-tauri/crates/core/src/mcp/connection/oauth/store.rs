@@ -155,12 +155,15 @@ fn store_err(e: SecretError) -> AuthError {
     AuthError::CredentialStoreError(e.to_string())
 }
 
+/// The in-memory copy of a record a [`KeyringCredentials`] keeps; `None` means read the keyring.
+pub type Cache = Arc<Mutex<Option<Record>>>;
+
 /// rmcp's credential store over a server's keyring record.
 pub struct KeyringCredentials {
     secrets: Secrets,
     server: ServerId,
     resource: String,
-    cache: Arc<Mutex<Option<Record>>>,
+    cache: Cache,
     refresh: Arc<Mutex<()>>,
 }
 
@@ -174,6 +177,11 @@ impl KeyringCredentials {
             cache: Arc::new(Mutex::new(record)),
             refresh: Arc::default(),
         }
+    }
+
+    /// The cache, so whoever writes the record behind the store's back can reset it.
+    pub fn cache(&self) -> Cache {
+        self.cache.clone()
     }
 
     async fn current(&self) -> Result<Option<Record>, AuthError> {
