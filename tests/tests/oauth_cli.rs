@@ -89,6 +89,12 @@ async fn sign_in_lasts_refreshes_and_signs_out() {
             assert!(!o.status.success());
             let err = String::from_utf8_lossy(&o.stderr).into_owned();
             assert!(err.contains("switchboard auth login remote"), "{err}");
+            // So does `tools`, which lists the other servers and skips this one.
+            let (_, err) = cli.ok(&["tools"]);
+            assert!(
+                err.contains("skipped remote") && err.contains("switchboard auth login remote"),
+                "{err}"
+            );
             cli.ok(&["auth", "login", "remote"])
         }
     })

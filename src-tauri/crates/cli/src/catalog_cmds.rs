@@ -144,6 +144,10 @@ pub(crate) async fn bring_up(ctx: &Ctx, only: Option<&str>) -> anyhow::Result<Ve
                     .into());
                 }
                 errln!("skipped {}: {}", h.id(), status_text(other));
+                // What to do about it, when there is something (sign in, raise a cap).
+                if let Some(hint) = other.reason().and_then(|r| crate::errors::hint(h.id(), r)) {
+                    errln!("  {hint}");
+                }
             }
         }
     }

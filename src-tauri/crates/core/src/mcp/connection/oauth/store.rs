@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use oauth2::TokenResponse;
 use rmcp::transport::auth::{
     AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
 };
@@ -217,6 +218,35 @@ impl CredentialStore for KeyringCredentials {
         delete(&self.secrets, &self.server)
             .await
             .map_err(store_err)?;
+        *self.cache.lock().await = None;
+        Ok(())
+    }
+
+    /// The authorization server said `invalid_grant` to our refresh token (revoked, rotated by
+    /// a refresh whose answer was lost in a crash, expired): the sign-in is dead, so it is
+    /// deleted and the server asks for a new one, instead of every call retrying it (AU-08).
+    async fn on_refresh_token_rejected(
+        &self,
+        rejected: &StoredCredentials,
+    ) -> Result<(), AuthError> {
+        let current = read(&self.secrets, &self.server).await.map_err(store_err)?;
+        let same = current
+            .as_ref()
+            .and_then(|r| r.credentials.as_ref())
+            .is_some_and(|c| {
+                let refresh = |c: &StoredCredentials| {
+                    c.token_response
+                        .as_ref()
+                        .and_then(|t| t.refresh_token().map(|r| r.secret().clone()))
+                };
+                refresh(c) == refresh(rejected)
+            });
+        // Only the sign-in that was rejected: another process may have signed in meanwhile.
+        if same {
+            delete(&self.secrets, &self.server)
+                .await
+                .map_err(store_err)?;
+        }
         *self.cache.lock().await = None;
         Ok(())
     }
