@@ -67,6 +67,11 @@ const COMMANDS: &[&str] = &[
     "grant_sandbox_finding",
     "result_review",
     "set_result_review",
+    "sign_in",
+    "sign_in_continue",
+    "sign_out",
+    "credentials",
+    "set_client_secret",
 ];
 
 fn main() {

@@ -118,6 +118,12 @@ pub struct OAuthOpts {
     pub access_ttl_secs: u64,
     /// A client known without registration.
     pub preregistered: Option<PreRegistered>,
+    /// `scopes_supported` of the protected resource metadata. A client asks for these on its
+    /// first sign-in, so step-up tests leave `mcp:admin` out to make `admin` need a second one.
+    pub prm_scopes: Vec<String>,
+    /// How long the token endpoint waits before answering, so concurrent requests all see an
+    /// expired token before a refresh lands (refresh coalescing tests).
+    pub token_delay: std::time::Duration,
 }
 
 impl Default for OAuthOpts {
@@ -133,6 +139,8 @@ impl Default for OAuthOpts {
             dcr: true,
             access_ttl_secs: 3600,
             preregistered: None,
+            prm_scopes: ["mcp:read", "mcp:admin"].map(String::from).to_vec(),
+            token_delay: std::time::Duration::ZERO,
         }
     }
 }

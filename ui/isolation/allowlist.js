@@ -48,6 +48,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "conversation_info": {
     "id": "string"
   },
+  "credentials": {},
   "delete_conversation": {
     "id": "string"
   },
@@ -159,6 +160,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "server_tags": {
     "server": "string"
   },
+  "set_client_secret": {
+    "server": "string",
+    "value": "string"
+  },
   "set_provider_key": {
     "key": "string",
     "name": "string"
@@ -187,6 +192,18 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "enabled": "boolean",
     "server": "string",
     "tool": "string"
+  },
+  "sign_in": {
+    "clientId": "string?",
+    "onEvent": "channel",
+    "server": "string"
+  },
+  "sign_in_continue": {
+    "ticket": "string",
+    "yes": "boolean"
+  },
+  "sign_out": {
+    "server": "string"
   },
   "start_server": {
     "name": "string"

@@ -11,11 +11,13 @@ import { mountApprovals } from "./features/approvals/dialog";
 import { mountQuestions } from "./features/questions/dialog";
 import { mountAudit } from "./features/audit/page";
 import { mountPolicy } from "./features/policy/page";
+import { mountCredentials } from "./features/credentials/page";
 import { commands } from "./ipc/bindings";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
   servers: { label: "Servers", mount: mountServers },
+  credentials: { label: "Credentials", mount: mountCredentials },
   tools: { label: "Tools", mount: mountCatalog },
   resources: { label: "Resources", mount: mountResources },
   prompts: { label: "Prompts", mount: mountPrompts },

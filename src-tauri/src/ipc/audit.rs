@@ -16,12 +16,12 @@ use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 use tauri::Manager;
 
-const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
+pub(super) const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
 
-struct App {
+pub(super) struct App {
     _dir: tempfile::TempDir,
     /// The host's secret store, to look behind the IPC.
-    secrets: Secrets,
+    pub(super) secrets: Secrets,
     _app: tauri::App<tauri::test::MockRuntime>,
     window: tauri::WebviewWindow<tauri::test::MockRuntime>,
 }
@@ -30,7 +30,7 @@ fn secret_ref(name: &str) -> ValueSource {
     ValueSource::Secret(SecretName::new(name).unwrap())
 }
 
-fn app() -> App {
+pub(super) fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
     let secrets = Secrets::new(MemoryStore::default());
     let host: Host = tauri::async_runtime::block_on(async {
@@ -107,7 +107,7 @@ fn app() -> App {
 }
 
 /// Invokes `cmd` and returns the response (or error) as text.
-fn call(app: &App, cmd: &str, args: Value) -> Result<String, String> {
+pub(super) fn call(app: &App, cmd: &str, args: Value) -> Result<String, String> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),

@@ -28,6 +28,8 @@ mod allowlist;
 #[cfg(test)]
 mod audit;
 pub mod audit_log;
+#[cfg(test)]
+mod audit_signin;
 pub mod catalog;
 pub mod chat;
 pub mod content;
@@ -43,6 +45,7 @@ pub mod resources;
 pub mod run;
 pub mod sandbox;
 pub mod servers;
+pub mod signin;
 pub mod startup;
 #[cfg(test)]
 mod thin;
@@ -233,6 +236,11 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             sandbox::set_server_sandbox,
             sandbox::sandbox_findings,
             sandbox::grant_sandbox_finding,
+            signin::sign_in,
+            signin::sign_in_continue,
+            signin::sign_out,
+            signin::credentials,
+            signin::set_client_secret,
         ])
 }
 

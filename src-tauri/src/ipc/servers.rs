@@ -46,7 +46,7 @@ pub enum StatusKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonKind {
-    /// It wants credentials: the card offers "Sign in" (its header settings, until OAuth).
+    /// It wants credentials: the card offers "Sign in" (sign in, or its header settings).
     AuthRequired,
     /// A message was over the cap (`cap_bytes`): the card names it.
     MessageTooLarge,

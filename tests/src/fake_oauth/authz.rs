@@ -31,7 +31,10 @@ pub(super) async fn serve(ctx: &Ctx, req: &Request, stream: &mut TcpStream) -> s
         ) => metadata(ctx).await,
         ("POST", "/register") => register(ctx, req),
         ("GET", "/authorize") => authorize(ctx, req),
-        ("POST", "/token") => token(ctx, req),
+        ("POST", "/token") => {
+            tokio::time::sleep(ctx.opts.token_delay).await;
+            token(ctx, req)
+        }
         ("POST", "/revoke") => revoke(ctx, req),
         _ => Response::empty("404 Not Found"),
     };

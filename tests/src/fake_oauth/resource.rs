@@ -61,7 +61,7 @@ async fn prm(ctx: &Ctx) -> Response {
                 &json!({
                     "resource": resource,
                     "authorization_servers": [ctx.issuer],
-                    "scopes_supported": ["mcp:read", "mcp:admin"],
+                    "scopes_supported": ctx.opts.prm_scopes,
                     "bearer_methods_supported": ["header"],
                 }),
             )

@@ -186,6 +186,25 @@ export const commands = {
 	 *  window remembers them).
 	 */
 	grantSandboxFinding: (server: string, index: number) => typedError<SandboxSaved, IpcError>(__TAURI_INVOKE("grant_sandbox_finding", { server, index })),
+	/**
+	 *  Signs in to a remote server. The timeline (and the question before the browser) arrives on
+	 *  `on_event`; `client_id` is a client the person registered with the server themselves.
+	 */
+	signIn: (server: string, clientId: string | null, onEvent: Channel<SignInEventDto_Deserialize>) => typedError<SignedInDto_Serialize, IpcError>(__TAURI_INVOKE("sign_in", { server, clientId, onEvent })),
+	/**
+	 *  Answers a sign-in's question: `yes` opens the browser, no (at any step) cancels it. Returns
+	 *  whether such a sign-in was running.
+	 */
+	signInContinue: (ticket: string, yes: boolean) => typedError<boolean, IpcError>(__TAURI_INVOKE("sign_in_continue", { ticket, yes })),
+	/**  Signs out of a remote server: revokes where offered and deletes the tokens. */
+	signOut: (server: string) => typedError<SignedOutDto, IpcError>(__TAURI_INVOKE("sign_out", { server })),
+	/**  Every secret and token the app holds: set or not, expiry, scopes, issuer; never a value. */
+	credentials: () => typedError<CredentialsDto_Serialize, IpcError>(__TAURI_INVOKE("credentials")),
+	/**
+	 *  Stores the client secret of a client the person registered with a server's authorization
+	 *  server. It goes to the keyring and is never returned by any command.
+	 */
+	setClientSecret: (server: string, value: string) => typedError<null, IpcError>(__TAURI_INVOKE("set_client_secret", { server, value })),
 };
 
 /** Events */
@@ -836,6 +855,29 @@ export type ConversationInfoDto_Serialize = {
 	by_model: ModelUsageDto_Serialize[],
 };
 
+/**  Every secret and token the app holds, never a value. */
+export type CredentialsDto = CredentialsDto_Serialize | CredentialsDto_Deserialize;
+
+/**  Every secret and token the app holds, never a value. */
+export type CredentialsDto_Deserialize = {
+	/**  Where they are kept, in words. */
+	store: string,
+	/**  Model providers' API keys. */
+	providers: ProviderKeyDto[],
+	/**  Per server, in name order. */
+	servers: ServerCredentialsDto_Deserialize[],
+};
+
+/**  Every secret and token the app holds, never a value. */
+export type CredentialsDto_Serialize = {
+	/**  Where they are kept, in words. */
+	store: string,
+	/**  Model providers' API keys. */
+	providers: ProviderKeyDto[],
+	/**  Per server, in name order. */
+	servers: ServerCredentialsDto_Serialize[],
+};
+
 /**  Why a server fails, and what would run. */
 export type DoctorDto = {
 	/**  The server. */
@@ -1416,6 +1458,18 @@ export type ProviderDto_Serialize = {
 	context_window: number | null,
 };
 
+/**  A provider's API key: set or not. */
+export type ProviderKeyDto = {
+	/**  The provider. */
+	provider: string,
+	/**  Its vendor. */
+	profile: string,
+	/**  Whether the keyring holds its key. */
+	set: boolean,
+	/**  Whether it needs one. */
+	required: boolean,
+};
+
 /**  A vendor profile a provider can be added with. */
 export type ProviderKindDto = {
 	/**  The profile id. */
@@ -1562,7 +1616,7 @@ result: ToolResultDto_Serialize };
 
 /**  Why a server is down, as far as the UI acts on it (the root of a crash loop). */
 export type ReasonKind = 
-/**  It wants credentials: the card offers "Sign in" (its header settings, until OAuth). */
+/**  It wants credentials: the card offers "Sign in" (sign in, or its header settings). */
 "auth_required" | 
 /**  A message was over the cap (`cap_bytes`): the card names it. */
 "message_too_large" | 
@@ -1576,6 +1630,17 @@ export type ReasonKind =
 "process_exited" | 
 /**  Anything else; `detail` says what. */
 "other";
+
+/**  How a sign-in's client was registered. */
+export type RegistrationDto = 
+/**  A client id the person entered. */
+"pre_registered" | 
+/**  Switchboard's client metadata document. */
+"metadata_document" | 
+/**  Registered automatically (RFC 7591). */
+"dynamic" | 
+/**  Machine-to-machine client credentials. */
+"client_credentials";
 
 /**  The person's answer to one question. */
 export type ReplyDto = ReplyDto_Serialize | ReplyDto_Deserialize;
@@ -1684,6 +1749,17 @@ export type ResultReviewDto =
 "always" | 
 /**  Never held. */
 "never";
+
+/**  What signing out did at the server. */
+export type RevocationDto = 
+/**  There was no sign-in. */
+"not_signed_in" | 
+/**  The server revoked the tokens. */
+"revoked" | 
+/**  The server offers no revocation; they stay valid there until they expire. */
+"not_offered" | 
+/**  Revocation failed; the tokens were deleted here anyway. */
+"failed";
 
 /**  A folder a server may see. */
 export type RootDto = RootDto_Serialize | RootDto_Deserialize;
@@ -1877,6 +1953,16 @@ export type SearchHitDto = {
 	snippet: string,
 };
 
+/**  A value of a server's configuration kept in the keyring: set or not. */
+export type SecretStatusDto = {
+	/**  The env var or header. */
+	field: string,
+	/**  Where its value comes from, in words. */
+	source: string,
+	/**  Whether the keyring holds it. */
+	set: boolean,
+};
+
 /**  What one running server offers besides tools. */
 export type ServerContextDto = ServerContextDto_Serialize | ServerContextDto_Deserialize;
 
@@ -1906,6 +1992,41 @@ export type ServerContextDto_Serialize = {
 	templates: TemplateDto_Serialize[],
 	/**  Its prompts. */
 	prompts: PromptDto_Serialize[],
+};
+
+/**  One server's credentials. */
+export type ServerCredentialsDto = ServerCredentialsDto_Serialize | ServerCredentialsDto_Deserialize;
+
+/**  One server's credentials. */
+export type ServerCredentialsDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Whether it is remote (only remote servers sign in). */
+	remote: boolean,
+	/**  Its values kept in the keyring. */
+	secrets: SecretStatusDto[],
+	/**  Its sign-in, if it has one. */
+	sign_in?: SignInDto_Deserialize | null,
+	/**  Whether a pre-registered client's secret is stored. */
+	client_secret_set: boolean,
+	/**  What it asks for now, if it is down for want of a sign-in. */
+	wants?: SignInWantDto | null,
+};
+
+/**  One server's credentials. */
+export type ServerCredentialsDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Whether it is remote (only remote servers sign in). */
+	remote: boolean,
+	/**  Its values kept in the keyring. */
+	secrets: SecretStatusDto[],
+	/**  Its sign-in, if it has one. */
+	sign_in: SignInDto_Serialize | null,
+	/**  Whether a pre-registered client's secret is stored. */
+	client_secret_set: boolean,
+	/**  What it asks for now, if it is down for want of a sign-in. */
+	wants: SignInWantDto | null,
 };
 
 /**  A server as the edit form shows it. */
@@ -2013,6 +2134,183 @@ export type ServerToolsDto_Serialize = {
 	excluded: ([string, string])[],
 };
 
+/**  A server's sign-in: everything but the tokens. */
+export type SignInDto = SignInDto_Serialize | SignInDto_Deserialize;
+
+/**  A server's sign-in: everything but the tokens. */
+export type SignInDto_Deserialize = {
+	/**  The MCP URL the tokens are for. */
+	resource: string,
+	/**  Whether that is still the server's URL (if not, the sign-in is not used). */
+	current: boolean,
+	/**  The authorization server. */
+	issuer?: string | null,
+	/**  How the client was registered. */
+	registration: RegistrationDto,
+	/**  The client id (public by nature). */
+	client_id: string,
+	/**  Whether an access token is held. */
+	has_token: boolean,
+	/**  Whether a refresh token is held. */
+	refreshable: boolean,
+	/**  Scopes granted. */
+	scopes: string[],
+	/**  When the access token expires, ms since the Unix epoch. */
+	expires_at_ms?: number | null,
+	/**  When the person signed in, ms since the Unix epoch. */
+	signed_in_at_ms: number | null,
+};
+
+/**  A server's sign-in: everything but the tokens. */
+export type SignInDto_Serialize = {
+	/**  The MCP URL the tokens are for. */
+	resource: string,
+	/**  Whether that is still the server's URL (if not, the sign-in is not used). */
+	current: boolean,
+	/**  The authorization server. */
+	issuer: string | null,
+	/**  How the client was registered. */
+	registration: RegistrationDto,
+	/**  The client id (public by nature). */
+	client_id: string,
+	/**  Whether an access token is held. */
+	has_token: boolean,
+	/**  Whether a refresh token is held. */
+	refreshable: boolean,
+	/**  Scopes granted. */
+	scopes: string[],
+	/**  When the access token expires, ms since the Unix epoch. */
+	expires_at_ms: number | null,
+	/**  When the person signed in, ms since the Unix epoch. */
+	signed_in_at_ms: number | null,
+};
+
+/**  What the sign-in timeline hears, in order. */
+export type SignInEventDto = SignInEventDto_Serialize | SignInEventDto_Deserialize;
+
+/**  What the sign-in timeline hears, in order. */
+export type SignInEventDto_Deserialize = 
+/**  The sign-in began; answer its question and cancel it with this ticket. */
+{ kind: "started"; 
+/**  For `sign_in_continue`. */
+ticket: string } | 
+/**  A step started, finished or failed, in the core's words. */
+{ kind: "step"; 
+/**  Which step. */
+step: SignInStepDto; 
+/**  How it stands. */
+state: StepStateDto; 
+/**  What it found, or what failed and what to do. */
+detail?: string | null; 
+/**
+ *  A stable code for a failure (`wrong_issuer`, `no_pkce`, `consent_denied`,
+ *  `cancelled`, ...).
+ */
+code?: string | null } | 
+/**
+ *  The browser is about to open: who the person will sign in with. Nothing opens until
+ *  `sign_in_continue(ticket, true)`.
+ */
+{ kind: "confirm"; 
+/**  For `sign_in_continue`. */
+ticket: string; 
+/**  The authorization server's registrable domain ("example.com"). */
+domain: string; 
+/**  Its host as a person reads it. */
+host: string; 
+/**  What to know before going on (punycode, a bare IP address, ...). */
+warnings: string[] };
+
+/**  What the sign-in timeline hears, in order. */
+export type SignInEventDto_Serialize = 
+/**  The sign-in began; answer its question and cancel it with this ticket. */
+{ kind: "started"; 
+/**  For `sign_in_continue`. */
+ticket: string } | 
+/**  A step started, finished or failed, in the core's words. */
+{ kind: "step"; 
+/**  Which step. */
+step: SignInStepDto; 
+/**  How it stands. */
+state: StepStateDto; 
+/**  What it found, or what failed and what to do. */
+detail: string | null; 
+/**
+ *  A stable code for a failure (`wrong_issuer`, `no_pkce`, `consent_denied`,
+ *  `cancelled`, ...).
+ */
+code: string | null } | 
+/**
+ *  The browser is about to open: who the person will sign in with. Nothing opens until
+ *  `sign_in_continue(ticket, true)`.
+ */
+{ kind: "confirm"; 
+/**  For `sign_in_continue`. */
+ticket: string; 
+/**  The authorization server's registrable domain ("example.com"). */
+domain: string; 
+/**  Its host as a person reads it. */
+host: string; 
+/**  What to know before going on (punycode, a bare IP address, ...). */
+warnings: string[] };
+
+/**  A step of the timeline. */
+export type SignInStepDto = 
+/**  Finding the server's protected resource metadata. */
+"discovery" | 
+/**  Reading and checking the authorization server's metadata. */
+"metadata" | 
+/**  Getting a client id. */
+"registration" | 
+/**  The person signs in in the browser. */
+"browser" | 
+/**  Exchanging the code for tokens. */
+"token" | 
+/**  The first call with the new token. */
+"first_call";
+
+/**  What a remote server is asking for now. */
+export type SignInWantDto = 
+/**  A sign-in (HTTP 401). */
+"sign_in" | 
+/**  More permissions than the sign-in has (HTTP 403). */
+"more_permissions";
+
+/**  A finished sign-in (no token). */
+export type SignedInDto = SignedInDto_Serialize | SignedInDto_Deserialize;
+
+/**  A finished sign-in (no token). */
+export type SignedInDto_Deserialize = {
+	/**  The authorization server. */
+	issuer?: string | null,
+	/**  The scopes granted. */
+	scopes: string[],
+	/**  When the access token expires, ms since the Unix epoch. */
+	expires_at_ms?: number | null,
+	/**  Whether it refreshes without the person. */
+	refreshable: boolean,
+};
+
+/**  A finished sign-in (no token). */
+export type SignedInDto_Serialize = {
+	/**  The authorization server. */
+	issuer: string | null,
+	/**  The scopes granted. */
+	scopes: string[],
+	/**  When the access token expires, ms since the Unix epoch. */
+	expires_at_ms: number | null,
+	/**  Whether it refreshes without the person. */
+	refreshable: boolean,
+};
+
+/**  The outcome of a sign-out, in words as the CLI says it. */
+export type SignedOutDto = {
+	/**  What the server did. */
+	revocation: RevocationDto,
+	/**  One sentence for the person. */
+	message: string,
+};
+
 /**  A server's status as the UI shows it. */
 export type StatusDto = StatusDto_Serialize | StatusDto_Deserialize;
 
@@ -2065,6 +2363,15 @@ export type StatusKind =
 /**  Waiting before a restart. */
 "backoff" | 
 /**  Given up until the user acts. */
+"failed";
+
+/**  Where a step is. */
+export type StepStateDto = 
+/**  Running. */
+"started" | 
+/**  Finished. */
+"done" | 
+/**  Failed. */
 "failed";
 
 /**  A summary made by context compaction. */

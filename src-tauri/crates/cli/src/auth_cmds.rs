@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use clap::Subcommand;
 use serde_json::json;
 use switchboard_core::config::{HttpAuth, TransportSpec};
+use switchboard_core::host::credentials::{Handoff, StepEvent, StepState};
 use switchboard_core::host::Host;
-use switchboard_core::mcp::connection::oauth::{Handoff, StepEvent, StepState};
 use switchboard_core::redact::Secret;
 use switchboard_core::url_check::CheckedUrl;
 
@@ -225,7 +225,7 @@ async fn logout(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
         output::json(&json!({ "server": id.as_str(), "signed_out": out }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    use switchboard_core::mcp::connection::oauth::SignedOut;
+    use switchboard_core::host::credentials::SignedOut;
     let what = match out {
         SignedOut::NotSignedIn => "was not signed in".to_owned(),
         SignedOut::Revoked => "signed out; the server revoked the tokens and they were deleted".to_owned(),
@@ -265,7 +265,7 @@ async fn status(ctx: &Ctx, name: Option<&str>) -> anyhow::Result<ExitCode> {
         output::json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let now = switchboard_core::mcp::connection::oauth::now_secs();
+    let now = switchboard_core::host::credentials::now_secs();
     for (id, s) in rows {
         match s {
             None => outln!("{id}: not signed in"),

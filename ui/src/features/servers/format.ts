@@ -70,7 +70,7 @@ export function reasonAction(s: StatusDto, server = "NAME"): { signIn: boolean; 
     case "auth_required":
       return {
         signIn: true,
-        note: "It asks for credentials. Sign in opens its settings: add an Authorization header whose value is a keyring secret.",
+        note: "It asks you to sign in. Sign in shows you the authorization server's domain, then opens its page in your browser. (A static token can go in an Authorization header instead: use Edit.)",
       };
     case "message_too_large":
       return {

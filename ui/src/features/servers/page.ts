@@ -18,6 +18,9 @@ import { pinReviewDialog, reviewLabel } from "./pin-review";
 import { accessPanel } from "./access";
 import { sandboxBadge, sandboxFindings, sandboxPanel } from "./sandbox";
 import { trustDialog } from "./trust";
+import { signInDialog } from "../credentials/signin";
+import { signInLine } from "../credentials/format";
+import type { ServerCredentialsDto_Serialize as ServerCredentials } from "../../ipc/bindings";
 
 export { trustDialog } from "./trust";
 
@@ -48,13 +51,29 @@ export function mountServers(root: HTMLElement): () => void {
   };
 
   let rows: ServerRow[] = [];
+  // Remote servers' sign-ins, by server: what their cards say about signing in. A keyring that
+  // cannot be read leaves the cards without it (the Credentials page says why).
+  let signIns = new Map<string, ServerCredentials>();
   const refresh = async () => {
-    const r = await commands.listServers();
+    const [r, c] = await Promise.all([commands.listServers(), commands.credentials()]);
     if (r.status === "error") return showError(r.error.message);
     showError(null);
     rows = r.data as ServerRow[];
+    signIns = new Map(c.status === "ok" ? c.data.servers.filter((s) => s.remote).map((s) => [s.server, s]) : []);
     render(rows);
   };
+
+  const signIn = (name: string) => root.append(signInDialog(name, () => void refresh()));
+
+  const signOut = (name: string) =>
+    root.append(confirmDialog(`Sign out of ${name}?`,
+      "Switchboard asks the authorization server to revoke the tokens (where it offers that) and deletes them from the keyring. The server will ask you to sign in again.",
+      "Sign out", () => void (async () => {
+        const r = await commands.signOut(name);
+        if (r.status === "error") showError(r.error.message);
+        else showNotice(`${name}: ${r.data.message}`);
+        await refresh();
+      })()));
 
   const act = async (p: Promise<{ status: "ok" } | { status: "error"; error: { message: string } }>) => {
     const r = await p;
@@ -139,6 +158,8 @@ export function mountServers(root: HTMLElement): () => void {
     const trust = trustLabel(s.trust);
     const action = reasonAction(s.status, s.name);
     const sbx = sandboxBadge(s);
+    const remote = s.transport === "http";
+    const auth = remote ? signInLine(action?.signIn ?? false, signIns.get(s.name)) : null;
     return h("article", { class: "server", "data-name": s.name },
       h("div", { class: "head" },
         h("h2", {}, s.name),
@@ -153,6 +174,7 @@ export function mountServers(root: HTMLElement): () => void {
       s.status.kind === "failed" || s.status.kind === "backoff"
         ? h("p", { class: "detail" }, s.status.detail)
         : null,
+      auth ? h("p", { class: `sign-in-state ${auth.kind}`, "data-state": auth.kind }, auth.text) : null,
       action ? h("p", { class: "detail reason-action" }, action.note) : null,
       s.status.stderr_tail.length > 0
         ? h("pre", { class: "stderr" }, s.status.stderr_tail.join("\n"))
@@ -166,9 +188,13 @@ export function mountServers(root: HTMLElement): () => void {
         ? h("p", { class: "trust missing-secrets" }, `Not set in the keyring: ${s.missing_secrets.join(", ")}. Use Edit to enter ${s.missing_secrets.length === 1 ? "it" : "them"}.`)
         : null,
       h("div", { class: "actions" },
-        // OAuth comes later; until then signing in is giving it a credentials header.
-        action?.signIn
-          ? h("button", { class: "primary sign-in", onclick: () => edit(s.name) }, "Sign in")
+        // A remote server signs in in the browser (OAuth); any other server asking for
+        // credentials gets them through its settings.
+        auth?.kind === "needs" || action?.signIn
+          ? h("button", { class: "primary sign-in", onclick: () => (remote ? signIn(s.name) : edit(s.name)) }, "Sign in")
+          : null,
+        auth?.kind === "signed_in"
+          ? h("button", { class: "sign-out", onclick: () => signOut(s.name) }, "Sign out")
           : null,
         trust && s.trust !== "unresolvable"
           ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
@@ -214,7 +240,7 @@ export function mountServers(root: HTMLElement): () => void {
     const now = Date.now();
     const sorted = sortRows(rows);
     const els = sorted.map((s) => {
-      const key = JSON.stringify(s);
+      const key = JSON.stringify([s, signIns.get(s.name) ?? null]);
       const have = cards.get(s.name);
       if (have && have.key === key) return have.el;
       const el = card(s, now);

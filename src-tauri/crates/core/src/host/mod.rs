@@ -12,6 +12,7 @@
 mod audit;
 mod chat;
 mod chat_tools;
+pub mod credentials;
 mod doctor;
 mod history;
 mod ops;

@@ -39,7 +39,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::oauth::{Authorizer, Renewer};
+use super::oauth::Authorizer;
 use super::wire::{refusal, refusal_reason, refused_answer, JSON_DEPTH_LIMIT};
 use crate::mcp::logs::{Direction, ServerLogs};
 use crate::mcp::McpError;
@@ -148,6 +148,26 @@ impl Pacer {
 }
 
 /// rmcp's reqwest client with our caps, refusals and reconnect pacing.
+/// How a server refused a request's credentials.
+enum Refusal {
+    /// 401: the token is not (or no longer) good.
+    Token,
+    /// 403 `insufficient_scope`, with its `WWW-Authenticate` value.
+    Scope(String),
+}
+
+impl Refusal {
+    fn of<T>(result: &HttpResult<T>) -> Option<Self> {
+        match result {
+            Err(StreamableHttpError::AuthRequired(_)) => Some(Self::Token),
+            Err(StreamableHttpError::InsufficientScope(e)) => {
+                Some(Self::Scope(e.www_authenticate_header.clone()))
+            }
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone)]
 pub(super) struct Guarded {
     inner: reqwest::Client,
@@ -155,23 +175,26 @@ pub(super) struct Guarded {
     pacer: Arc<Pacer>,
     fatal: Arc<FatalEnd>,
     logs: ServerLogs,
-    /// Gets a new token when the server refuses the one sent (client credentials, which have
-    /// no refresh token): one renewal and one retry per refused request.
-    renew: Option<Renewer>,
+    /// The server's sign-in: a refused token is replaced (once, whoever got there first) and
+    /// the request retried once; a scope challenge is remembered for the next sign-in.
+    auth: Option<Authorizer>,
 }
 
 impl Guarded {
-    /// A new token for a retry, when this request carried one, the server refused it, and the
-    /// credential can renew itself.
-    async fn renewed(&self, sent: &Option<String>, refused: bool) -> Option<String> {
-        let renew = self.renew.as_ref()?;
-        if !refused || sent.is_none() {
+    /// A token for a retry, when this request carried one and the server refused it: the one
+    /// another request already got, a refreshed one, or a renewed client-credentials one. A
+    /// 403 scope challenge is remembered instead (a step-up needs the person).
+    async fn renewed(&self, sent: &Option<String>, refusal: Option<Refusal>) -> Option<String> {
+        let auth = self.auth.as_ref()?;
+        let sent = sent.as_deref()?;
+        if let Refusal::Scope(header) = refusal? {
+            auth.remember_challenge(&header).await;
             return None;
         }
-        let fresh = renew().await;
+        let fresh = auth.recover(sent).await;
         self.logs.note(match fresh {
-            Some(_) => "the server refused the token; got a new one with the client credentials",
-            None => "the server refused the token and the client credentials got no new one",
+            Some(_) => "the server refused the token; retrying with a fresh one",
+            None => "the server refused the token and no fresh one could be had",
         });
         fresh
     }
@@ -330,7 +353,7 @@ impl StreamableHttpClient for Guarded {
     ) -> HttpResult<StreamableHttpPostResponse> {
         let id = request_id(&message);
         let retry = self
-            .renew
+            .auth
             .is_some()
             .then(|| (message.clone(), session_id.clone(), custom_headers.clone()));
         let mut r = self
@@ -345,8 +368,7 @@ impl StreamableHttpClient for Guarded {
             )
             .await;
         if let Some((message, session_id, custom_headers)) = retry {
-            let refused = matches!(r, Err(StreamableHttpError::AuthRequired(_)));
-            if let Some(token) = self.renewed(&auth_header, refused).await {
+            if let Some(token) = self.renewed(&auth_header, Refusal::of(&r)).await {
                 r = self
                     .inner
                     .post_message_with_response_limits(
@@ -437,8 +459,7 @@ impl StreamableHttpClient for Guarded {
                 size,
             )
             .await;
-        let refused = matches!(events, Err(StreamableHttpError::AuthRequired(_)));
-        if let Some(token) = self.renewed(&auth_header, refused).await {
+        if let Some(token) = self.renewed(&auth_header, Refusal::of(&events)).await {
             events = self
                 .inner
                 .get_stream_with_max_sse_event_size(
@@ -542,7 +563,7 @@ pub(super) async fn transport(
         pacer: Arc::new(Pacer::new(RECONNECT_FLOOR, RECONNECT_MAX)),
         fatal,
         logs: logs.clone(),
-        renew: auth.and_then(|a| a.renew.clone()),
+        auth: auth.cloned(),
     };
     Ok(match auth {
         None => HttpTransport::Plain(Traced {

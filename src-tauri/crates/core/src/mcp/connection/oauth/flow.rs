@@ -93,6 +93,14 @@ pub(super) async fn manager(
         .map_err(from_auth)
 }
 
+/// The `scope` of a `WWW-Authenticate` challenge.
+fn challenge_scope(challenge: Option<&str>, url: &str) -> Option<String> {
+    let base = Url::parse(url).ok()?;
+    rmcp::transport::auth::WWWAuthenticateParams::parse(challenge?, &base)
+        .scope
+        .filter(|s| !s.trim().is_empty())
+}
+
 /// Runs a whole sign-in (see the module docs). On success the record is in the keyring.
 pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn, SignInError> {
     handoff.step(StepEvent::started(SignInStep::Discovery));
@@ -156,13 +164,16 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         .await
         .map_err(|e| SignInError::Browser(e.to_string()))?;
     let redirect_uri = listener.redirect_uri();
-    let mut scopes = manager.select_scopes(None, &[]);
     // A step-up asks for what was granted before plus what the server now wants (SEP-2350),
-    // never fewer: only from a sign-in with the same authorization server and resource.
-    if let Some(prev) = store::read(req.secrets, req.server)
+    // never fewer: only from a sign-in with the same authorization server and resource. What
+    // it wants is the challenge that started this sign-in, else the last 403 remembered.
+    let previous = store::read(req.secrets, req.server)
         .await?
-        .filter(|p| p.resource == req.url && p.issuer == issuer)
-    {
+        .filter(|p| p.resource == req.url && p.issuer == issuer);
+    let wanted = challenge_scope(req.challenge, req.url)
+        .or_else(|| previous.as_ref().and_then(|p| p.step_up.clone()));
+    let mut scopes = manager.select_scopes(wanted.as_deref(), &[]);
+    if let Some(prev) = previous {
         let granted = prev
             .credentials
             .map(|c| c.granted_scopes)
@@ -218,9 +229,9 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         }
     })?;
 
-    // The record goes to the keyring first, so rmcp's save of the tokens lands in it.
+    // The new record waits in the store's memory and reaches the keyring with the tokens
+    // (rmcp saves them through the store): a sign-in that fails leaves the old one as it was.
     let record = Record::new(req.url, issuer.clone(), metadata.clone(), client.clone());
-    store::write(req.secrets, req.server, &record).await?;
     manager.set_credential_store(KeyringCredentials::new(
         req.secrets.clone(),
         req.server.clone(),

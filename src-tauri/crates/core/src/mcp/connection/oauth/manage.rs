@@ -42,6 +42,9 @@ pub struct SignInStatus {
     pub expires_at: Option<u64>,
     /// When the person signed in.
     pub signed_in_at: u64,
+    /// Scopes the server asked for (403 `insufficient_scope`) that this sign-in lacks: signing
+    /// in again asks for them.
+    pub wants_scopes: Vec<String>,
 }
 
 /// Reads the state of `server`'s sign-in for the MCP server now at `url`.
@@ -75,6 +78,18 @@ pub async fn status(
             .zip(received)
             .map(|(d, at)| at + d.as_secs()),
         signed_in_at: r.signed_in_at,
+        wants_scopes: r
+            .step_up
+            .as_deref()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter(|w| {
+                !r.credentials
+                    .as_ref()
+                    .is_some_and(|c| c.granted_scopes.iter().any(|g| g == w))
+            })
+            .map(str::to_owned)
+            .collect(),
         resource: r.resource,
     }))
 }
@@ -112,12 +127,12 @@ pub async fn authorizer(
     }
     m.configure_client(config).map_err(from_auth)?;
     let store = KeyringCredentials::new(secrets.clone(), server.clone(), url, Some(record));
-    let cache = store.cache();
-    m.set_credential_store(store);
+    m.set_credential_store(store.clone());
     Ok(Some(Authorizer {
         manager: Arc::new(tokio::sync::Mutex::new(m)),
-        cache,
+        store,
         renew: None,
+        recovering: Arc::default(),
     }))
 }
 

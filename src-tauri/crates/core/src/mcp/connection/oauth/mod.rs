@@ -144,6 +144,7 @@ impl SignedIn {
 }
 
 /// Gets a new access token without a person (client credentials), or `None` when it cannot.
+/// It stores the token in the server's keyring record itself.
 pub type Renewer = Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>;
 
 /// What a connection uses to put a token on its requests and refresh it: shared by every
@@ -151,10 +152,13 @@ pub type Renewer = Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + S
 #[derive(Clone)]
 pub struct Authorizer {
     pub(super) manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
-    /// The keyring record as the manager's store caches it.
-    pub(super) cache: store::Cache,
+    /// The keyring record, as the manager's store (a clone sharing its cache).
+    pub(super) store: store::KeyringCredentials,
     /// How a refused token is replaced without a person (client credentials).
     pub(super) renew: Option<Renewer>,
+    /// Held while a refused token is being replaced, so the requests refused with it wait and
+    /// use the one replacement instead of each refreshing.
+    pub(super) recovering: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -164,20 +168,45 @@ impl std::fmt::Debug for Authorizer {
 }
 
 impl Authorizer {
-    /// This authorizer, renewing refused tokens with `renew` (see [`Renewer`]); `renew` must
-    /// store the new token in the server's keyring record.
+    /// This authorizer, renewing refused tokens with `renew` (see [`Renewer`]).
     pub fn renewing(mut self, renew: Renewer) -> Self {
-        let cache = self.cache.clone();
-        // After a renewal the store must read the keyring again, or it hands out the old token.
-        self.renew = Some(Arc::new(move || {
-            let (renew, cache) = (renew.clone(), cache.clone());
-            Box::pin(async move {
-                let token = renew().await;
-                *cache.lock().await = None;
-                token
-            })
-        }));
+        self.renew = Some(renew);
         self
+    }
+
+    /// A token to retry a request the server refused with `sent`: the one another request
+    /// already got in its place, else a refreshed one (or, for client credentials, a renewed
+    /// one). One at a time: whoever waited finds the replacement made meanwhile.
+    pub(super) async fn recover(&self, sent: &str) -> Option<String> {
+        let _one = self.recovering.lock().await;
+        // Another request (or process) may have replaced it while we waited.
+        self.store.forget().await;
+        if let Some(current) = self.store.access_token().await.filter(|t| t != sent) {
+            return Some(current);
+        }
+        let fresh = match &self.renew {
+            Some(renew) => renew().await,
+            None => match self.manager.lock().await.refresh_token().await {
+                Ok(t) => Some(t.access_token().secret().clone()),
+                Err(e) => {
+                    tracing::warn!("the refused token could not be refreshed: {e}");
+                    None
+                }
+            },
+        };
+        self.store.forget().await;
+        fresh
+    }
+
+    /// Remembers what a 403 `insufficient_scope` asked for: the next sign-in asks for it.
+    pub(super) async fn remember_challenge(&self, header: &str) {
+        let base = self.store.resource_url();
+        let params = rmcp::transport::auth::WWWAuthenticateParams::parse(header, &base);
+        if let Some(scope) = params.scope.filter(|s| !s.trim().is_empty()) {
+            if let Err(e) = self.store.remember_step_up(&scope).await {
+                tracing::warn!("could not remember the scopes the server asked for: {e}");
+            }
+        }
     }
 
     /// rmcp's authorizing HTTP client around `inner`, sharing this server's manager.

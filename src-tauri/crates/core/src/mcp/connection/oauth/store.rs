@@ -75,6 +75,10 @@ pub struct Record {
     pub credentials: Option<StoredCredentials>,
     /// Seconds since the epoch when the person signed in.
     pub signed_in_at: u64,
+    /// The scopes of the last 403 `insufficient_scope` challenge, for the next sign-in (a
+    /// step-up asks for them plus what was granted). Cleared by that sign-in.
+    #[serde(default)]
+    pub step_up: Option<String>,
 }
 
 impl std::fmt::Debug for Record {
@@ -104,6 +108,7 @@ impl Record {
             client,
             credentials: None,
             signed_in_at: now_secs(),
+            step_up: None,
         }
     }
 }
@@ -159,7 +164,8 @@ fn store_err(e: SecretError) -> AuthError {
 /// The in-memory copy of a record a [`KeyringCredentials`] keeps; `None` means read the keyring.
 pub type Cache = Arc<Mutex<Option<Record>>>;
 
-/// rmcp's credential store over a server's keyring record.
+/// rmcp's credential store over a server's keyring record. Clones share the cache.
+#[derive(Clone)]
 pub struct KeyringCredentials {
     secrets: Secrets,
     server: ServerId,
@@ -180,9 +186,39 @@ impl KeyringCredentials {
         }
     }
 
-    /// The cache, so whoever writes the record behind the store's back can reset it.
-    pub fn cache(&self) -> Cache {
-        self.cache.clone()
+    /// The MCP URL this store is for.
+    pub fn resource_url(&self) -> url::Url {
+        url::Url::parse(&self.resource).unwrap_or_else(|_| {
+            // Unreachable: the resource was a parsed URL when the store was made.
+            url::Url::parse("http://127.0.0.1/").unwrap_or_else(|_| unreachable!())
+        })
+    }
+
+    /// Forgets the cached record: the next read goes to the keyring.
+    pub async fn forget(&self) {
+        *self.cache.lock().await = None;
+    }
+
+    /// The access token held now (read from the keyring if not cached).
+    pub async fn access_token(&self) -> Option<String> {
+        let record = self.current().await.ok()??;
+        let token = record.credentials?.token_response?;
+        Some(token.access_token().secret().clone())
+    }
+
+    /// Remembers the scopes a 403 asked for, for the next sign-in.
+    pub async fn remember_step_up(&self, scope: &str) -> Result<(), SecretError> {
+        let mut record = match read(&self.secrets, &self.server).await? {
+            Some(r) if r.resource == self.resource => r,
+            _ => return Ok(()),
+        };
+        if record.step_up.as_deref() == Some(scope) {
+            return Ok(());
+        }
+        record.step_up = Some(scope.to_owned());
+        write(&self.secrets, &self.server, &record).await?;
+        *self.cache.lock().await = Some(record);
+        Ok(())
     }
 
     async fn current(&self) -> Result<Option<Record>, AuthError> {

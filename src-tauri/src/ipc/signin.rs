@@ -1,0 +1,627 @@
+//! Signing in to remote servers (OAuth, issue 12) and the Credentials page: `sign_in` streams
+//! the core's timeline to the window, `sign_in_continue` answers the one question asked on the
+//! way, `sign_out` revokes, `credentials` lists every secret and token without a value, and
+//! `set_client_secret` stores a pre-registered client's secret, which never comes back (SE-05).
+//!
+//! # The browser hand-off (AU-05, RN-02)
+//! The core calls [`Handoff::open`] with the checked authorization URL. The shell sends the
+//! window a [`SignInEventDto::Confirm`] carrying the authorization server's registrable domain,
+//! host and the checker's warnings, and waits (at most [`CONFIRM_WAIT`]) for the person to press
+//! Continue or Cancel, which arrives as `sign_in_continue(ticket, yes)`. Only on Continue does
+//! the host's one URL opener start the browser. The URL itself never crosses the IPC: it carries
+//! the `state` and the PKCE challenge, and the domain is what a person can judge. (The CLI
+//! prints the URL when no browser opens; the window instead says to fix the browser or use the
+//! CLI, so the web view, which renders server-sent text, never holds a live authorization URL.)
+//!
+//! # Tickets
+//! Each sign-in gets a ticket minted here ([`RunId::random`]: 128 random bits, never made by the
+//! web view), announced first on the channel. Answers wait in a `watch` per ticket: `Some(true)`
+//! continue, `Some(false)` cancel (at any step: the sign-in future is dropped, which closes the
+//! loopback listener). The tickets live in a process-wide table because one app runs per process
+//! and the table must exist before any command runs, also under the test runtime; a ticket's
+//! entry is removed when its `sign_in` command ends, whatever happened.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use specta::Type;
+use switchboard_core::host::credentials::{
+    Credentials, Handoff, ProviderKey, Registration, SecretStatus, ServerCredentials, SignInStatus,
+    SignInStep, SignInWant, SignedIn, SignedOut, StepEvent, StepState,
+};
+use switchboard_core::host::{Host, HostError};
+use switchboard_core::ids::RunId;
+use switchboard_core::redact::Secret;
+use switchboard_core::url_check::CheckedUrl;
+use tauri::ipc::Channel;
+use tauri::State;
+use tokio::sync::watch;
+
+use super::{logged, ErrorCode, IpcError};
+
+/// How long the question before the browser waits for an answer.
+pub const CONFIRM_WAIT: Duration = Duration::from_secs(5 * 60);
+
+/// The longest client secret accepted.
+const SECRET_MAX: usize = 8 * 1024;
+
+/// What a cancelled sign-in says, on its failed step and as the command's error.
+const CANCELLED: &str = "sign-in cancelled: you stopped it before it finished. Press Sign in to \
+                         start again";
+
+/// A step of the timeline.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SignInStepDto {
+    /// Finding the server's protected resource metadata.
+    Discovery,
+    /// Reading and checking the authorization server's metadata.
+    Metadata,
+    /// Getting a client id.
+    Registration,
+    /// The person signs in in the browser.
+    Browser,
+    /// Exchanging the code for tokens.
+    Token,
+    /// The first call with the new token.
+    FirstCall,
+}
+
+impl From<SignInStep> for SignInStepDto {
+    fn from(s: SignInStep) -> Self {
+        match s {
+            SignInStep::Discovery => Self::Discovery,
+            SignInStep::Metadata => Self::Metadata,
+            SignInStep::Registration => Self::Registration,
+            SignInStep::Browser => Self::Browser,
+            SignInStep::Token => Self::Token,
+            SignInStep::FirstCall => Self::FirstCall,
+        }
+    }
+}
+
+/// Where a step is.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStateDto {
+    /// Running.
+    Started,
+    /// Finished.
+    Done,
+    /// Failed.
+    Failed,
+}
+
+/// What the sign-in timeline hears, in order.
+#[derive(Clone, Debug, Serialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SignInEventDto {
+    /// The sign-in began; answer its question and cancel it with this ticket.
+    Started {
+        /// For `sign_in_continue`.
+        ticket: String,
+    },
+    /// A step started, finished or failed, in the core's words.
+    Step {
+        /// Which step.
+        step: SignInStepDto,
+        /// How it stands.
+        state: StepStateDto,
+        /// What it found, or what failed and what to do.
+        detail: Option<String>,
+        /// A stable code for a failure (`wrong_issuer`, `no_pkce`, `consent_denied`,
+        /// `cancelled`, ...).
+        code: Option<String>,
+    },
+    /// The browser is about to open: who the person will sign in with. Nothing opens until
+    /// `sign_in_continue(ticket, true)`.
+    Confirm {
+        /// For `sign_in_continue`.
+        ticket: String,
+        /// The authorization server's registrable domain ("example.com").
+        domain: String,
+        /// Its host as a person reads it.
+        host: String,
+        /// What to know before going on (punycode, a bare IP address, ...).
+        warnings: Vec<String>,
+    },
+}
+
+impl SignInEventDto {
+    /// A step event; a failure after the person cancelled says so, with code `cancelled`.
+    fn step(e: StepEvent, cancelled: bool) -> Self {
+        let step = e.step.into();
+        let (state, detail, code) = match e.state {
+            StepState::Started => (StepStateDto::Started, None, None),
+            StepState::Done { detail } => (StepStateDto::Done, Some(detail), None),
+            StepState::Failed { .. } if cancelled => (
+                StepStateDto::Failed,
+                Some(CANCELLED.to_owned()),
+                Some("cancelled".to_owned()),
+            ),
+            StepState::Failed { detail, code } => (StepStateDto::Failed, Some(detail), Some(code)),
+        };
+        Self::Step {
+            step,
+            state,
+            detail,
+            code,
+        }
+    }
+}
+
+/// A finished sign-in (no token).
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct SignedInDto {
+    /// The authorization server.
+    pub issuer: Option<String>,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+    /// When the access token expires, ms since the Unix epoch.
+    pub expires_at_ms: Option<f64>,
+    /// Whether it refreshes without the person.
+    pub refreshable: bool,
+}
+
+impl From<SignedIn> for SignedInDto {
+    fn from(s: SignedIn) -> Self {
+        Self {
+            issuer: s.issuer,
+            scopes: s.scopes,
+            expires_at_ms: s.expires_at.map(secs_to_ms),
+            refreshable: s.refreshable,
+        }
+    }
+}
+
+fn secs_to_ms(s: u64) -> f64 {
+    s as f64 * 1000.0
+}
+
+/// What signing out did at the server.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RevocationDto {
+    /// There was no sign-in.
+    NotSignedIn,
+    /// The server revoked the tokens.
+    Revoked,
+    /// The server offers no revocation; they stay valid there until they expire.
+    NotOffered,
+    /// Revocation failed; the tokens were deleted here anyway.
+    Failed,
+}
+
+/// The outcome of a sign-out, in words as the CLI says it.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct SignedOutDto {
+    /// What the server did.
+    pub revocation: RevocationDto,
+    /// One sentence for the person.
+    pub message: String,
+}
+
+impl From<SignedOut> for SignedOutDto {
+    fn from(s: SignedOut) -> Self {
+        let (revocation, message) = match s {
+            SignedOut::NotSignedIn => (RevocationDto::NotSignedIn, "was not signed in".to_owned()),
+            SignedOut::Revoked => (
+                RevocationDto::Revoked,
+                "signed out; the server revoked the tokens and they were deleted".to_owned(),
+            ),
+            SignedOut::NotOffered => (
+                RevocationDto::NotOffered,
+                "signed out; the tokens were deleted here (the server offers no revocation, so \
+                 they stay valid there until they expire)"
+                    .to_owned(),
+            ),
+            SignedOut::Failed { detail } => (
+                RevocationDto::Failed,
+                format!(
+                    "signed out; the tokens were deleted here, but revoking them failed: {detail}"
+                ),
+            ),
+        };
+        Self {
+            revocation,
+            message,
+        }
+    }
+}
+
+/// How a sign-in's client was registered.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RegistrationDto {
+    /// A client id the person entered.
+    PreRegistered,
+    /// Switchboard's client metadata document.
+    MetadataDocument,
+    /// Registered automatically (RFC 7591).
+    Dynamic,
+    /// Machine-to-machine client credentials.
+    ClientCredentials,
+}
+
+impl From<Registration> for RegistrationDto {
+    fn from(r: Registration) -> Self {
+        match r {
+            Registration::PreRegistered => Self::PreRegistered,
+            Registration::MetadataDocument => Self::MetadataDocument,
+            Registration::Dynamic => Self::Dynamic,
+            Registration::ClientCredentials => Self::ClientCredentials,
+        }
+    }
+}
+
+/// A server's sign-in: everything but the tokens.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct SignInDto {
+    /// The MCP URL the tokens are for.
+    pub resource: String,
+    /// Whether that is still the server's URL (if not, the sign-in is not used).
+    pub current: bool,
+    /// The authorization server.
+    pub issuer: Option<String>,
+    /// How the client was registered.
+    pub registration: RegistrationDto,
+    /// The client id (public by nature).
+    pub client_id: String,
+    /// Whether an access token is held.
+    pub has_token: bool,
+    /// Whether a refresh token is held.
+    pub refreshable: bool,
+    /// Scopes granted.
+    pub scopes: Vec<String>,
+    /// When the access token expires, ms since the Unix epoch.
+    pub expires_at_ms: Option<f64>,
+    /// When the person signed in, ms since the Unix epoch.
+    pub signed_in_at_ms: f64,
+}
+
+impl From<SignInStatus> for SignInDto {
+    fn from(s: SignInStatus) -> Self {
+        Self {
+            resource: s.resource,
+            current: s.current,
+            issuer: s.issuer,
+            registration: s.registration.into(),
+            client_id: s.client_id,
+            has_token: s.has_token,
+            refreshable: s.refreshable,
+            scopes: s.scopes,
+            expires_at_ms: s.expires_at.map(secs_to_ms),
+            signed_in_at_ms: secs_to_ms(s.signed_in_at),
+        }
+    }
+}
+
+/// What a remote server is asking for now.
+#[derive(Clone, Copy, Debug, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SignInWantDto {
+    /// A sign-in (HTTP 401).
+    SignIn,
+    /// More permissions than the sign-in has (HTTP 403).
+    MorePermissions,
+}
+
+impl From<SignInWant> for SignInWantDto {
+    fn from(w: SignInWant) -> Self {
+        match w {
+            SignInWant::SignIn => Self::SignIn,
+            SignInWant::MorePermissions => Self::MorePermissions,
+        }
+    }
+}
+
+/// A provider's API key: set or not.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ProviderKeyDto {
+    /// The provider.
+    pub provider: String,
+    /// Its vendor.
+    pub profile: String,
+    /// Whether the keyring holds its key.
+    pub set: bool,
+    /// Whether it needs one.
+    pub required: bool,
+}
+
+impl From<ProviderKey> for ProviderKeyDto {
+    fn from(p: ProviderKey) -> Self {
+        Self {
+            provider: p.provider.to_string(),
+            profile: p.profile.to_owned(),
+            set: p.set,
+            required: p.required,
+        }
+    }
+}
+
+/// A value of a server's configuration kept in the keyring: set or not.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct SecretStatusDto {
+    /// The env var or header.
+    pub field: String,
+    /// Where its value comes from, in words.
+    pub source: String,
+    /// Whether the keyring holds it.
+    pub set: bool,
+}
+
+impl From<SecretStatus> for SecretStatusDto {
+    fn from(s: SecretStatus) -> Self {
+        Self {
+            field: s.field,
+            source: s.source,
+            set: s.set,
+        }
+    }
+}
+
+/// One server's credentials.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct ServerCredentialsDto {
+    /// The server.
+    pub server: String,
+    /// Whether it is remote (only remote servers sign in).
+    pub remote: bool,
+    /// Its values kept in the keyring.
+    pub secrets: Vec<SecretStatusDto>,
+    /// Its sign-in, if it has one.
+    pub sign_in: Option<SignInDto>,
+    /// Whether a pre-registered client's secret is stored.
+    pub client_secret_set: bool,
+    /// What it asks for now, if it is down for want of a sign-in.
+    pub wants: Option<SignInWantDto>,
+}
+
+impl From<ServerCredentials> for ServerCredentialsDto {
+    fn from(s: ServerCredentials) -> Self {
+        Self {
+            server: s.server.to_string(),
+            remote: s.remote,
+            secrets: s.secrets.into_iter().map(Into::into).collect(),
+            sign_in: s.sign_in.map(Into::into),
+            client_secret_set: s.client_secret_set,
+            wants: s.wants.map(Into::into),
+        }
+    }
+}
+
+/// Every secret and token the app holds, never a value.
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct CredentialsDto {
+    /// Where they are kept, in words.
+    pub store: String,
+    /// Model providers' API keys.
+    pub providers: Vec<ProviderKeyDto>,
+    /// Per server, in name order.
+    pub servers: Vec<ServerCredentialsDto>,
+}
+
+impl From<Credentials> for CredentialsDto {
+    fn from(c: Credentials) -> Self {
+        Self {
+            store: c.store,
+            providers: c.providers.into_iter().map(Into::into).collect(),
+            servers: c.servers.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+type Answers = HashMap<RunId, watch::Sender<Option<bool>>>;
+
+/// The sign-ins waiting for or open to an answer (see the module docs). A `std` mutex: each
+/// critical section is one map operation, never across an `.await`.
+static WAITING: LazyLock<Mutex<Answers>> = LazyLock::new(Mutex::default);
+
+fn waiting() -> std::sync::MutexGuard<'static, Answers> {
+    WAITING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One sign-in's ticket; its entry leaves the table when this drops.
+struct Ticket(RunId);
+
+impl Ticket {
+    fn open() -> (Self, watch::Receiver<Option<bool>>) {
+        let id = RunId::random();
+        let (tx, rx) = watch::channel(None);
+        waiting().insert(id.clone(), tx);
+        (Self(id), rx)
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        waiting().remove(&self.0);
+    }
+}
+
+/// The window's side of one sign-in: the timeline goes to the channel, the browser opens only
+/// after Continue.
+struct Window {
+    host: Host,
+    events: Channel<SignInEventDto>,
+    ticket: String,
+    answers: watch::Receiver<Option<bool>>,
+    cancelled: AtomicBool,
+}
+
+impl Window {
+    fn new(host: Host, events: Channel<SignInEventDto>) -> (Self, Ticket) {
+        let (ticket, answers) = Ticket::open();
+        let window = Self {
+            host,
+            ticket: ticket.0.to_string(),
+            events,
+            answers,
+            cancelled: AtomicBool::new(false),
+        };
+        let _ = window.events.send(SignInEventDto::Started {
+            ticket: window.ticket.clone(),
+        });
+        (window, ticket)
+    }
+
+    fn cancel(&self) -> String {
+        self.cancelled.store(true, Ordering::Relaxed);
+        CANCELLED.to_owned()
+    }
+
+    /// Resolves when the person cancels; never when the sign-in goes on.
+    async fn cancelled_by_person(&self) {
+        let mut answers = self.answers.clone();
+        if answers.wait_for(|a| *a == Some(false)).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        self.cancel();
+    }
+
+    /// Shows the domain, waits for Continue, then opens the browser.
+    async fn confirm_then_open(&self, url: &CheckedUrl) -> Result<(), String> {
+        let ask = SignInEventDto::Confirm {
+            ticket: self.ticket.clone(),
+            domain: url.domain.clone(),
+            host: url.host_unicode.clone(),
+            warnings: url.warnings.clone(),
+        };
+        if self.events.send(ask).is_err() {
+            return Err(self.cancel());
+        }
+        let mut answers = self.answers.clone();
+        let answer = tokio::time::timeout(CONFIRM_WAIT, async move {
+            answers
+                .wait_for(Option::is_some)
+                .await
+                .map(|a| *a == Some(true))
+        })
+        .await;
+        match answer {
+            Ok(Ok(true)) => {}
+            Ok(_) => return Err(self.cancel()),
+            Err(_) => {
+                return Err(format!(
+                    "no answer within {} minutes, so the browser was not opened; press Sign in \
+                     to start again",
+                    CONFIRM_WAIT.as_secs() / 60
+                ))
+            }
+        }
+        self.host.open_in_browser(url).map_err(|e| {
+            format!(
+                "could not open the browser ({e}); set a default browser (or SWITCHBOARD_BROWSER), \
+                 or sign in from a terminal with `switchboard auth login`"
+            )
+        })
+    }
+
+    /// The command's error: a cancelled sign-in says so; a failed one keeps the core's words.
+    fn error(&self, e: HostError) -> IpcError {
+        match e {
+            _ if self.cancelled.load(Ordering::Relaxed) => {
+                IpcError::new(ErrorCode::Cancelled, CANCELLED)
+            }
+            HostError::SignIn(e) => IpcError::new(ErrorCode::AuthRequired, e.to_string()),
+            other => other.into(),
+        }
+    }
+}
+
+impl Handoff for Window {
+    fn step(&self, event: StepEvent) {
+        let cancelled = self.cancelled.load(Ordering::Relaxed);
+        let _ = self.events.send(SignInEventDto::step(event, cancelled));
+    }
+
+    // `Handoff` is an `async_trait`; this is the signature its macro writes, spelled out so the
+    // shell does not take the macro crate on for one method.
+    fn open<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        url: &'life1 CheckedUrl,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(self.confirm_then_open(url))
+    }
+}
+
+/// Signs in to a remote server. The timeline (and the question before the browser) arrives on
+/// `on_event`; `client_id` is a client the person registered with the server themselves.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
+pub async fn sign_in(
+    host: State<'_, Host>,
+    server: String,
+    client_id: Option<String>,
+    on_event: Channel<SignInEventDto>,
+) -> Result<SignedInDto, IpcError> {
+    let id = Host::server_id(&server)?;
+    let client_id = super::providers::optional("client id", client_id)?;
+    let (window, _ticket) = Window::new(host.inner().clone(), on_event);
+    let outcome = tokio::select! {
+        r = host.sign_in(&id, client_id, &window) => r.map_err(|e| window.error(e)),
+        () = window.cancelled_by_person() => Err(IpcError::new(ErrorCode::Cancelled, CANCELLED)),
+    };
+    Ok(outcome?.into())
+}
+
+/// Answers a sign-in's question: `yes` opens the browser, no (at any step) cancels it. Returns
+/// whether such a sign-in was running.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all)]
+pub fn sign_in_continue(ticket: String, yes: bool) -> Result<bool, IpcError> {
+    let id = RunId::parse(&ticket).map_err(|_| IpcError::invalid("not a sign-in ticket"))?;
+    Ok(waiting().get(&id).is_some_and(|tx| {
+        tx.send_replace(Some(yes));
+        true
+    }))
+}
+
+/// Signs out of a remote server: revokes where offered and deletes the tokens.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
+pub async fn sign_out(host: State<'_, Host>, server: String) -> Result<SignedOutDto, IpcError> {
+    let id = Host::server_id(&server)?;
+    Ok(host.sign_out(&id).await?.into())
+}
+
+/// Every secret and token the app holds: set or not, expiry, scopes, issuer; never a value.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all)]
+pub async fn credentials(host: State<'_, Host>) -> Result<CredentialsDto, IpcError> {
+    Ok(host.credentials().await?.into())
+}
+
+/// Stores the client secret of a client the person registered with a server's authorization
+/// server. It goes to the keyring and is never returned by any command.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server)))]
+pub async fn set_client_secret(
+    host: State<'_, Host>,
+    server: String,
+    value: String,
+) -> Result<(), IpcError> {
+    let id = Host::server_id(&server)?;
+    let value = value.trim();
+    if value.is_empty() || value.len() > SECRET_MAX {
+        return Err(IpcError::invalid(
+            "a client secret must be 1 to 8192 characters",
+        ));
+    }
+    Ok(host.set_client_secret(&id, Secret::new(value)).await?)
+}
