@@ -124,6 +124,7 @@ fn remote(name: &str, value: ValueSource) -> ServerSpec {
                 value,
             }],
             auth: None,
+            allow_insecure: false,
         }),
         enabled: true,
         timeouts: Timeouts::default(),

@@ -182,6 +182,7 @@ async fn server_everything_over_streamable_http() {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: vec![],
             auth: None,
+            allow_insecure: false,
         }),
         enabled: true,
         timeouts: Timeouts {

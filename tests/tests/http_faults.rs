@@ -206,6 +206,7 @@ fn http_spec(name: &str, url: &str) -> ServerSpec {
             url: url.to_owned(),
             headers: vec![],
             auth: None,
+            allow_insecure: false,
         }),
         enabled: true,
         timeouts: Timeouts {

@@ -61,6 +61,7 @@ fn http_spec(name: &str, url: &str) -> ServerSpec {
             url: url.to_owned(),
             headers: vec![],
             auth: None,
+            allow_insecure: false,
         }),
         enabled: true,
         timeouts: Timeouts {
@@ -289,5 +290,43 @@ async fn step_up_in_one_process_asks_for_the_union_of_scopes() {
         .call_allowed(&admin, Default::default(), CallOptions::default())
         .await;
     assert!(format!("{r:?}").contains("admin ok"), "{r:?}");
+    host.shutdown().await;
+}
+
+/// AU-10: a server at a plain http address on another computer gets no sign-in (its tokens
+/// would cross the network in clear text) until the person turns on "allow insecure
+/// (development)" for it; with it on, the sign-in's requests still never reach a reserved or
+/// cloud-metadata address.
+#[tokio::test]
+async fn plain_http_to_another_computer_needs_the_insecure_toggle() {
+    let (host, _dir) = test_host().await;
+    // 192.0.2.0/24 is documentation space: never routed, and blocked by the guard.
+    let id = add_trusted(&host, http_spec("lan", "http://192.0.2.10/mcp")).await;
+    let handoff = FollowRedirect::default();
+    let e = host
+        .sign_in(&id, None, &handoff)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("clear text") && e.contains("server insecure lan on"),
+        "{e}"
+    );
+
+    host.set_allow_insecure(&id, true).await.unwrap();
+    let spec = host.server(&id).await.unwrap();
+    match &spec.transport {
+        TransportSpec::Http(h) => assert!(h.allow_insecure),
+        other => panic!("{other:?}"),
+    }
+    // Now the sign-in starts, and the guard refuses the reserved address itself.
+    let e = host
+        .sign_in(&id, None, &handoff)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("clear text"), "{e}");
+    assert!(e.contains("192.0.2.10"), "{e}");
+    assert_eq!(handoff.opened.load(std::sync::atomic::Ordering::SeqCst), 0);
     host.shutdown().await;
 }

@@ -62,6 +62,7 @@ pub(super) fn app() -> App {
                         value: secret_ref("remote.Authorization"),
                     }],
                     auth: None,
+                    allow_insecure: false,
                 }),
             ),
         ] {

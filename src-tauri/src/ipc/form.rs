@@ -299,6 +299,7 @@ fn http(url: String, headers: Vec<NamedValue>) -> TransportSpec {
         url,
         headers,
         auth: None,
+        allow_insecure: false,
     })
 }
 

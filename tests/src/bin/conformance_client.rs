@@ -355,7 +355,7 @@ impl Auth {
             &self.server,
             url,
             self.ctx("client_secret").map(Secret::new),
-            oauth::system_lookup(),
+            oauth::Network::system(),
         )
         .await?)
     }
@@ -373,7 +373,7 @@ impl Auth {
                     .map(|k| (Secret::new(k), self.ctx("signing_algorithm"))),
                 scopes: vec![],
                 challenge,
-                lookup: oauth::system_lookup(),
+                net: oauth::Network::system(),
             })
             .await?;
             eprintln!("conformance-client: client credentials: {signed:?}");
@@ -392,7 +392,7 @@ impl Auth {
                 secrets: &self.secrets,
                 client: &client,
                 challenge,
-                lookup: oauth::system_lookup(),
+                net: oauth::Network::system(),
                 wait: Some(Duration::from_secs(10)),
             },
             &FollowRedirect,

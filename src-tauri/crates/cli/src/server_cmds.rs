@@ -54,6 +54,10 @@ pub enum ServerCmd {
     /// Show or set a server's limits: `limits NAME [--timeout S] [--init-timeout S]
     /// [--max-message-mb N]`.
     Limits(crate::limits_cmds::LimitsArgs),
+    /// "Allow insecure (development)" for a remote server: `insecure NAME on|off`. With it on,
+    /// sign-in and its tokens may use plain http to another computer (never to a cloud metadata
+    /// address); turning it on asks for the server's approval again.
+    Insecure(InsecureArgs),
 }
 
 #[derive(Args, Debug)]
@@ -195,6 +199,7 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
         ServerCmd::ReviewResults(r) => crate::access_cmds::review_results(ctx, r).await,
         ServerCmd::Sandbox(a) => crate::sandbox_cmds::sandbox(ctx, a).await,
         ServerCmd::Limits(a) => crate::limits_cmds::limits(ctx, a).await,
+        ServerCmd::Insecure(a) => insecure(ctx, a).await,
     }
 }
 
@@ -206,6 +211,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             url,
             headers: parse_pairs(&a.headers, "header")?,
             auth: None,
+            allow_insecure: false,
         }),
         (None, Some((command, args))) => TransportSpec::Stdio(StdioSpec {
             command: absolutize(command)?,
@@ -374,6 +380,9 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
         }
         TransportSpec::Http(h) => {
             outln!("url:      {}", escape_for_display(&h.url));
+            if h.allow_insecure {
+                outln!("insecure: ALLOWED (development): sign-in tokens may cross the network over plain http");
+            }
             &h.headers
         }
     };
@@ -618,4 +627,28 @@ pub async fn doctor(ctx: &Ctx, a: DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[derive(Args, Debug)]
+pub struct InsecureArgs {
+    /// The server's name.
+    name: String,
+    /// `on` or `off`.
+    #[arg(value_parser = ["on", "off"])]
+    state: String,
+}
+
+async fn insecure(ctx: &Ctx, a: InsecureArgs) -> anyhow::Result<ExitCode> {
+    let id = Host::server_id(&a.name)?;
+    let on = a.state == "on";
+    ctx.host.set_allow_insecure(&id, on).await?;
+    if on {
+        errln!(
+            "{id}: insecure (development) allowed: its sign-in tokens may cross the network in \
+             clear text; approve it again with `switchboard server trust {id}`"
+        );
+    } else {
+        errln!("{id}: insecure (development) off");
+    }
+    Ok(ExitCode::SUCCESS)
 }

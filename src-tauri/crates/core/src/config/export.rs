@@ -400,6 +400,7 @@ mod tests {
                 url: "https://mcp.example.com/mcp".into(),
                 headers,
                 auth: None,
+                allow_insecure: false,
             }),
             enabled: true,
             timeouts: Timeouts::default(),

@@ -631,6 +631,7 @@ fn lower_server(cx: &mut ServerCx<'_>, entry: &Value) -> Result<ServerSpec, Stri
             url,
             headers,
             auth: None,
+            allow_insecure: false,
         })
     } else {
         let command = str_field("command")

@@ -80,6 +80,9 @@ pub enum LaunchPlan {
         /// The configured headers with their values or secret bindings, sorted by name
         /// (case-insensitively).
         headers: Vec<NamedValue>,
+        /// "Allow insecure (development)": tokens may go over plain http to another machine.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        allow_insecure: bool,
     },
 }
 
@@ -353,6 +356,7 @@ impl LaunchPlan {
         Self::Http {
             url: h.url.clone(),
             headers,
+            allow_insecure: h.allow_insecure,
         }
     }
 
@@ -406,10 +410,18 @@ impl LaunchPlan {
                     field(tag, &value);
                 }
             }
-            Self::Http { url, headers } => {
+            Self::Http {
+                url,
+                headers,
+                allow_insecure,
+            } => {
                 field("kind", b"http/2");
                 field("url", url.as_bytes());
                 values(&mut field, "header", headers);
+                // Only when on, so fingerprints approved before the setting existed still hold.
+                if *allow_insecure {
+                    field("allow-insecure", b"1");
+                }
             }
         }
         Fingerprint(hex::encode(h.finalize()))
@@ -455,8 +467,19 @@ impl LaunchPlan {
                 }
                 out.extend(sandbox.consent_lines());
             }
-            Self::Http { url, headers } => {
+            Self::Http {
+                url,
+                headers,
+                allow_insecure,
+            } => {
                 out.push(("url".into(), escape_for_display(url)));
+                if *allow_insecure {
+                    out.push((
+                        "insecure".into(),
+                        "ALLOWED (development): sign-in tokens may cross the network over plain http"
+                            .into(),
+                    ));
+                }
                 if headers.is_empty() {
                     out.push(("headers".into(), "(none)".into()));
                 }

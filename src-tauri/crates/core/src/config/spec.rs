@@ -74,6 +74,12 @@ pub struct HttpSpec {
     /// OAuth settings beyond the defaults (browser sign-in with automatic registration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<HttpAuth>,
+    /// "Allow insecure (development)" (AU-10): sign-in and its tokens may use plain http to a
+    /// server on another machine. Off by default, visible wherever the server is shown, and
+    /// part of what the person approves. Configured secret headers stay refused over http
+    /// whatever this says (SP-10).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_insecure: bool,
 }
 
 /// How Switchboard gets OAuth tokens for a remote server, when the person configured it. The
@@ -545,6 +551,7 @@ mod tests {
                 url: url.into(),
                 headers: vec![nv("Authorization", value)],
                 auth: None,
+                allow_insecure: false,
             }),
             enabled: true,
             timeouts: Timeouts::default(),

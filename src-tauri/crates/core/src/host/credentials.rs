@@ -241,6 +241,7 @@ mod tests {
                     url: url.into(),
                     headers: vec![],
                     auth: None,
+                    allow_insecure: false,
                 }),
             ),
         ];

@@ -239,6 +239,14 @@ impl Host {
         {
             new.sandbox = old.sandbox.clone();
         }
+        // Likewise the sign-in settings (`set_http_auth`, `set_allow_insecure`): a form that
+        // does not show them must not reset them.
+        if let (TransportSpec::Http(new), TransportSpec::Http(old)) =
+            (&mut spec.transport, &before.transport)
+        {
+            new.auth = old.auth.clone();
+            new.allow_insecure = old.allow_insecure;
+        }
         let Sealed {
             spec,
             secrets,
@@ -571,7 +579,7 @@ pub(super) async fn endpoint_for(
                 url: h.url.clone(),
                 headers,
                 max_message: spec.timeouts.max_message(),
-                auth: super::signin::authorizer_for(inner, id, &h.url, h.auth.as_ref()).await,
+                auth: super::signin::authorizer_for(inner, id, h).await,
             })
         }
         _ => Err(LaunchError::Fatal(

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{HttpAuth, TransportSpec};
+use crate::config::{HttpAuth, HttpSpec, TransportSpec};
 use crate::ids::ServerId;
 use crate::mcp::connection::oauth::{
     self, Authorizer, ClientSettings, Handoff, SignInError, SignInStatus, SignInStep, SignedIn,
@@ -24,9 +24,14 @@ use super::{Host, HostError, Inner};
 pub(super) async fn authorizer_for(
     inner: &Inner,
     id: &ServerId,
-    url: &str,
-    auth: Option<&HttpAuth>,
+    h: &HttpSpec,
 ) -> Option<Authorizer> {
+    let (url, auth) = (h.url.as_str(), h.auth.as_ref());
+    // A token never crosses the network in clear text unless the person allowed it (AU-10).
+    if cleartext(h) {
+        return None;
+    }
+    let net = network(h);
     if let Some(HttpAuth::ClientCredentials {
         client_id,
         signing_algorithm,
@@ -47,6 +52,7 @@ pub(super) async fn authorizer_for(
                 client_id,
                 signing_algorithm.as_deref(),
                 scopes,
+                net.clone(),
             )
             .await
             {
@@ -59,11 +65,11 @@ pub(super) async fn authorizer_for(
         return Some(a);
     }
     let secret = client_secret(inner, id).await;
-    match oauth::authorizer(&inner.secrets, id, url, secret, oauth::system_lookup()).await {
+    match oauth::authorizer(&inner.secrets, id, url, secret, net.clone()).await {
         Ok(Some(a)) => {
             let a = match auth {
                 Some(HttpAuth::ClientCredentials { .. }) => {
-                    a.renewing(renewer(inner, id, url, auth))
+                    a.renewing(renewer(inner, id, url, auth, net))
                 }
                 _ => a,
             };
@@ -80,7 +86,13 @@ pub(super) async fn authorizer_for(
 
 /// Gets a new client-credentials token when the server refuses the current one (revoked, or
 /// expired early): the connection retries with it, no person involved.
-fn renewer(inner: &Inner, id: &ServerId, url: &str, auth: Option<&HttpAuth>) -> oauth::Renewer {
+fn renewer(
+    inner: &Inner,
+    id: &ServerId,
+    url: &str,
+    auth: Option<&HttpAuth>,
+    net: oauth::Network,
+) -> oauth::Renewer {
     let (secrets, id, url, auth) = (
         inner.secrets.clone(),
         id.clone(),
@@ -89,6 +101,7 @@ fn renewer(inner: &Inner, id: &ServerId, url: &str, auth: Option<&HttpAuth>) -> 
     );
     Arc::new(move || {
         let (secrets, id, url, auth) = (secrets.clone(), id.clone(), url.clone(), auth.clone());
+        let net = net.clone();
         Box::pin(async move {
             let Some(HttpAuth::ClientCredentials {
                 client_id,
@@ -110,7 +123,7 @@ fn renewer(inner: &Inner, id: &ServerId, url: &str, auth: Option<&HttpAuth>) -> 
                 key,
                 scopes,
                 challenge: None,
-                lookup: oauth::system_lookup(),
+                net,
             })
             .await
         })
@@ -138,6 +151,20 @@ async fn machine_credentials(
     })
 }
 
+/// Whether tokens for this server would cross the network in clear text: plain http to another
+/// machine, without the person's "allow insecure (development)".
+fn cleartext(h: &HttpSpec) -> bool {
+    url::Url::parse(&h.url)
+        .map(|u| u.scheme() == "http" && !crate::config::is_loopback(&u))
+        .unwrap_or(true)
+        && !h.allow_insecure
+}
+
+/// The network rules of a server's sign-in requests.
+fn network(h: &HttpSpec) -> oauth::Network {
+    oauth::Network::system().insecure(h.allow_insecure)
+}
+
 /// Whether a token expiring at `at` is (about to be) expired.
 fn expired(at: Option<u64>) -> bool {
     at.is_some_and(|at| at <= oauth::now_secs() + 30)
@@ -151,6 +178,7 @@ async fn machine_token(
     client_id: &str,
     signing_algorithm: Option<&str>,
     scopes: &[String],
+    net: oauth::Network,
 ) -> Result<SignedIn, SignInError> {
     let (secret, key) = machine_credentials(&inner.secrets, id, signing_algorithm).await?;
     oauth::client_credentials(oauth::ClientCredentials {
@@ -162,7 +190,7 @@ async fn machine_token(
         key,
         scopes: scopes.to_vec(),
         challenge: None,
-        lookup: oauth::system_lookup(),
+        net,
     })
     .await
 }
@@ -190,13 +218,7 @@ fn metadata_url() -> Option<String> {
 
 impl Host {
     fn remote_url(&self, spec: &crate::config::ServerSpec) -> Result<String, HostError> {
-        match &spec.transport {
-            TransportSpec::Http(h) => Ok(h.url.clone()),
-            _ => Err(HostError::Invalid(format!(
-                "{} runs on this computer; only remote servers sign in",
-                spec.id
-            ))),
-        }
+        Ok(remote(spec)?.url.clone())
     }
 
     /// Signs in to a remote server (the steps go to `handoff`), then restarts it so the first
@@ -208,11 +230,16 @@ impl Host {
         handoff: &dyn Handoff,
     ) -> Result<SignedIn, HostError> {
         let spec = self.server(id).await?;
-        let url = self.remote_url(&spec)?;
-        let configured = match &spec.transport {
-            TransportSpec::Http(h) => h.auth.clone(),
-            _ => None,
-        };
+        let h = remote(&spec)?;
+        if cleartext(h) {
+            return Err(HostError::Invalid(format!(
+                "{id} is at a plain http address on another computer: its sign-in tokens would \
+                 cross the network in clear text. Use its https address, or for a development \
+                 server turn on \"allow insecure (development)\" for it (`switchboard server \
+                 insecure {id} on`)"
+            )));
+        }
+        let (url, net, configured) = (h.url.clone(), network(h), h.auth.clone());
         if let Some(HttpAuth::ClientCredentials {
             client_id,
             signing_algorithm,
@@ -228,6 +255,7 @@ impl Host {
                 client_id,
                 signing_algorithm.as_deref(),
                 scopes,
+                net,
             )
             .await;
             let signed = match signed {
@@ -271,7 +299,7 @@ impl Host {
                 secrets: &self.inner.secrets,
                 client: &client,
                 challenge: challenge.as_deref(),
-                lookup: oauth::system_lookup(),
+                net: net.clone(),
                 wait: None,
             },
             handoff,
@@ -326,9 +354,9 @@ impl Host {
     /// session (it will ask for sign-in again when started).
     pub async fn sign_out(&self, id: &ServerId) -> Result<SignedOut, HostError> {
         let spec = self.server(id).await?;
-        self.remote_url(&spec)?;
+        let net = network(remote(&spec)?);
         let secret = client_secret(&self.inner, id).await;
-        let out = oauth::sign_out(&self.inner.secrets, id, secret, oauth::system_lookup())
+        let out = oauth::sign_out(&self.inner.secrets, id, secret, net)
             .await
             .map_err(sign_in_err)?;
         self.inner.signins().remove(id);
@@ -376,6 +404,27 @@ impl Host {
         Ok(())
     }
 
+    /// Turns "allow insecure (development)" on or off for a remote server (AU-10): with it,
+    /// sign-in and its tokens may use plain http to another machine. It is part of what the
+    /// person approves, so turning it on asks for approval again.
+    pub async fn set_allow_insecure(&self, id: &ServerId, allow: bool) -> Result<(), HostError> {
+        let mut spec = self.server(id).await?;
+        let TransportSpec::Http(h) = &mut spec.transport else {
+            return Err(HostError::Invalid(format!(
+                "{id} runs on this computer; only remote servers sign in"
+            )));
+        };
+        h.allow_insecure = allow;
+        spec.validate()?;
+        self.inner.store.update_server(&spec).await?;
+        self.inner.signins().remove(id);
+        let _ = self.inner.events.send(super::HostEvent::ServersChanged);
+        if let Some(h) = self.handle(id) {
+            h.restart().await;
+        }
+        Ok(())
+    }
+
     /// Stores the client's signing key (PEM) for client credentials with a signed assertion.
     pub async fn set_client_key(&self, id: &ServerId, pem: Secret) -> Result<(), HostError> {
         self.server(id).await?;
@@ -398,6 +447,17 @@ impl Host {
         self.inner.secrets.set(key, secret).await?;
         self.inner.signins().remove(id);
         Ok(())
+    }
+}
+
+/// A server's HTTP settings, or why it has none.
+fn remote(spec: &crate::config::ServerSpec) -> Result<&HttpSpec, HostError> {
+    match &spec.transport {
+        TransportSpec::Http(h) => Ok(h),
+        _ => Err(HostError::Invalid(format!(
+            "{} runs on this computer; only remote servers sign in",
+            spec.id
+        ))),
     }
 }
 

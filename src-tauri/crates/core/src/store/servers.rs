@@ -266,6 +266,7 @@ mod tests {
         let plan = LaunchPlan::Http {
             url: "http://127.0.0.1:1/mcp".into(),
             headers: vec![],
+            allow_insecure: false,
         };
         store.set_trust(&a.id, &plan).await.unwrap();
         let t = store.trust(&a.id).await.unwrap().unwrap();

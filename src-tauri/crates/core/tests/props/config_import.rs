@@ -476,6 +476,7 @@ fn spec_body() -> impl Strategy<Value = (TransportSpec, bool)> {
                 url: format!("https://{host}.example/{path}"),
                 headers,
                 auth: None,
+                allow_insecure: false,
             })
         });
     (prop_oneof![stdio, http], any::<bool>())

@@ -275,6 +275,7 @@ fn remote_plans_cover_url_and_headers() {
                 value: v,
             }],
             auth: None,
+            allow_insecure: false,
         }),
         enabled: true,
         timeouts: Timeouts::default(),

@@ -17,7 +17,7 @@ use url::Url;
 
 use super::errors::{from_auth, from_exchange, SignInError};
 use super::listener::{Callback, Listener, WAIT};
-use super::net::{GuardedClient, Lookup};
+use super::net::{GuardedClient, Network};
 use super::store::{self, ClientRecord, KeyringCredentials, Record, Registration};
 use super::{SignInStep, SignedIn, StepEvent};
 use crate::ids::ServerId;
@@ -61,7 +61,7 @@ pub struct SignIn<'a> {
     /// The `WWW-Authenticate` value of the 401 (or 403) that asked for it, if any.
     pub challenge: Option<&'a str>,
     /// Resolves host names (the system's, or a table in tests).
-    pub lookup: Lookup,
+    pub net: Network,
     /// How long to wait for the browser.
     pub wait: Option<std::time::Duration>,
 }
@@ -81,12 +81,9 @@ fn track<T>(
 }
 
 /// Builds a manager for `url` over the guarded client.
-pub(super) async fn manager(
-    url: &str,
-    lookup: Lookup,
-) -> Result<AuthorizationManager, SignInError> {
+pub(super) async fn manager(url: &str, net: Network) -> Result<AuthorizationManager, SignInError> {
     let parsed = Url::parse(url).map_err(|e| SignInError::Discovery(format!("{url}: {e}")))?;
-    let client = GuardedClient::new(&parsed, lookup)
+    let client = GuardedClient::new(&parsed, net)
         .map_err(|e| SignInError::Discovery(format!("could not build the HTTP client: {e}")))?;
     AuthorizationManager::new_with_oauth_http_client(parsed, Arc::new(client))
         .await
@@ -104,7 +101,7 @@ fn challenge_scope(challenge: Option<&str>, url: &str) -> Option<String> {
 /// Runs a whole sign-in (see the module docs). On success the record is in the keyring.
 pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn, SignInError> {
     handoff.step(StepEvent::started(SignInStep::Discovery));
-    let mut manager = manager(req.url, req.lookup.clone()).await?;
+    let mut manager = manager(req.url, req.net.clone()).await?;
     let resolution = track(
         handoff,
         SignInStep::Discovery,
@@ -147,14 +144,14 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         })?;
         Ok(auth)
     })();
-    let auth_page = track(handoff, SignInStep::Metadata, checked, |a| {
+    // The authorization page itself is checked again when it is opened (with its query).
+    track(handoff, SignInStep::Metadata, checked, |a| {
         format!(
             "authorization server {} ({})",
             metadata.issuer.as_deref().unwrap_or("without an issuer"),
             a.domain
         )
     })?;
-    let _ = auth_page;
     let issuer = metadata.issuer.clone();
     manager.set_metadata(metadata.clone());
 

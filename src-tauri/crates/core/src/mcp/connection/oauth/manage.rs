@@ -12,7 +12,7 @@ use url::Url;
 
 use super::errors::{from_auth, SignInError};
 use super::flow::manager;
-use super::net::{GuardedClient, Lookup};
+use super::net::{GuardedClient, Network};
 use super::store::{self, ClientRecord, KeyringCredentials, Record, Registration};
 use super::{Authorizer, SignedIn};
 use crate::ids::ServerId;
@@ -101,7 +101,7 @@ pub async fn authorizer(
     server: &ServerId,
     url: &str,
     client_secret: Option<Secret>,
-    lookup: Lookup,
+    net: Network,
 ) -> Result<Option<Authorizer>, SignInError> {
     let Some(record) = store::read(secrets, server).await? else {
         return Ok(None);
@@ -109,7 +109,7 @@ pub async fn authorizer(
     if record.resource != url || record.credentials.is_none() {
         return Ok(None);
     }
-    let mut m = manager(url, lookup).await?;
+    let mut m = manager(url, net).await?;
     m.set_metadata(record.metadata.clone());
     let mut config = OAuthClientConfig::new(
         record.client.id.clone(),
@@ -160,12 +160,12 @@ pub async fn sign_out(
     secrets: &Secrets,
     server: &ServerId,
     client_secret: Option<Secret>,
-    lookup: Lookup,
+    net: Network,
 ) -> Result<SignedOut, SignInError> {
     let Some(record) = store::read(secrets, server).await? else {
         return Ok(SignedOut::NotSignedIn);
     };
-    let outcome = match revoke(&record, client_secret, lookup).await {
+    let outcome = match revoke(&record, client_secret, net).await {
         Ok(true) => SignedOut::Revoked,
         Ok(false) => SignedOut::NotOffered,
         Err(detail) => SignedOut::Failed { detail },
@@ -175,7 +175,7 @@ pub async fn sign_out(
 }
 
 /// RFC 7009 revocation of every token held; `Ok(false)` when no endpoint is advertised.
-async fn revoke(record: &Record, secret: Option<Secret>, lookup: Lookup) -> Result<bool, String> {
+async fn revoke(record: &Record, secret: Option<Secret>, net: Network) -> Result<bool, String> {
     let Some(endpoint) = record
         .metadata
         .additional_fields
@@ -192,7 +192,7 @@ async fn revoke(record: &Record, secret: Option<Secret>, lookup: Lookup) -> Resu
         return Ok(true);
     };
     let resource = Url::parse(&record.resource).map_err(|e| e.to_string())?;
-    let client = GuardedClient::new(&resource, lookup).map_err(|e| e.to_string())?;
+    let client = GuardedClient::new(&resource, net).map_err(|e| e.to_string())?;
     let secret = secret
         .map(|s| s.expose().to_owned())
         .or_else(|| record.client.secret.clone());
@@ -238,12 +238,12 @@ pub struct ClientCredentials<'a> {
     /// The `WWW-Authenticate` of the 401, if any.
     pub challenge: Option<&'a str>,
     /// Resolves host names.
-    pub lookup: Lookup,
+    pub net: Network,
 }
 
 /// Gets a token with client credentials and saves it like a sign-in.
 pub async fn client_credentials(req: ClientCredentials<'_>) -> Result<SignedIn, SignInError> {
-    let mut m = manager(req.url, req.lookup.clone()).await?;
+    let mut m = manager(req.url, req.net.clone()).await?;
     let resolution = m
         .resolve_metadata_from_challenge(req.challenge)
         .await

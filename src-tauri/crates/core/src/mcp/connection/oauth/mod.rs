@@ -34,7 +34,7 @@ pub use self::manage::{
     authorizer, client_credentials, renew_client_credentials, sign_out, status, ClientCredentials,
     SignInStatus, SignedOut,
 };
-pub use self::net::{system_lookup, Lookup};
+pub use self::net::{Lookup, Network};
 pub use self::store::{now_secs, Registration};
 
 /// The steps of a sign-in, in order, as the timeline shows them.

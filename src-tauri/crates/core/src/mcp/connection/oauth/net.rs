@@ -130,6 +130,9 @@ pub struct AddressPolicy {
     pub loopback: bool,
     /// The MCP server is on a private network (or this machine): private ranges are allowed.
     pub private: bool,
+    /// The person turned on "allow insecure (development)" for this server (AU-10): plain
+    /// http is allowed to any address the other rules allow.
+    pub insecure_http: bool,
 }
 
 impl AddressPolicy {
@@ -144,6 +147,7 @@ impl AddressPolicy {
         Self {
             loopback: class == AddressClass::Loopback,
             private: matches!(class, AddressClass::Loopback | AddressClass::Private),
+            insecure_http: false,
         }
     }
 
@@ -173,7 +177,7 @@ impl AddressPolicy {
             || url.host_str().is_some_and(is_localhost);
         match url.scheme() {
             "https" => {}
-            "http" if local && self.loopback => {}
+            "http" if (local && self.loopback) || self.insecure_http => {}
             _ => return Err(Refused::Scheme(url.clone())),
         }
         if let Some(ip) = literal {
@@ -222,16 +226,37 @@ pub enum Refused {
 pub type Lookup =
     Arc<dyn Fn(String) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> + Send + Sync>;
 
-/// The system resolver.
-pub fn system_lookup() -> Lookup {
-    Arc::new(|host: String| {
-        Box::pin(async move {
-            Ok(tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .map(|a| a.ip())
-                .collect())
-        })
-    })
+/// How sign-in requests reach the network: the resolver, and whether the person allowed plain
+/// http to another machine for this server (AU-10, off unless they turned it on).
+#[derive(Clone)]
+pub struct Network {
+    /// Resolves host names.
+    pub lookup: Lookup,
+    /// "Allow insecure (development)".
+    pub allow_insecure: bool,
+}
+
+impl Network {
+    /// The system resolver, https only (http only to a server on this computer).
+    pub fn system() -> Self {
+        Self {
+            lookup: Arc::new(|host: String| {
+                Box::pin(async move {
+                    Ok(tokio::net::lookup_host((host.as_str(), 0))
+                        .await?
+                        .map(|a| a.ip())
+                        .collect())
+                })
+            }),
+            allow_insecure: false,
+        }
+    }
+
+    /// This network, with plain http to other machines allowed or not.
+    pub fn insecure(mut self, allow: bool) -> Self {
+        self.allow_insecure = allow;
+        self
+    }
 }
 
 /// reqwest's resolver hook: resolves, then keeps only the addresses the policy allows.
@@ -270,8 +295,12 @@ pub struct GuardedClient {
 
 impl GuardedClient {
     /// A client for sign-in to the MCP server at `server`.
-    pub fn new(server: &Url, lookup: Lookup) -> Result<Self, reqwest::Error> {
-        let policy = AddressPolicy::for_server(server);
+    pub fn new(server: &Url, net: Network) -> Result<Self, reqwest::Error> {
+        let policy = AddressPolicy {
+            insecure_http: net.allow_insecure,
+            ..AddressPolicy::for_server(server)
+        };
+        let lookup = net.lookup;
         let client = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
@@ -475,6 +504,28 @@ mod tests {
         assert!(!p.allows("169.254.169.254".parse().unwrap()));
     }
 
+    #[test]
+    fn allow_insecure_permits_plain_http_but_never_the_metadata_service() {
+        let p = AddressPolicy {
+            insecure_http: true,
+            ..remote()
+        };
+        assert!(p
+            .check_url(&Url::parse("http://auth.example.com/token").unwrap())
+            .is_ok());
+        assert!(p
+            .check_url(&Url::parse("http://169.254.169.254/").unwrap())
+            .is_err());
+        assert!(
+            p.check_url(&Url::parse("http://10.0.0.5/").unwrap())
+                .is_err(),
+            "private stays private"
+        );
+        assert!(remote()
+            .check_url(&Url::parse("http://auth.example.com/token").unwrap())
+            .is_err());
+    }
+
     #[tokio::test]
     async fn names_are_vetted_after_resolution() {
         // A name that resolves to a private address is refused for a remote server.
@@ -487,8 +538,12 @@ mod tests {
                 })
             })
         });
+        let net = Network {
+            lookup,
+            allow_insecure: false,
+        };
         let client =
-            GuardedClient::new(&Url::parse("https://mcp.example.com/").unwrap(), lookup).unwrap();
+            GuardedClient::new(&Url::parse("https://mcp.example.com/").unwrap(), net).unwrap();
         for host in ["internal.example", "meta.example"] {
             let req = http::Request::builder()
                 .uri(format!(
