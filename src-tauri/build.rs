@@ -72,6 +72,7 @@ const COMMANDS: &[&str] = &[
     "sign_out",
     "credentials",
     "set_client_secret",
+    "set_allow_insecure",
 ];
 
 fn main() {

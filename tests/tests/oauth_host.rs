@@ -314,6 +314,21 @@ async fn plain_http_to_another_computer_needs_the_insecure_toggle() {
     );
 
     host.set_allow_insecure(&id, true).await.unwrap();
+    // The toggle is a governance change: it is in the audit log.
+    let page = host
+        .audit_page(&switchboard_core::store::AuditQuery {
+            limit: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        page.entries.iter().any(|e| e.kind.as_str() == "config"
+            && e.server.as_deref() == Some("lan")
+            && e.detail_json.contains("\"allow_insecure\":true")),
+        "{:?}",
+        page.entries
+    );
     let spec = host.server(&id).await.unwrap();
     match &spec.transport {
         TransportSpec::Http(h) => assert!(h.allow_insecure),

@@ -160,6 +160,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "server_tags": {
     "server": "string"
   },
+  "set_allow_insecure": {
+    "allow": "boolean",
+    "server": "string"
+  },
   "set_client_secret": {
     "server": "string",
     "value": "string"

@@ -241,6 +241,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             signin::sign_out,
             signin::credentials,
             signin::set_client_secret,
+            signin::set_allow_insecure,
         ])
 }
 

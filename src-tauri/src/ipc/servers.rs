@@ -148,6 +148,9 @@ pub struct ServerRow {
     pub review: u32,
     /// Whether a local server runs sandboxed (SP-07); `None` for a remote one.
     pub sandboxed: Option<bool>,
+    /// Whether a remote server has "allow insecure (development)" on (AU-10): its sign-in and
+    /// tokens may use plain http to another machine. Always false for a local server.
+    pub allow_insecure: bool,
 }
 
 /// Approval state of a launch plan.
@@ -249,6 +252,7 @@ async fn row(host: &Host, v: ServerView) -> Result<ServerRow, IpcError> {
             TransportSpec::Stdio(s) => Some(s.sandbox.enabled),
             TransportSpec::Http(_) => None,
         },
+        allow_insecure: matches!(&v.spec.transport, TransportSpec::Http(h) if h.allow_insecure),
         enabled: v.spec.enabled,
         trust,
         status: (&v.status).into(),

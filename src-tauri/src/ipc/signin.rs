@@ -2,6 +2,8 @@
 //! the core's timeline to the window, `sign_in_continue` answers the one question asked on the
 //! way, `sign_out` revokes, `credentials` lists every secret and token without a value, and
 //! `set_client_secret` stores a pre-registered client's secret, which never comes back (SE-05).
+//! `set_allow_insecure` turns a remote server's "allow insecure (development)" on or off
+//! (AU-10); turning it on changes what was approved, so the server needs approval again.
 //!
 //! # The browser hand-off (AU-05, RN-02)
 //! The core calls [`Handoff::open`] with the checked authorization URL. The shell sends the
@@ -380,6 +382,9 @@ pub struct ServerCredentialsDto {
     pub client_secret_set: bool,
     /// What it asks for now, if it is down for want of a sign-in.
     pub wants: Option<SignInWantDto>,
+    /// Whether "allow insecure (development)" is on (AU-10): its sign-in and tokens may use
+    /// plain http to another machine. Always false for a local server.
+    pub allow_insecure: bool,
 }
 
 impl From<ServerCredentials> for ServerCredentialsDto {
@@ -391,6 +396,7 @@ impl From<ServerCredentials> for ServerCredentialsDto {
             sign_in: s.sign_in.map(Into::into),
             client_secret_set: s.client_secret_set,
             wants: s.wants.map(Into::into),
+            allow_insecure: s.allow_insecure,
         }
     }
 }
@@ -624,4 +630,122 @@ pub async fn set_client_secret(
         ));
     }
     Ok(host.set_client_secret(&id, Secret::new(value)).await?)
+}
+
+/// Turns "allow insecure (development)" on or off for a remote server (AU-10): with it on, its
+/// sign-in and tokens may use plain http to another machine. Turning it on changes what the
+/// person approved, so the server asks for approval again before it starts.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), allow = allow))]
+pub async fn set_allow_insecure(
+    host: State<'_, Host>,
+    server: String,
+    allow: bool,
+) -> Result<(), IpcError> {
+    let id = Host::server_id(&server)?;
+    Ok(host.set_allow_insecure(&id, allow).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::super::audit::{app, call};
+
+    fn listed(app: &super::super::audit::App, cmd: &str, key: &str, name: &str) -> Value {
+        let out: Value = serde_json::from_str(&call(app, cmd, json!({})).unwrap()).unwrap();
+        let rows = if cmd == "credentials" {
+            out["servers"].clone()
+        } else {
+            out
+        };
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r[key] == name)
+            .unwrap_or_else(|| panic!("{cmd} lists no {name}: {rows}"))
+            .clone()
+    }
+
+    fn fingerprint(app: &super::super::audit::App) -> String {
+        let v: Value = serde_json::from_str(
+            &call(app, "trust_view", json!({"name": "remote", "bindings": []})).unwrap(),
+        )
+        .unwrap();
+        v["fingerprint"].as_str().unwrap().to_owned()
+    }
+
+    /// AU-10: the toggle flips the stored spec, both listings show it, the approval fingerprint
+    /// changes with it (so the server needs approval again), and only a remote server has it.
+    #[test]
+    fn set_allow_insecure_flips_the_spec() {
+        let app = app();
+        let before = fingerprint(&app);
+        assert_eq!(
+            listed(&app, "credentials", "server", "remote")["allow_insecure"],
+            json!(false)
+        );
+        assert_eq!(
+            listed(&app, "list_servers", "name", "remote")["allow_insecure"],
+            json!(false)
+        );
+
+        let on = json!({"server": "remote", "allow": true});
+        assert_eq!(call(&app, "set_allow_insecure", on).unwrap(), "null");
+        assert_eq!(
+            listed(&app, "credentials", "server", "remote")["allow_insecure"],
+            json!(true)
+        );
+        assert_eq!(
+            listed(&app, "list_servers", "name", "remote")["allow_insecure"],
+            json!(true)
+        );
+        assert_eq!(
+            listed(&app, "list_servers", "name", "local")["allow_insecure"],
+            json!(false)
+        );
+        let insecure = fingerprint(&app);
+        assert_ne!(
+            insecure, before,
+            "turning it on must ask for approval again"
+        );
+        let view = call(
+            &app,
+            "trust_view",
+            json!({"name": "remote", "bindings": []}),
+        )
+        .unwrap();
+        assert!(view.contains("insecure"), "{view}");
+
+        let off = json!({"server": "remote", "allow": false});
+        assert_eq!(call(&app, "set_allow_insecure", off).unwrap(), "null");
+        assert_eq!(
+            listed(&app, "credentials", "server", "remote")["allow_insecure"],
+            json!(false)
+        );
+        assert_eq!(fingerprint(&app), before);
+
+        // A local server has no such setting; unknown and malformed names are not found.
+        for (server, code) in [
+            ("local", "invalid"),
+            ("nope", "not_found"),
+            ("../remote", "not_found"),
+            ("re\u{202e}mote", "not_found"),
+        ] {
+            let e = call(
+                &app,
+                "set_allow_insecure",
+                json!({"server": server, "allow": true}),
+            )
+            .unwrap_err();
+            assert!(e.contains(&format!("\"code\":\"{code}\"")), "{server}: {e}");
+        }
+        let wrong = json!({"server": "remote", "allow": "yes"});
+        assert!(call(&app, "set_allow_insecure", wrong).is_err());
+        assert_eq!(
+            listed(&app, "credentials", "server", "local")["allow_insecure"],
+            json!(false)
+        );
+    }
 }

@@ -205,6 +205,12 @@ export const commands = {
 	 *  server. It goes to the keyring and is never returned by any command.
 	 */
 	setClientSecret: (server: string, value: string) => typedError<null, IpcError>(__TAURI_INVOKE("set_client_secret", { server, value })),
+	/**
+	 *  Turns "allow insecure (development)" on or off for a remote server (AU-10): with it on, its
+	 *  sign-in and tokens may use plain http to another machine. Turning it on changes what the
+	 *  person approved, so the server asks for approval again before it starts.
+	 */
+	setAllowInsecure: (server: string, allow: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_allow_insecure", { server, allow })),
 };
 
 /** Events */
@@ -2011,6 +2017,11 @@ export type ServerCredentialsDto_Deserialize = {
 	client_secret_set: boolean,
 	/**  What it asks for now, if it is down for want of a sign-in. */
 	wants?: SignInWantDto | null,
+	/**
+	 *  Whether "allow insecure (development)" is on (AU-10): its sign-in and tokens may use
+	 *  plain http to another machine. Always false for a local server.
+	 */
+	allow_insecure: boolean,
 };
 
 /**  One server's credentials. */
@@ -2027,6 +2038,11 @@ export type ServerCredentialsDto_Serialize = {
 	client_secret_set: boolean,
 	/**  What it asks for now, if it is down for want of a sign-in. */
 	wants: SignInWantDto | null,
+	/**
+	 *  Whether "allow insecure (development)" is on (AU-10): its sign-in and tokens may use
+	 *  plain http to another machine. Always false for a local server.
+	 */
+	allow_insecure: boolean,
 };
 
 /**  A server as the edit form shows it. */
@@ -2081,6 +2097,11 @@ export type ServerRow_Deserialize = {
 	review: number,
 	/**  Whether a local server runs sandboxed (SP-07); `None` for a remote one. */
 	sandboxed?: boolean | null,
+	/**
+	 *  Whether a remote server has "allow insecure (development)" on (AU-10): its sign-in and
+	 *  tokens may use plain http to another machine. Always false for a local server.
+	 */
+	allow_insecure: boolean,
 };
 
 /**  One row of the servers page. */
@@ -2109,6 +2130,11 @@ export type ServerRow_Serialize = {
 	review: number,
 	/**  Whether a local server runs sandboxed (SP-07); `None` for a remote one. */
 	sandboxed: boolean | null,
+	/**
+	 *  Whether a remote server has "allow insecure (development)" on (AU-10): its sign-in and
+	 *  tokens may use plain http to another machine. Always false for a local server.
+	 */
+	allow_insecure: boolean,
 };
 
 /**  The tools of one running server. */

@@ -22,6 +22,7 @@ const creds = (over: Record<string, unknown> = {}) => ({
   sign_in: null,
   client_secret_set: false,
   wants: null,
+  allow_insecure: false,
   ...over,
 });
 

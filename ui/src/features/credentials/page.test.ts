@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
-const m = vi.hoisted(() => ({ credentials: vi.fn(), signOut: vi.fn(), setClientSecret: vi.fn() }));
+const m = vi.hoisted(() => ({ credentials: vi.fn(), signOut: vi.fn(), setClientSecret: vi.fn(), setAllowInsecure: vi.fn() }));
 vi.mock("../../ipc/bindings", () => ({
-  commands: { credentials: m.credentials, signOut: m.signOut, setClientSecret: m.setClientSecret },
+  commands: { credentials: m.credentials, signOut: m.signOut, setClientSecret: m.setClientSecret, setAllowInsecure: m.setAllowInsecure },
   events: { hostChanged: { listen: vi.fn(() => Promise.resolve(() => {})) } },
 }));
 
@@ -14,9 +14,9 @@ const listing = () => ({
   store: "in the OS keyring",
   providers: [{ provider: "work", profile: "OpenAI", set: true, required: true }],
   servers: [
-    { server: "local", remote: false, secrets: [{ field: "API_KEY", source: "secret API_KEY", set: false }], sign_in: null, client_secret_set: false, wants: null },
+    { server: "local", remote: false, secrets: [{ field: "API_KEY", source: "secret API_KEY", set: false }], sign_in: null, client_secret_set: false, wants: null, allow_insecure: false },
     {
-      server: "remote", remote: true, secrets: [], client_secret_set: true, wants: null,
+      server: "remote", remote: true, secrets: [], client_secret_set: true, wants: null, allow_insecure: false,
       sign_in: {
         resource: "https://mcp.example.com/mcp", current: true, issuer: "https://auth.example.com",
         registration: "dynamic", client_id: "client_1", has_token: true, refreshable: true,
@@ -78,6 +78,61 @@ describe("the Credentials page", () => {
     await flush();
     expect(m.setClientSecret).toHaveBeenCalledWith("remote", "s3cret");
     expect(secret.value).toBe("");
+  });
+
+  it("shows each remote server's allow-insecure switch, off, with its warning", async () => {
+    unmount = mountCredentials(root);
+    await flush();
+    const remote = root.querySelector('.cred-server[data-name="remote"]')!;
+    const toggle = remote.querySelector<HTMLInputElement>(".cred-insecure-toggle")!;
+    expect(toggle.type).toBe("checkbox");
+    expect(toggle.checked).toBe(false);
+    expect(remote.querySelector(".cred-insecure label")?.textContent?.trim()).toBe("Allow insecure (development)");
+    expect(remote.querySelector(".cred-insecure-warning")?.textContent)
+      .toBe("Sign-in tokens may cross the network in clear text; turning it on asks for approval again.");
+    expect(remote.querySelector(".cred-insecure")?.getAttribute("data-state")).toBe("off");
+    expect(root.querySelector('.cred-server[data-name="local"] .cred-insecure')).toBeNull();
+  });
+
+  it("reflects allow-insecure when it is on", async () => {
+    const d = listing();
+    d.servers[1].allow_insecure = true;
+    m.credentials.mockResolvedValue({ status: "ok", data: d });
+    unmount = mountCredentials(root);
+    await flush();
+    const remote = root.querySelector('.cred-server[data-name="remote"]')!;
+    expect(remote.querySelector<HTMLInputElement>(".cred-insecure-toggle")!.checked).toBe(true);
+    expect(remote.querySelector(".cred-insecure")?.getAttribute("data-state")).toBe("on");
+    expect(remote.querySelector(".cred-insecure-on")?.textContent).toBe("on");
+  });
+
+  it("turns allow-insecure on, says approval is needed again, and re-reads the listing", async () => {
+    m.setAllowInsecure.mockResolvedValue({ status: "ok", data: null });
+    unmount = mountCredentials(root);
+    await flush();
+    const toggle = root.querySelector<HTMLInputElement>('.cred-server[data-name="remote"] .cred-insecure-toggle')!;
+    const on = listing();
+    on.servers[1].allow_insecure = true;
+    m.credentials.mockResolvedValue({ status: "ok", data: on });
+    toggle.click();
+    await flush();
+    expect(m.setAllowInsecure).toHaveBeenCalledWith("remote", true);
+    expect(root.querySelector(".notice")?.textContent).toContain("Approve it again");
+    expect(m.credentials).toHaveBeenCalledTimes(2);
+    expect(root.querySelector<HTMLInputElement>('.cred-server[data-name="remote"] .cred-insecure-toggle')!.checked).toBe(true);
+  });
+
+  it("puts the switch back and says why when the change fails", async () => {
+    m.setAllowInsecure.mockResolvedValue({ status: "error", error: { code: "invalid", message: "local runs on this computer" } });
+    unmount = mountCredentials(root);
+    await flush();
+    const toggle = root.querySelector<HTMLInputElement>('.cred-server[data-name="remote"] .cred-insecure-toggle')!;
+    toggle.click();
+    await flush();
+    expect(m.setAllowInsecure).toHaveBeenCalledWith("remote", true);
+    expect(toggle.checked).toBe(false);
+    expect(toggle.disabled).toBe(false);
+    expect(root.querySelector(".error")?.textContent).toBe("local runs on this computer");
   });
 
   it("says why when the keyring cannot be read", async () => {

@@ -3,7 +3,8 @@
 // sign-in shows its issuer, expiry, scopes, whether it refreshes, how the client was registered
 // and the client id, with Revoke (sign out: the server revokes where it can, the keyring entry
 // is deleted) and Sign in again. A pre-registered client's secret can be stored here; it goes to
-// the keyring and no command ever returns it.
+// the keyring and no command ever returns it. Each remote server shows its "Allow insecure
+// (development)" switch (AU-10) with what turning it on means.
 import { commands } from "../../ipc/bindings";
 import type {
   CredentialsDto_Serialize as Credentials,
@@ -104,6 +105,30 @@ export function mountCredentials(root: HTMLElement): () => void {
     return form;
   };
 
+  // AU-10: "allow insecure (development)", visible on every remote server with what it means.
+  const insecureToggle = (c: ServerCredentials): HTMLElement => {
+    const box = h("input", { type: "checkbox", role: "switch", class: "cred-insecure-toggle", checked: c.allow_insecure });
+    box.checked = c.allow_insecure;
+    box.addEventListener("change", () => void (async () => {
+      const allow = box.checked;
+      box.disabled = true;
+      const r = await commands.setAllowInsecure(c.server, allow);
+      box.disabled = false;
+      if (r.status === "error") {
+        box.checked = !allow;
+        return say(error, r.error.message);
+      }
+      say(error, null);
+      say(notice, allow
+        ? `${c.server}: insecure connections allowed for development. Approve it again on the Servers page before it connects.`
+        : `${c.server}: insecure connections are no longer allowed.`);
+      await refresh();
+    })());
+    return h("div", { class: `cred-insecure${c.allow_insecure ? " on" : ""}`, "data-state": c.allow_insecure ? "on" : "off" },
+      h("label", {}, box, " Allow insecure (development)", c.allow_insecure ? h("span", { class: "badge bad cred-insecure-on" }, "on") : null),
+      h("p", { class: "cred-insecure-warning" }, "Sign-in tokens may cross the network in clear text; turning it on asks for approval again."));
+  };
+
   const serverCard = (c: ServerCredentials, nowMs: number): HTMLElement => {
     const signedIn = c.sign_in?.has_token ?? false;
     return h("article", { class: "cred-server", "data-name": c.server },
@@ -121,6 +146,7 @@ export function mountCredentials(root: HTMLElement): () => void {
           c.sign_in ? h("button", { class: "danger cred-revoke", onclick: () => revoke(c.server) }, "Revoke") : null,
           h("button", { class: `${signedIn ? "" : "primary "}cred-sign-in`, onclick: () => signIn(c.server) }, signedIn ? "Sign in again" : "Sign in"))
         : null,
+      c.remote ? insecureToggle(c) : null,
       c.remote ? clientForm(c) : null,
     );
   };

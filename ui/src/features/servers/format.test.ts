@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bytesLabel, reasonAction, rowBadge, sortRows, statusBadge, trustLabel } from "./format";
+import { bytesLabel, insecureBadge, reasonAction, rowBadge, sortRows, statusBadge, trustLabel } from "./format";
 import type { ServerRow_Serialize as ServerRow, StatusDto_Serialize as StatusDto } from "../../ipc/bindings";
 
 const status = (kind: StatusDto["kind"], extra: Partial<StatusDto> = {}): StatusDto => ({
@@ -45,6 +45,7 @@ describe("sortRows", () => {
     missing_secrets: [],
     review: 0,
     sandboxed: false,
+    allow_insecure: false,
   });
   it("keeps name order whatever the status, so cards do not jump", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
@@ -56,7 +57,7 @@ describe("sortRows", () => {
 
 describe("rowBadge", () => {
   it("says an unapproved, never-started server needs approval", () => {
-    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0, sandboxed: false };
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0, sandboxed: false, allow_insecure: false };
     expect(rowBadge(row, 0).label).toBe("needs approval");
     expect(rowBadge({ ...row, trust: "trusted" }, 0).label).toBe("stopped");
   });
@@ -76,5 +77,15 @@ describe("reasonAction", () => {
   it("reads byte counts", () => {
     expect(bytesLabel(256 * 1024)).toBe("256 KiB");
     expect(bytesLabel(1500)).toBe("1500 bytes");
+  });
+});
+
+describe("insecureBadge", () => {
+  it("shows \"insecure (dev)\" only while allow insecure (development) is on", () => {
+    const on = insecureBadge({ allow_insecure: true });
+    expect(on?.label).toBe("insecure (dev)");
+    expect(on?.tone).toBe("bad");
+    expect(on?.title).toContain("clear text");
+    expect(insecureBadge({ allow_insecure: false })).toBeNull();
   });
 });

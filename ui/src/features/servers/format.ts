@@ -81,3 +81,13 @@ export function reasonAction(s: StatusDto, server = "NAME"): { signIn: boolean; 
       return null;
   }
 }
+
+/** The badge of a remote server with "allow insecure (development)" on (AU-10), else `null`. */
+export function insecureBadge(s: Pick<ServerRow, "allow_insecure">): { label: string; tone: Tone; title: string } | null {
+  if (!s.allow_insecure) return null;
+  return {
+    label: "insecure (dev)",
+    tone: "bad",
+    title: "Allow insecure (development) is on: its sign-in tokens may cross the network in clear text. Turn it off on the Credentials page.",
+  };
+}

@@ -10,7 +10,7 @@ import type {
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { reasonAction, rowBadge, sortRows, trustLabel } from "./format";
+import { insecureBadge, reasonAction, rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
 import { exportDialog, importDialog } from "./transfer";
@@ -158,6 +158,7 @@ export function mountServers(root: HTMLElement): () => void {
     const trust = trustLabel(s.trust);
     const action = reasonAction(s.status, s.name);
     const sbx = sandboxBadge(s);
+    const insecure = insecureBadge(s);
     const remote = s.transport === "http";
     const auth = remote ? signInLine(action?.signIn ?? false, signIns.get(s.name)) : null;
     return h("article", { class: "server", "data-name": s.name },
@@ -166,6 +167,7 @@ export function mountServers(root: HTMLElement): () => void {
         h("span", { class: `badge ${badge.tone}` }, badge.label),
         h("span", { class: "kind" }, s.transport),
         sbx ? h("span", { class: `badge sandbox-badge ${sbx.tone}`, title: sbx.title }, sbx.label) : null,
+        insecure ? h("span", { class: `badge insecure-badge ${insecure.tone}`, title: insecure.title }, insecure.label) : null,
         s.review > 0
           ? h("button", { class: "review-badge", onclick: () => reviewPins(s.name), title: "Changed or new tools are held until you review them" }, reviewLabel(s.review))
           : null,

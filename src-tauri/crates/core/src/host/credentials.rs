@@ -84,6 +84,9 @@ pub struct ServerCredentials {
     pub client_secret_set: bool,
     /// What it asks for now, if it is down for want of a sign-in.
     pub wants: Option<SignInWant>,
+    /// Whether "allow insecure (development)" is on (AU-10): its sign-in and tokens may use
+    /// plain http to another machine. Always false for a local server.
+    pub allow_insecure: bool,
 }
 
 impl Host {
@@ -144,6 +147,7 @@ impl Host {
         };
         Ok(ServerCredentials {
             remote: matches!(spec.transport, TransportSpec::Http(_)),
+            allow_insecure: matches!(&spec.transport, TransportSpec::Http(h) if h.allow_insecure),
             wants: self.wants(&id),
             server: id,
             secrets,
@@ -288,5 +292,11 @@ mod tests {
         assert!(s.refreshable && s.has_token && s.current);
         assert_eq!(s.scopes, ["mcp"]);
         assert_eq!(r.wants, None);
+        assert!(!r.allow_insecure && !local.allow_insecure);
+
+        // The listing reflects "allow insecure (development)" (AU-10).
+        host.set_allow_insecure(&remote, true).await.unwrap();
+        let c = host.credentials().await.unwrap();
+        assert!(c.servers[1].allow_insecure && !c.servers[0].allow_insecure);
     }
 }

@@ -350,8 +350,8 @@ impl Host {
         }
     }
 
-    /// Signs out of a server: revokes where offered, deletes the tokens, stops the server's
-    /// session (it will ask for sign-in again when started).
+    /// Signs out of a server: revokes where offered, deletes the tokens, and restarts a running
+    /// server without them (so it says it needs sign-in).
     pub async fn sign_out(&self, id: &ServerId) -> Result<SignedOut, HostError> {
         let spec = self.server(id).await?;
         let net = network(remote(&spec)?);
@@ -360,8 +360,10 @@ impl Host {
             .await
             .map_err(sign_in_err)?;
         self.inner.signins().remove(id);
-        if self.handle(id).is_some() {
-            self.stop_server(id).await?;
+        // A running server starts again without a token: its 401 puts "Needs sign-in" on its
+        // card, instead of a stopped server that says nothing about why.
+        if let Some(h) = self.handle(id) {
+            h.restart().await;
         }
         Ok(out)
     }
@@ -399,6 +401,16 @@ impl Host {
         }
         spec.validate()?;
         self.inner.store.update_server(&spec).await?;
+        let kind = match &auth_kind(&spec) {
+            Some(k) => serde_json::json!(k),
+            None => serde_json::Value::Null,
+        };
+        self.audit_config(
+            crate::approval::audit::ConfigChange::ServerUpdated,
+            Some(id),
+            serde_json::json!({ "sign_in": kind }),
+        )
+        .await;
         self.inner.signins().remove(id);
         let _ = self.inner.events.send(super::HostEvent::ServersChanged);
         Ok(())
@@ -417,6 +429,12 @@ impl Host {
         h.allow_insecure = allow;
         spec.validate()?;
         self.inner.store.update_server(&spec).await?;
+        self.audit_config(
+            crate::approval::audit::ConfigChange::ServerUpdated,
+            Some(id),
+            serde_json::json!({ "allow_insecure": allow }),
+        )
+        .await;
         self.inner.signins().remove(id);
         let _ = self.inner.events.send(super::HostEvent::ServersChanged);
         if let Some(h) = self.handle(id) {
@@ -447,6 +465,17 @@ impl Host {
         self.inner.secrets.set(key, secret).await?;
         self.inner.signins().remove(id);
         Ok(())
+    }
+}
+
+/// How a server gets tokens, for the audit log (names only, never a secret).
+fn auth_kind(spec: &crate::config::ServerSpec) -> Option<&'static str> {
+    match &spec.transport {
+        TransportSpec::Http(h) => h.auth.as_ref().map(|a| match a {
+            HttpAuth::SignIn { .. } => "pre_registered_client",
+            HttpAuth::ClientCredentials { .. } => "client_credentials",
+        }),
+        _ => None,
     }
 }
 
