@@ -46,6 +46,7 @@ pub mod run;
 pub mod sandbox;
 pub mod servers;
 pub mod signin;
+pub mod signin_dto;
 pub mod startup;
 #[cfg(test)]
 mod thin;
