@@ -356,6 +356,7 @@ impl Auth {
             url,
             self.ctx("client_secret").map(Secret::new),
             oauth::Network::system(),
+            None,
         )
         .await?)
     }

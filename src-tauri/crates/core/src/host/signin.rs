@@ -65,7 +65,12 @@ pub(super) async fn authorizer_for(
         return Some(a);
     }
     let secret = client_secret(inner, id).await;
-    match oauth::authorizer(&inner.secrets, id, url, secret, net.clone()).await {
+    let lock = inner
+        .data_dir
+        .join("run")
+        .join("signin")
+        .join(format!("{id}.lock"));
+    match oauth::authorizer(&inner.secrets, id, url, secret, net.clone(), Some(lock)).await {
         Ok(Some(a)) => {
             let a = match auth {
                 Some(HttpAuth::ClientCredentials { .. }) => {

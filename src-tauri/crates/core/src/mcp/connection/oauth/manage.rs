@@ -95,13 +95,15 @@ pub async fn status(
 }
 
 /// The authorizer for `server` at `url` from its stored sign-in; `None` when it has none for
-/// this URL (the connection then goes without a token, and a 401 asks for sign-in).
+/// this URL (the connection then goes without a token, and a 401 asks for sign-in). With
+/// `lock`, refreshes take turns with other processes through that file.
 pub async fn authorizer(
     secrets: &Secrets,
     server: &ServerId,
     url: &str,
     client_secret: Option<Secret>,
     net: Network,
+    lock: Option<std::path::PathBuf>,
 ) -> Result<Option<Authorizer>, SignInError> {
     let Some(record) = store::read(secrets, server).await? else {
         return Ok(None);
@@ -126,7 +128,10 @@ pub async fn authorizer(
         config = config.with_client_secret(s);
     }
     m.configure_client(config).map_err(from_auth)?;
-    let store = KeyringCredentials::new(secrets.clone(), server.clone(), url, Some(record));
+    let mut store = KeyringCredentials::new(secrets.clone(), server.clone(), url, Some(record));
+    if let Some(path) = lock {
+        store = store.with_lock(path);
+    }
     m.set_credential_store(store.clone());
     Ok(Some(Authorizer {
         manager: Arc::new(tokio::sync::Mutex::new(m)),

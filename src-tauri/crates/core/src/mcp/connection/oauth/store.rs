@@ -14,7 +14,10 @@
 //! refresh starts, so a refresh another process (the CLI beside the app) made is seen before
 //! this one would spend an already-rotated refresh token.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+
+use nix::fcntl::{Flock, FlockArg};
 
 use async_trait::async_trait;
 use oauth2::TokenResponse;
@@ -157,6 +160,25 @@ pub async fn delete(secrets: &Secrets, server: &ServerId) -> Result<(), SecretEr
     secrets.delete(tokens_key(server)).await
 }
 
+/// Takes an exclusive `flock` on `path`, waiting (off the runtime) while another process holds
+/// it; released when the returned lock drops.
+async fn lock_file(path: PathBuf) -> Result<Flock<std::fs::File>, AuthError> {
+    tokio::task::spawn_blocking(move || {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| std::io::Error::from(e))
+    })
+    .await
+    .map_err(|e| AuthError::CredentialStoreError(format!("the refresh lock task stopped: {e}")))?
+    .map_err(|e| AuthError::CredentialStoreError(format!("could not take the refresh lock: {e}")))
+}
+
 fn store_err(e: SecretError) -> AuthError {
     AuthError::CredentialStoreError(e.to_string())
 }
@@ -172,6 +194,10 @@ pub struct KeyringCredentials {
     resource: String,
     cache: Cache,
     refresh: Arc<Mutex<()>>,
+    /// A file whose `flock` makes one refresh at a time across processes (the app and a CLI
+    /// on the same data dir): a refresh rotates the refresh token, and two at once would have
+    /// one of them spend a token the other already spent.
+    lock: Option<PathBuf>,
 }
 
 impl KeyringCredentials {
@@ -183,7 +209,14 @@ impl KeyringCredentials {
             resource: resource.to_owned(),
             cache: Arc::new(Mutex::new(record)),
             refresh: Arc::default(),
+            lock: None,
         }
+    }
+
+    /// Refreshes also take an exclusive `flock` on `path` (created if missing).
+    pub fn with_lock(mut self, path: PathBuf) -> Self {
+        self.lock = Some(path);
+        self
     }
 
     /// The MCP URL this store is for.
@@ -289,8 +322,47 @@ impl CredentialStore for KeyringCredentials {
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let guard = self.refresh.clone().lock_owned().await;
+        let file_lock = match &self.lock {
+            Some(path) => Some(lock_file(path.clone()).await?),
+            None => None,
+        };
         // Another process may have refreshed (and rotated the refresh token) since we read.
         *self.cache.lock().await = None;
-        Ok(Some(CredentialRefreshGuard::new(guard)))
+        Ok(Some(CredentialRefreshGuard::new((guard, file_lock))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secrets::MemoryStore;
+
+    #[tokio::test]
+    async fn refreshes_take_turns_across_stores_sharing_a_lock_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run/signin/s.lock");
+        let server = ServerId::new("s").unwrap();
+        let store = |secrets: Secrets| {
+            KeyringCredentials::new(secrets, server.clone(), "https://x/mcp", None)
+                .with_lock(path.clone())
+        };
+        // Two stores as two processes would have them: separate in-process locks, one file.
+        let (a, b) = (
+            store(Secrets::new(MemoryStore::default())),
+            store(Secrets::new(MemoryStore::default())),
+        );
+        let held = a.acquire_refresh_guard().await.unwrap();
+        let waiting = tokio::spawn(async move { b.acquire_refresh_guard().await.map(|_| ()) });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(
+            !waiting.is_finished(),
+            "the second refresh must wait for the first"
+        );
+        drop(held);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("the second refresh goes on once the first is done")
+            .unwrap()
+            .unwrap();
     }
 }
