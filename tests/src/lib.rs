@@ -88,6 +88,28 @@ pub async fn allow_every_call(host: &Host) {
     .unwrap_or_else(|e| panic!("policy: {e}"));
 }
 
+/// A remote (Streamable HTTP) server `name` at `url`, no headers or sign-in settings, with
+/// 20 s limits.
+pub fn http_spec(name: &str, url: &str) -> ServerSpec {
+    ServerSpec {
+        id: sid(name),
+        transport: switchboard_core::config::TransportSpec::Http(
+            switchboard_core::config::HttpSpec {
+                url: url.to_owned(),
+                headers: vec![],
+                auth: None,
+                allow_insecure: false,
+            },
+        ),
+        enabled: true,
+        timeouts: switchboard_core::config::Timeouts {
+            request_secs: 20,
+            init_secs: 20,
+            max_message_mib: switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB,
+        },
+    }
+}
+
 /// A host on a fresh temporary data dir, with an in-memory secret store and fast supervisor
 /// timings. Keep the returned `TempDir` alive for the host's lifetime.
 pub async fn test_host() -> (Host, tempfile::TempDir) {

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use switchboard_core::config::{HttpSpec, ServerSpec, Timeouts, TransportSpec};
 use switchboard_core::mcp::catalog::{Content, ToolResult};
 use switchboard_core::mcp::connection::{ConnectOptions, Connection, Endpoint, RequestOptions};
 use switchboard_core::mcp::logs::ServerLogs;
@@ -197,24 +196,6 @@ async fn auth_failures_are_typed_with_the_resource_metadata() {
         matches!(&err, McpError::AuthRequired(c) if c.status == Some(403)),
         "{err}"
     );
-}
-
-fn http_spec(name: &str, url: &str) -> ServerSpec {
-    ServerSpec {
-        id: sid(name),
-        transport: TransportSpec::Http(HttpSpec {
-            url: url.to_owned(),
-            headers: vec![],
-            auth: None,
-            allow_insecure: false,
-        }),
-        enabled: true,
-        timeouts: Timeouts {
-            request_secs: 20,
-            init_secs: 20,
-            max_message_mib: switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB,
-        },
-    }
 }
 
 #[tokio::test]

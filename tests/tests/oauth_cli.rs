@@ -65,6 +65,21 @@ async fn in_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) 
     tokio::task::spawn_blocking(f).await.unwrap()
 }
 
+/// Runs one successful CLI command off the runtime (the fixture serves on this runtime).
+async fn cli_ok_async(d: &Path, log: &Path, args: &[&str]) -> (String, String) {
+    let (d, log) = (d.to_path_buf(), log.to_path_buf());
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    in_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Cli {
+            dir: &d,
+            browser_log: log,
+        }
+        .ok(&args)
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_lasts_refreshes_and_signs_out() {
     if !keyring_available() {
@@ -113,34 +128,14 @@ async fn sign_in_lasts_refreshes_and_signs_out() {
     assert_eq!(fake.state.counts().registrations, 1);
 
     // A new process calls with the stored sign-in: no browser.
-    let (out, _) = in_blocking({
-        let (d, log) = (d.clone(), log.clone());
-        move || {
-            Cli {
-                dir: &d,
-                browser_log: log,
-            }
-            .ok(&["call", "remote", "whoami", "--yes"])
-        }
-    })
-    .await;
+    let (out, _) = cli_ok_async(&d, &log, &["call", "remote", "whoami", "--yes"]).await;
     assert!(out.contains("client_"), "whoami names the client: {out}");
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
 
     // The access token expires: the next call refreshes silently.
     fake.state.expire_access_tokens();
     let refreshes = fake.state.counts().refreshes;
-    in_blocking({
-        let (d, log) = (d.clone(), log.clone());
-        move || {
-            Cli {
-                dir: &d,
-                browser_log: log,
-            }
-            .ok(&["call", "remote", "whoami", "--yes"])
-        }
-    })
-    .await;
+    cli_ok_async(&d, &log, &["call", "remote", "whoami", "--yes"]).await;
     assert_eq!(
         fake.state.counts().refreshes,
         refreshes + 1,
@@ -164,34 +159,14 @@ async fn sign_in_lasts_refreshes_and_signs_out() {
     }
 
     // Sign out: revoked at the server, gone from the keyring.
-    let (out, _) = in_blocking({
-        let (d, log) = (d.clone(), log.clone());
-        move || {
-            Cli {
-                dir: &d,
-                browser_log: log,
-            }
-            .ok(&["auth", "logout", "remote"])
-        }
-    })
-    .await;
+    let (out, _) = cli_ok_async(&d, &log, &["auth", "logout", "remote"]).await;
     assert!(out.contains("revoked"), "{out}");
     let latest = fake.state.refresh_tokens().last().cloned().unwrap();
     assert!(
         fake.state.is_revoked(&latest),
         "the refresh token was revoked"
     );
-    let (out, _) = in_blocking({
-        let (d, log) = (d.clone(), log.clone());
-        move || {
-            Cli {
-                dir: &d,
-                browser_log: log,
-            }
-            .ok(&["auth", "status", "remote"])
-        }
-    })
-    .await;
+    let (out, _) = cli_ok_async(&d, &log, &["auth", "status", "remote"]).await;
     assert!(out.contains("not signed in"), "{out}");
     assert!(
         fake.state.tokens_in_query().is_empty(),
@@ -250,17 +225,7 @@ async fn client_credentials_need_no_browser_and_renew_themselves() {
 
     // The token expires: the next process gets a new one by itself.
     fake.state.expire_access_tokens();
-    in_blocking({
-        let (d, log) = (d.clone(), log.clone());
-        move || {
-            Cli {
-                dir: &d,
-                browser_log: log,
-            }
-            .ok(&["call", "m2m", "whoami", "--yes"])
-        }
-    })
-    .await;
+    cli_ok_async(&d, &log, &["call", "m2m", "whoami", "--yes"]).await;
     assert_eq!(fake.state.counts().token_client_credentials, 2);
     assert_no_file_contains(&d, &secret);
     for t in fake.state.access_tokens() {

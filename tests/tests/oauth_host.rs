@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use switchboard_core::config::{HttpSpec, ServerSpec, Timeouts, TransportSpec};
+use switchboard_core::config::TransportSpec;
 use switchboard_core::host::{CallOptions, Host, HostBuilder};
 use switchboard_core::ids::{ServerId, ToolRef};
 use switchboard_core::mcp::connection::oauth::{Handoff, StepEvent};
@@ -51,24 +51,6 @@ impl Handoff for FollowRedirect {
             let _ = client.get(&location).send().await;
         });
         Ok(())
-    }
-}
-
-fn http_spec(name: &str, url: &str) -> ServerSpec {
-    ServerSpec {
-        id: sid(name),
-        transport: TransportSpec::Http(HttpSpec {
-            url: url.to_owned(),
-            headers: vec![],
-            auth: None,
-            allow_insecure: false,
-        }),
-        enabled: true,
-        timeouts: Timeouts {
-            request_secs: 20,
-            init_secs: 20,
-            max_message_mib: switchboard_core::config::DEFAULT_MAX_MESSAGE_MIB,
-        },
     }
 }
 
