@@ -5,6 +5,7 @@
 //! business logic; the CLI and the desktop app behave the same because they run the same core.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod apps;
 mod ipc;
 mod logging;
 mod single;
@@ -31,11 +32,17 @@ fn navigation_lock() -> tauri::plugin::TauriPlugin<tauri::Wry> {
 }
 
 /// The app's own origin: `tauri://localhost` on Linux and macOS, `http(s)://tauri.localhost` on
-/// Windows.
+/// Windows; and the MCP Apps jail (`apps`), which the window's app frames load (the lock sees
+/// frame navigations too). The jail's CSP and sandbox keep a document there powerless, so a
+/// navigation to it gains nothing.
 fn is_app_origin(url: &tauri::Url) -> bool {
     match url.scheme() {
         "tauri" => url.host_str() == Some("localhost"),
-        "http" | "https" => url.host_str() == Some("tauri.localhost"),
+        "http" | "https" => matches!(
+            url.host_str(),
+            Some("tauri.localhost") | Some("switchboard-app.localhost")
+        ),
+        s if s == apps::SCHEME => url.host_str() == Some("localhost"),
         _ => false,
     }
 }
@@ -99,6 +106,7 @@ fn main() -> anyhow::Result<()> {
     let mut host_events = host.subscribe();
     let app = tauri::Builder::default()
         .plugin(navigation_lock())
+        .register_asynchronous_uri_scheme_protocol(apps::SCHEME, apps::serve)
         .manage(host)
         .manage(ipc::startup::StartupProblem(None))
         .invoke_handler(builder.invoke_handler())
@@ -199,6 +207,7 @@ mod tests {
             "tauri://localhost/",
             "tauri://localhost/index.html",
             "https://tauri.localhost/",
+            "switchboard-app://localhost/?server=a&uri=ui%3A%2F%2Fb",
         ] {
             assert!(is_app_origin(&ok.parse().unwrap()), "{ok}");
         }
@@ -210,6 +219,7 @@ mod tests {
             "javascript:alert(1)",
             "data:text/html,x",
             "https://tauri.localhost.evil.example/",
+            "switchboard-app://evil/",
         ] {
             assert!(!is_app_origin(&bad.parse().unwrap()), "{bad}");
         }
@@ -235,7 +245,26 @@ mod tests {
                 .unwrap_or("")
                 .to_owned()
         };
-        assert_eq!(directive("default-src"), "default-src 'self'");
+        // The MCP Apps jail (apps.rs) is allowed as a frame through default-src, not frame-src:
+        // Tauri appends its isolation frame's per-build origin to default-src only, so an
+        // explicit frame-src would block that frame and with it every command.
+        assert_eq!(
+            directive("default-src"),
+            "default-src 'self' switchboard-app: http://switchboard-app.localhost"
+        );
+        assert_eq!(directive("frame-src"), "");
+        for d in [
+            "script-src",
+            "style-src",
+            "img-src",
+            "connect-src",
+            "object-src",
+        ] {
+            assert!(
+                !directive(d).is_empty(),
+                "{d} must not fall back to default-src"
+            );
+        }
         assert_eq!(directive("script-src"), "script-src 'self'");
         assert_eq!(directive("object-src"), "object-src 'none'");
         assert!(!csp.contains("unsafe-eval"), "{csp}");
@@ -248,6 +277,9 @@ mod tests {
             "blob:",
             "ipc:",
             "http://ipc.localhost",
+            // The MCP Apps jail (apps.rs), which serves nothing but app documents.
+            "switchboard-app:",
+            "http://switchboard-app.localhost",
         ];
         for d in csp.split(';').map(str::trim).filter(|d| !d.is_empty()) {
             for source in d.split_whitespace().skip(1) {

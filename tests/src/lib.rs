@@ -5,11 +5,14 @@
 //! The scripted LLM server is [`fake_llm`], in-process or as the `fake-llm-server` binary.
 
 pub mod chat_cli;
+pub mod conformance_skills;
 pub mod e2e;
 pub mod fake_http;
 pub mod fake_llm;
 pub mod fake_oauth;
+pub mod fake_sse;
 pub mod seed;
+pub mod skills_fixture;
 pub mod webdriver;
 
 use std::path::{Path, PathBuf};
@@ -143,6 +146,7 @@ pub fn fast_supervisor() -> SupervisorConfig {
         request_timeout: Duration::from_secs(20),
         one_try: false,
         stop_grace: Duration::from_secs(2),
+        min_list_ttl: Duration::from_millis(500),
     }
 }
 
@@ -414,4 +418,28 @@ pub fn assert_no_file_contains(dir: &Path, needle: &str) {
             }
         }
     }
+}
+
+/// The Python with the official `mcp` SDK: `$SWITCHBOARD_PYTHON`, else `.tools/venv/bin/python`
+/// (installed by `make deps`). Panics with what to run when it is missing: a test that needs a
+/// real Python server must not pass by skipping it.
+pub fn python() -> PathBuf {
+    let p = std::env::var_os("SWITCHBOARD_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".tools/venv/bin/python"));
+    assert!(
+        p.exists(),
+        "{} is missing: run `make deps` (it installs the Python MCP SDK)",
+        p.display()
+    );
+    p
+}
+
+/// A file under `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures").join(name)
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }

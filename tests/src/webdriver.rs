@@ -52,12 +52,18 @@ impl Driver {
             cmd.env(k, v);
         }
         let child = crate::KillOnDrop(cmd.spawn().context("could not start tauri-driver")?);
+        // tauri-driver listens at once but forwards `POST /session` to the
+        // WebKitWebDriver it spawned; asked before that one listens, it drops
+        // the connection ("connection closed before message completed") and
+        // no app starts. Waiting for both ports closes that race.
         let up = crate::eventually(Duration::from_secs(20), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            [port, native]
+                .iter()
+                .all(|p| std::net::TcpStream::connect(("127.0.0.1", *p)).is_ok())
         })
         .await;
         if !up {
-            bail!("tauri-driver did not listen on {port}");
+            bail!("tauri-driver did not listen on {port} (native driver on {native})");
         }
         Ok(Self {
             _child: child,

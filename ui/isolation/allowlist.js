@@ -30,6 +30,11 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "fingerprint": "string",
     "name": "string"
   },
+  "approve_skill": {
+    "fingerprint": "string",
+    "name": "string",
+    "server": "string"
+  },
   "audit_entries": {
     "beforeId": "string?",
     "limit": "number?",
@@ -89,6 +94,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "list_conversations": {},
   "list_providers": {},
   "list_servers": {},
+  "list_skills": {},
   "load_conversation": {
     "id": "string"
   },
@@ -104,6 +110,11 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "into": "string?",
     "server": "string",
     "uri": "string"
+  },
+  "read_skill": {
+    "into": "string",
+    "name": "string",
+    "server": "string"
   },
   "remove_policy_rule": {
     "id": "string"

@@ -6,6 +6,7 @@ import { mountChat } from "./features/chat/page";
 import { mountCatalog } from "./features/catalog/page";
 import { mountPrompts } from "./features/context/prompts";
 import { mountResources } from "./features/context/resources";
+import { mountSkills } from "./features/skills/page";
 import { mountServers } from "./features/servers/page";
 import { mountApprovals } from "./features/approvals/dialog";
 import { mountQuestions } from "./features/questions/dialog";
@@ -21,6 +22,7 @@ const pages = {
   tools: { label: "Tools", mount: mountCatalog },
   resources: { label: "Resources", mount: mountResources },
   prompts: { label: "Prompts", mount: mountPrompts },
+  skills: { label: "Skills", mount: mountSkills },
   audit: { label: "Audit", mount: mountAudit },
   policy: { label: "Policy", mount: mountPolicy },
 } as const;

@@ -83,7 +83,7 @@ fn entries(items: Vec<ValueEntry>, before: &[NamedValue]) -> Result<Entries, Ipc
                 return Err(IpcError::invalid(format!(
                     "enter a value for the secret {}",
                     shown(&e.name)
-                )))
+                )));
             }
             (true, false, kept) => {
                 typed.push((e.name.clone(), Secret::new(e.value)));

@@ -47,6 +47,7 @@ pub mod sandbox;
 pub mod servers;
 pub mod signin;
 pub mod signin_dto;
+pub mod skills;
 pub mod startup;
 #[cfg(test)]
 mod thin;
@@ -202,6 +203,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             resources::read_resource,
             resources::get_prompt,
             resources::complete_prompt_argument,
+            skills::list_skills,
+            skills::approve_skill,
+            skills::read_skill,
             transfer::import_preview,
             transfer::import_config,
             transfer::export_config,

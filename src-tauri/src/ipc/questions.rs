@@ -322,12 +322,12 @@ impl TryFrom<ReplyDto> for Reply {
                         Reply::Elicit(ElicitReply::Accept { content })
                     }
                     Ok(_) => {
-                        return Err(IpcError::invalid("the form's values must be a JSON object"))
+                        return Err(IpcError::invalid("the form's values must be a JSON object"));
                     }
                     Err(e) => {
                         return Err(IpcError::invalid(format!(
                             "the form's values are not JSON: {e}"
-                        )))
+                        )));
                     }
                 }
             }

@@ -283,7 +283,7 @@ impl TryFrom<ApprovalAnswerDto> for Answer {
                     Some(text) if text.len() > EDITED_MAX => {
                         return Err(IpcError::invalid(
                             "the edited arguments are larger than 1 MB",
-                        ))
+                        ));
                     }
                     Some(text) => Some(json_object(&text, "the edited arguments are not JSON")?),
                 };

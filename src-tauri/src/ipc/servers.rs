@@ -79,6 +79,8 @@ pub struct StatusDto {
     pub reason: Option<ReasonKind>,
     /// The cap a message broke, in bytes, for `message_too_large`.
     pub cap_bytes: Option<f64>,
+    /// The protocol revision negotiated with the server, when running ("2026-07-28").
+    pub protocol: Option<String>,
 }
 
 fn reason_kind(r: &Reason) -> (ReasonKind, Option<f64>) {
@@ -113,9 +115,14 @@ impl From<&ServerStatus> for StatusDto {
             Some((k, cap)) => (Some(k), cap),
             None => (None, None),
         };
+        let protocol = match s {
+            ServerStatus::Running { peer, .. } => Some(peer.protocol_version.clone()),
+            _ => None,
+        };
         Self {
             kind,
             detail: s.to_string(),
+            protocol,
             tools,
             retry_at_ms,
             stderr_tail,

@@ -149,7 +149,7 @@ impl Window {
                     "no answer within {} minutes, so the browser was not opened; press Sign in \
                      to start again",
                     CONFIRM_WAIT.as_secs() / 60
-                ))
+                ));
             }
         }
         self.host.open_in_browser(url).map_err(|e| {

@@ -14,6 +14,9 @@
 //!   if present, else `python3`.
 //!
 //! `make deps` installs all three; `make bench` sets the variables.
+//!
+//! The 2026-07-28 rows (the TypeScript SDK v2 client and Switchboard against a TypeScript SDK v2
+//! server, over stdio and loopback HTTP) are in [`v2`].
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -23,6 +26,8 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use super::{Figure, Outcome, Plan};
+
+pub mod v2;
 
 const TS_SCRIPT: &str = include_str!("../../bench/ts_client.mjs");
 const PY_SCRIPT: &str = include_str!("../../bench/py_client.py");
@@ -59,6 +64,8 @@ pub struct Peers {
     pub ts_sdk: Option<PathBuf>,
     /// The python binary.
     pub python: PathBuf,
+    /// The `node_modules` folder holding the TypeScript SDK v2 packages, if found.
+    pub ts2_modules: Option<PathBuf>,
     scripts: tempfile::TempDir,
 }
 
@@ -95,10 +102,12 @@ impl Peers {
         let scripts = tempfile::tempdir().context("could not create a temp dir for the scripts")?;
         std::fs::write(scripts.path().join("ts_client.mjs"), TS_SCRIPT)?;
         std::fs::write(scripts.path().join("py_client.py"), PY_SCRIPT)?;
+        v2::write_scripts(scripts.path())?;
         Ok(Self {
             node,
             ts_sdk,
             python,
+            ts2_modules: v2::modules(&root),
             scripts,
         })
     }
@@ -148,79 +157,91 @@ impl Peers {
                 vec![self.scripts.path().join("py_client.py").into_os_string()],
             ),
         };
-        let conc: Vec<String> = plan.conc.iter().map(ToString::to_string).collect();
-        args.extend([
-            "--server".into(),
-            server.as_os_str().to_owned(),
-            "--calls".into(),
-            plan.calls.to_string().into(),
-            "--warmup".into(),
-            plan.warmup.to_string().into(),
-            "--conc".into(),
-            conc.join(",").into(),
-        ]);
-        let child = tokio::process::Command::new(program)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn();
-        let child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                let var = match peer {
-                    Peer::TypeScript => "SWITCHBOARD_NODE",
-                    Peer::Python => "SWITCHBOARD_PYTHON",
-                };
-                return (
-                    Outcome::Unavailable(format!(
-                        "{} cannot be started ({e}): run `make deps`, or set {var}",
-                        program.display()
-                    )),
-                    None,
-                );
-            }
+        let var = match peer {
+            Peer::TypeScript => "SWITCHBOARD_NODE",
+            Peer::Python => "SWITCHBOARD_PYTHON",
         };
-        // Generous: 2 ms a call is ten times the slowest peer's measured pace.
-        let limit = Duration::from_secs(120)
-            + Duration::from_millis(2 * (plan.calls * plan.conc.len() + plan.warmup) as u64);
-        let out = match tokio::time::timeout(limit, child.wait_with_output()).await {
-            Err(_) => {
-                return (
-                    Outcome::Failed(format!("no result within {} s", limit.as_secs())),
-                    None,
-                )
-            }
-            Ok(Err(e)) => return (Outcome::Failed(format!("waiting for it failed: {e}")), None),
-            Ok(Ok(out)) => out,
-        };
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: String = stderr
-            .lines()
-            .rev()
-            .take(3)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join(" | ");
-        if out.status.code() == Some(3) {
-            return (Outcome::Unavailable(tail), None);
-        }
-        if !out.status.success() {
+        args.extend(["--server".into(), server.as_os_str().to_owned()]);
+        run_script(program, args, plan, var).await
+    }
+}
+
+/// Runs one peer script with the plan's `--calls`, `--warmup` and `--conc` after `args`, and
+/// reads its JSON lines. `var` names the variable that points at the interpreter.
+async fn run_script(
+    program: &Path,
+    mut args: Vec<std::ffi::OsString>,
+    plan: &Plan,
+    var: &str,
+) -> (Outcome, Option<String>) {
+    let conc: Vec<String> = plan.conc.iter().map(ToString::to_string).collect();
+    args.extend([
+        "--calls".into(),
+        plan.calls.to_string().into(),
+        "--warmup".into(),
+        plan.warmup.to_string().into(),
+        "--conc".into(),
+        conc.join(",").into(),
+    ]);
+    let child = tokio::process::Command::new(program)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn();
+    let child = match child {
+        Ok(c) => c,
+        Err(e) => {
             return (
-                Outcome::Failed(format!("exited with {}: {tail}", out.status)),
+                Outcome::Unavailable(format!(
+                    "{} cannot be started ({e}): run `make deps`, or set {var}",
+                    program.display()
+                )),
                 None,
             );
         }
-        parse(&String::from_utf8_lossy(&out.stdout), plan)
+    };
+    // Generous: 2 ms a call is ten times the slowest peer's measured pace.
+    let limit = Duration::from_secs(120)
+        + Duration::from_millis(2 * (plan.calls * plan.conc.len() + plan.warmup) as u64);
+    let out = match tokio::time::timeout(limit, child.wait_with_output()).await {
+        Err(_) => {
+            return (
+                Outcome::Failed(format!("no result within {} s", limit.as_secs())),
+                None,
+            )
+        }
+        Ok(Err(e)) => return (Outcome::Failed(format!("waiting for it failed: {e}")), None),
+        Ok(Ok(out)) => out,
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: String = stderr
+        .lines()
+        .rev()
+        .take(3)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    if out.status.code() == Some(3) {
+        return (Outcome::Unavailable(tail), None);
     }
+    if !out.status.success() {
+        return (
+            Outcome::Failed(format!("exited with {}: {tail}", out.status)),
+            None,
+        );
+    }
+    parse(&String::from_utf8_lossy(&out.stdout), plan)
 }
 
 #[derive(Deserialize)]
 struct Line {
     sdk_version: Option<String>,
+    /// The revision the connection negotiated, from peers that say (the 2026-07-28 ones).
+    protocol: Option<String>,
     #[serde(flatten)]
     figure: Figure,
 }
@@ -231,7 +252,11 @@ fn parse(stdout: &str, plan: &Plan) -> (Outcome, Option<String>) {
     for line in stdout.lines().filter(|l| l.trim_start().starts_with('{')) {
         match serde_json::from_str::<Line>(line) {
             Ok(l) => {
-                version = version.or(l.sdk_version);
+                let said = match (l.sdk_version, l.protocol) {
+                    (Some(v), Some(p)) => Some(format!("{v}, {p}")),
+                    (v, _) => v,
+                };
+                version = version.or(said);
                 figures.push(l.figure);
             }
             Err(e) => {

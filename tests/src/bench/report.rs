@@ -69,7 +69,8 @@ impl Machine {
 #[derive(Clone, Debug, Serialize)]
 pub struct ClientSummary {
     /// Short key (`raw-pipe`, `raw-tokio`, `switchboard`, `switchboard-run`, `switchboard-conn`,
-    /// `sqlite-commit`, `ts-sdk`, `py-sdk`).
+    /// `sqlite-commit`, `ts-sdk`, `py-sdk`, and the 2026-07-28 rows of `peers::v2`:
+    /// `ts-sdk-v2-stdio`, `switchboard-v2-stdio`, `ts-sdk-v2-http`, `switchboard-v2-http`).
     pub key: &'static str,
     /// What the row is called in the table.
     pub label: String,
@@ -293,6 +294,25 @@ pub fn ratios(clients: &[ClientSummary]) -> Vec<Ratio> {
         thr("switchboard-run", 64).map(|t| t / 10_000.0),
         Goal::AtLeast(1.0),
     ));
+    // Issue 13: Switchboard against the TypeScript SDK v2 client, both talking to the same
+    // TypeScript SDK v2 server (2026-07-28 wire for the SDK; the label of Switchboard's row says
+    // which revision its connection negotiated). For information: no target is set.
+    for wire in ["stdio", "http"] {
+        let (sb, ts) = (
+            format!("switchboard-v2-{wire}"),
+            format!("ts-sdk-v2-{wire}"),
+        );
+        out.push(ratio(
+            format!("p50 c=1: switchboard / TypeScript SDK v2 ({wire}, TS v2 server)"),
+            div(p50(&sb, 1), p50(&ts, 1)),
+            Goal::Info,
+        ));
+        out.push(ratio(
+            format!("throughput c=64: switchboard / TypeScript SDK v2 ({wire}, TS v2 server)"),
+            div(thr(&sb, 64), thr(&ts, 64)),
+            Goal::Info,
+        ));
+    }
     out.retain(|r| !r.target.is_empty() || r.value.is_some());
     out
 }

@@ -32,7 +32,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use switchboard_core::ids::ServerId;
-use switchboard_core::mcp::catalog::{Arguments, Content, ToolResult};
+use switchboard_core::mcp::catalog::{Arguments, Content, ToolInfo, ToolResult};
 use switchboard_core::mcp::connection::oauth::{self, ClientSettings, Handoff, StepEvent};
 use switchboard_core::mcp::connection::{
     ConnectOptions, Connection, ElicitationAnswer, Endpoint, Lifecycle, RequestOptions,
@@ -84,8 +84,7 @@ async fn run(scenario: &str, url: &str) -> Result<()> {
         init_timeout: Duration::from_secs(10),
         request_timeout: Duration::from_secs(15),
         signals,
-        requests: scenario
-            .starts_with("elicitation")
+        requests: (scenario.starts_with("elicitation") || scenario.starts_with("sep-2322"))
             .then(|| Arc::new(AcceptWithDefaults) as Arc<dyn ServerRequests>),
         lifecycle: lifecycle(scenario),
     };
@@ -131,29 +130,101 @@ async fn steps(
     let tools = conn.list_tools().await.context("tools/list failed")?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     eprintln!("conformance-client: tools: {names:?}");
-    let (tool, args) = match scenario {
-        "tools_call" => ("add_numbers", json!({"a": 2, "b": 3})),
-        "elicitation-sep1034-client-defaults" => ("test_client_elicitation_defaults", json!({})),
-        "sse-retry" => ("test_reconnection", json!({})),
-        _ => return Ok(()),
-    };
-    if !names.contains(&tool) {
-        bail!("the server does not list the tool {tool:?}");
+    for (tool, args) in planned_calls(scenario, &tools)? {
+        if !names.contains(&tool.as_str()) {
+            bail!("the server does not list the tool {tool:?}");
+        }
+        let result = conn
+            .call_tool(&tool, args, RequestOptions::default())
+            .await
+            .with_context(|| format!("tools/call {tool} failed"))?;
+        let text = result_text(&result);
+        println!("{tool}: {text}");
+        if result.is_error {
+            bail!("the tool {tool} reported an error: {text}");
+        }
     }
-    let args: Arguments = match args {
+    Ok(())
+}
+
+/// The tool calls a scenario expects after `tools/list`, as a host would make them:
+/// - the suite's `MCP_CONFORMANCE_CONTEXT.toolCalls` when it names them (`http-custom-headers`);
+/// - `json-schema-2020-12-preservation`: the focal tool's `inputSchema`, as the catalog holds
+///   it, echoed back through `json_schema_echo` (the suite diffs it against what it served);
+/// - the 2026-07-28 scenarios that test what a client does with each tool it kept
+///   (`sep-2322-client-request-state`: the multi-round-trip answers; `http-invalid-tool-headers`:
+///   that tools with invalid `x-mcp-header` annotations were dropped from the catalog): every
+///   listed tool, with a placeholder for each required string argument.
+fn planned_calls(scenario: &str, tools: &[ToolInfo]) -> Result<Vec<(String, Arguments)>> {
+    let object = |v: Value| match v {
         Value::Object(m) => m,
         _ => Map::new(),
     };
-    let result = conn
-        .call_tool(tool, args, RequestOptions::default())
-        .await
-        .with_context(|| format!("tools/call {tool} failed"))?;
-    let text = result_text(&result);
-    println!("{tool}: {text}");
-    if result.is_error {
-        bail!("the tool {tool} reported an error: {text}");
+    if let Some(calls) = context_tool_calls() {
+        return Ok(calls);
     }
-    Ok(())
+    Ok(match scenario {
+        "tools_call" => vec![("add_numbers".into(), object(json!({"a": 2, "b": 3})))],
+        "elicitation-sep1034-client-defaults" => {
+            vec![("test_client_elicitation_defaults".into(), Map::new())]
+        }
+        "sse-retry" => vec![("test_reconnection".into(), Map::new())],
+        "json-schema-2020-12-preservation" => {
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .context("the server does not list json_schema_2020_12_tool")?;
+            let schema = focal.input_schema.clone();
+            vec![("json_schema_echo".into(), object(json!({"schema": schema})))]
+        }
+        "sep-2322-client-request-state" | "http-invalid-tool-headers" => tools
+            .iter()
+            .map(|t| (t.name.clone(), placeholder_args(&t.input_schema)))
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// `MCP_CONFORMANCE_CONTEXT.toolCalls` (`[{name, arguments}]`), when the suite gives them.
+fn context_tool_calls() -> Option<Vec<(String, Arguments)>> {
+    let context: Value =
+        serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let calls = context.get("toolCalls")?.as_array()?;
+    Some(
+        calls
+            .iter()
+            .filter_map(|c| {
+                let name = c.get("name")?.as_str()?.to_owned();
+                let args = c.get("arguments").and_then(Value::as_object).cloned();
+                Some((name, args.unwrap_or_default()))
+            })
+            .collect(),
+    )
+}
+
+/// Arguments that satisfy a schema's required string properties (`"x"`), for scenarios that
+/// only check which tools are called and how.
+fn placeholder_args(schema: &Value) -> Arguments {
+    let props = schema.get("properties").and_then(Value::as_object);
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|k| {
+            let kind = props
+                .and_then(|p| p.get(k))
+                .and_then(|p| p.get("type"))
+                .and_then(Value::as_str);
+            let v = match kind {
+                Some("integer" | "number") => json!(1),
+                Some("boolean") => json!(true),
+                _ => json!("x"),
+            };
+            (k.to_owned(), v)
+        })
+        .collect()
 }
 
 /// An auth scenario after the handshake: list tools and call the first. A 401, or a 403
@@ -262,13 +333,11 @@ impl ServerRequests for AcceptWithDefaults {
     }
 }
 
-/// The suite tells the client the revision it runs at (0.2.0: `MCP_CONFORMANCE_PROTOCOL_VERSION`);
-/// 2026-07-28 is stateless, with no `initialize`.
+/// The product's lifecycle, whatever revision the suite runs at (`MCP_CONFORMANCE_PROTOCOL_VERSION`):
+/// probe with `server/discover`, fall back to `initialize` for older servers. Each scenario's mock
+/// speaks one generation, so passing both proves the probe and the fallback.
 fn lifecycle(_scenario: &str) -> Lifecycle {
-    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2026-07-28") => Lifecycle::Stateless,
-        _ => Lifecycle::Initialize,
-    }
+    Lifecycle::Auto
 }
 
 /// The `WWW-Authenticate` of a 401 or 403 behind an error (`Some(None)` when there was none).

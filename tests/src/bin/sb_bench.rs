@@ -18,6 +18,12 @@
 //! | `ts-sdk` | `@modelcontextprotocol/sdk` `Client` + `StdioClientTransport`, `callTool` (`tests/bench/ts_client.mjs`) |
 //! | `py-sdk` | `mcp` `ClientSession` + `stdio_client`, `call_tool`, `asyncio.gather` (`tests/bench/py_client.py`) |
 //!
+//! Then the 2026-07-28 rows (issue 13), against a TypeScript SDK v2 server instead of the fake
+//! server (which speaks only the 2025 handshake), over stdio and loopback HTTP:
+//! `ts-sdk-v2-stdio`, `switchboard-v2-stdio`, `ts-sdk-v2-http`, `switchboard-v2-http` (the
+//! `@modelcontextprotocol/client` 2.4.0 client pinned to 2026-07-28, `tests/bench/ts2_client.mjs`,
+//! and `Host::call_tool`; see `bench/peers/v2.rs`).
+//!
 //! # Method (the same for every client)
 //!
 //! 1. Start the server and complete the MCP handshake.
@@ -71,7 +77,7 @@ use bench::switchboard::Entry;
 use bench::{Figure, Outcome, Plan};
 
 /// Every client, in the order they run within a round and appear in the table.
-const CLIENTS: [&str; 8] = [
+const CLIENTS: [&str; 12] = [
     "raw-pipe",
     "raw-tokio",
     "switchboard",
@@ -80,6 +86,10 @@ const CLIENTS: [&str; 8] = [
     "sqlite-commit",
     "ts-sdk",
     "py-sdk",
+    "ts-sdk-v2-stdio",
+    "switchboard-v2-stdio",
+    "ts-sdk-v2-http",
+    "switchboard-v2-http",
 ];
 
 const USAGE: &str = "\
@@ -91,7 +101,8 @@ usage: sb-bench [options]
   --conc LIST          calls in flight, comma-separated (default 1,16,64)
   --only KEYS          only these clients (comma-separated): raw-pipe, raw-tokio,
                        switchboard, switchboard-run, switchboard-conn, sqlite-commit,
-                       ts-sdk, py-sdk; and
+                       ts-sdk, py-sdk, ts-sdk-v2-stdio, switchboard-v2-stdio,
+                       ts-sdk-v2-http, switchboard-v2-http; and
                        the chat figures: chat-open, chat-search, chat-delta, or chat for all
                        three
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
@@ -99,7 +110,7 @@ usage: sb-bench [options]
   --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;
                        default: the multi-thread runtime's default, one per CPU)
   --json               print the JSON report instead of the table
-  --require-peers      exit 1 if the TypeScript or Python SDK client cannot be measured
+  --require-peers      exit 1 if an SDK client (TypeScript v1 or v2, Python) cannot be measured
   --chat-runs N        warm runs per chat figure, after the cold one (default 10)
   --deltas N           text deltas in the streamed answer of chat-delta (default 10000)
   --corpus N           messages in the chat-search corpus (default 1000000; cached in the
@@ -347,7 +358,8 @@ fn run() -> Result<ExitCode> {
                     None,
                 ),
                 "ts-sdk" => rt.block_on(peers.run(Peer::TypeScript, &server, &plan)),
-                _ => rt.block_on(peers.run(Peer::Python, &server, &plan)),
+                "py-sdk" => rt.block_on(peers.run(Peer::Python, &server, &plan)),
+                v2 => rt.block_on(peers.run_v2(v2, &plan)),
             };
             eprintln!("{} ({:.1} s)", short(&outcome), t.elapsed().as_secs_f64());
             versions[i] = versions[i].take().or(version);
@@ -377,9 +389,10 @@ fn run() -> Result<ExitCode> {
         .collect();
     let ratios = report::ratios(&clients);
     let header = format!(
-        "sb-bench: echo round trips over stdio, one fake-mcp-server per client; {} calls per \
-         level, warm-up {}, median of {} round(s); Rust clients on a {runtime}\nmachine: {} x {}, \
-         {}, {}, kernel {}; {}; node {}; {}\n",
+        "sb-bench: echo round trips over stdio, one fake-mcp-server per client (the -v2 rows: one \
+         TypeScript SDK v2 server per client, over stdio or loopback HTTP); {} calls per level, \
+         warm-up {}, median of {} round(s); Rust clients on a {runtime}\nmachine: {} x {}, {}, \
+         {}, kernel {}; {}; node {}; {}\n",
         plan.calls,
         plan.warmup,
         args.rounds,
@@ -442,10 +455,14 @@ fn run() -> Result<ExitCode> {
                 | "switchboard-conn"
                 | "sqlite-commit"
         ) && c.status != "measured"
+            // Switchboard against the TS v2 server: unavailable without the peer, but a failure
+            // is ours.
+            || (c.key.starts_with("switchboard-v2") && c.status == "failed")
     });
-    let peer_missing = clients
-        .iter()
-        .any(|c| matches!(c.key, "ts-sdk" | "py-sdk") && c.status != "measured");
+    let peer_missing = clients.iter().any(|c| {
+        (matches!(c.key, "ts-sdk" | "py-sdk") || bench::peers::v2::PEER_KEYS.contains(&c.key))
+            && c.status != "measured"
+    });
     if chat.as_ref().is_some_and(|c| !c.failures.is_empty()) {
         eprintln!("sb-bench: a chat figure failed (see the table)");
         return Ok(ExitCode::FAILURE);
@@ -491,6 +508,6 @@ fn label(key: &str, version: Option<&str>) -> String {
         "sqlite-commit" => "one SQLite commit (a Store's, not a call)".into(),
         "ts-sdk" => format!("TypeScript SDK{v} (node)"),
         "py-sdk" => format!("Python SDK (mcp{v})"),
-        other => other.into(),
+        other => bench::peers::v2::label(other, version),
     }
 }

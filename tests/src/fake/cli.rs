@@ -14,7 +14,7 @@ usage: fake-mcp-server [FLAGS]
                           slow-init[=MS], banner, rug-description, rug-param,
                           rug-new-tool, rug-restart, rug-instructions, poisoned, oversize,
                           client-requests, hostile-text, question-flood, deep-answer,
-                          stubborn, canary
+                          stubborn, canary, answer-anything
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
@@ -62,6 +62,9 @@ pub struct Modes {
     pub oversize: bool,
     /// Adds `deep`, whose answer is nested past any JSON reader's limit.
     pub deep_answer: bool,
+    /// Answers `{}` to every method it does not know instead of -32601 (`server/discover`
+    /// included), like some lax older servers.
+    pub answer_anything: bool,
     /// Adds the tools that send requests to the client (`ask_user`, `open_url`, `ask_model`,
     /// `list_roots`) and `roots_changed_count`.
     pub client_requests: bool,
@@ -152,6 +155,7 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "poisoned" => m.poisoned = true,
         "oversize" => m.oversize = true,
         "deep-answer" => m.deep_answer = true,
+        "answer-anything" => m.answer_anything = true,
         "client-requests" => m.client_requests = true,
         "hostile-text" => m.hostile_text = true,
         "question-flood" => m.question_flood = true,

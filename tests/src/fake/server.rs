@@ -266,6 +266,8 @@ impl Server {
                 }
                 None => Err("invalid or missing logging level".to_string()),
             },
+            // A lax older server: `{}` to whatever it does not know (`server/discover` too).
+            _ if self.cfg.modes.answer_anything => Ok(json!({})),
             _ => {
                 let msg = format!("Method not found: {method}");
                 return self.out.error(&id, cat::METHOD_NOT_FOUND, &msg);

@@ -95,6 +95,15 @@ export const commands = {
 	getPrompt: (server: string, name: string, args: { [key in string]: string }, into: string | null) => typedError<PromptResultDto_Serialize, IpcError>(__TAURI_INVOKE("get_prompt", { server, name, args, into })),
 	/**  Completion values the server suggests for a prompt argument. */
 	completePromptArgument: (server: string, prompt: string, argument: string, value: string) => typedError<string[], IpcError>(__TAURI_INVOKE("complete_prompt_argument", { server, prompt, argument, value })),
+	/**  The skills of every running server that offers some (reads no skill file). */
+	listSkills: () => typedError<ServerSkillsDto_Serialize[], IpcError>(__TAURI_INVOKE("list_skills")),
+	/**  Approves a skill as the person saw it (`fingerprint`); refused if it changed since. */
+	approveSkill: (server: string, name: string, fingerprint: string) => typedError<SkillDto_Serialize, IpcError>(__TAURI_INVOKE("approve_skill", { server, name, fingerprint })),
+	/**
+	 *  Reads an approved skill's `SKILL.md`, verified, for the conversation `into` ("" for one
+	 *  not started yet).
+	 */
+	readSkill: (server: string, name: string, into: string) => typedError<SkillTextDto, IpcError>(__TAURI_INVOKE("read_skill", { server, name, into })),
 	/**  Previews importing `text` (the file's contents or pasted JSON). Stores nothing. */
 	importPreview: (text: string, format: FormatDto | null) => typedError<ImportPreviewDto_Serialize, IpcError>(__TAURI_INVOKE("import_preview", { text, format })),
 	/**
@@ -2137,6 +2146,29 @@ export type ServerRow_Serialize = {
 	allow_insecure: boolean,
 };
 
+/**  The skills of a server, or why they could not be listed. */
+export type ServerSkillsDto = ServerSkillsDto_Serialize | ServerSkillsDto_Deserialize;
+
+/**  The skills of a server, or why they could not be listed. */
+export type ServerSkillsDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Its skills. */
+	skills: SkillDto_Deserialize[],
+	/**  Why listing failed, if it did. */
+	error?: string | null,
+};
+
+/**  The skills of a server, or why they could not be listed. */
+export type ServerSkillsDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Its skills. */
+	skills: SkillDto_Serialize[],
+	/**  Why listing failed, if it did. */
+	error: string | null,
+};
+
 /**  The tools of one running server. */
 export type ServerToolsDto = ServerToolsDto_Serialize | ServerToolsDto_Deserialize;
 
@@ -2337,6 +2369,75 @@ export type SignedOutDto = {
 	message: string,
 };
 
+/**  One skill of a running server. */
+export type SkillDto = SkillDto_Serialize | SkillDto_Deserialize;
+
+/**  One skill of a running server. */
+export type SkillDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Its `SKILL.md` URI. */
+	uri: string,
+	/**  Its name. */
+	name: string,
+	/**  Its description. */
+	description: string,
+	/**  `approved`, `new` or `changed` (the last two are held until approved). */
+	state: string,
+	/**  What an approval of it names. */
+	fingerprint: string,
+	/**  Its files; empty for a dynamic skill. */
+	files: SkillFileDto[],
+	/**  Whether it is dynamic (no digests to verify against). */
+	dynamic: boolean,
+	/**  Why it cannot be used at all, if it breaks the spec's rules. */
+	invalid?: string | null,
+	/**  What changed since it was approved, a line each. */
+	changes: string[],
+};
+
+/**  One skill of a running server. */
+export type SkillDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Its `SKILL.md` URI. */
+	uri: string,
+	/**  Its name. */
+	name: string,
+	/**  Its description. */
+	description: string,
+	/**  `approved`, `new` or `changed` (the last two are held until approved). */
+	state: string,
+	/**  What an approval of it names. */
+	fingerprint: string,
+	/**  Its files; empty for a dynamic skill. */
+	files: SkillFileDto[],
+	/**  Whether it is dynamic (no digests to verify against). */
+	dynamic: boolean,
+	/**  Why it cannot be used at all, if it breaks the spec's rules. */
+	invalid: string | null,
+	/**  What changed since it was approved, a line each. */
+	changes: string[],
+};
+
+/**  One file of a skill's manifest. */
+export type SkillFileDto = {
+	/**  Its URI. */
+	uri: string,
+	/**  Its size in bytes. */
+	size: number | null,
+	/**  Its `sha256:` digest. */
+	digest: string,
+};
+
+/**  A skill's `SKILL.md`, read and verified. */
+export type SkillTextDto = {
+	/**  Its URI. */
+	uri: string,
+	/**  Its text. */
+	text: string,
+};
+
 /**  A server's status as the UI shows it. */
 export type StatusDto = StatusDto_Serialize | StatusDto_Deserialize;
 
@@ -2356,6 +2457,8 @@ export type StatusDto_Deserialize = {
 	reason?: ReasonKind | null,
 	/**  The cap a message broke, in bytes, for `message_too_large`. */
 	cap_bytes?: number | null,
+	/**  The protocol revision negotiated with the server, when running ("2026-07-28"). */
+	protocol?: string | null,
 };
 
 /**  A server's status as the UI shows it. */
@@ -2374,6 +2477,8 @@ export type StatusDto_Serialize = {
 	reason: ReasonKind | null,
 	/**  The cap a message broke, in bytes, for `message_too_large`. */
 	cap_bytes: number | null,
+	/**  The protocol revision negotiated with the server, when running ("2026-07-28"). */
+	protocol: string | null,
 };
 
 /**  A server's lifecycle state, for badges. */

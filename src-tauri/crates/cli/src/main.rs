@@ -25,6 +25,7 @@ mod policy_cmds;
 mod questions;
 mod sandbox_cmds;
 mod server_cmds;
+mod skill_cmds;
 mod transfer_cmds;
 
 use std::path::PathBuf;
@@ -95,6 +96,9 @@ enum Command {
     /// Sign in to remote servers (OAuth): login, logout, status.
     #[command(subcommand)]
     Auth(auth_cmds::AuthCmd),
+    /// A server's skills: list, show, approve, read (verified).
+    #[command(subcommand)]
+    Skill(skill_cmds::SkillCmd),
 }
 
 /// What every command gets.
@@ -252,6 +256,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Audit(c) => audit_cmds::run(&ctx, c).await,
         Command::Policy(c) => policy_cmds::run(&ctx, c).await,
         Command::Auth(c) => auth_cmds::run(&ctx, c).await,
+        Command::Skill(c) => skill_cmds::run(&ctx, c).await,
     };
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;

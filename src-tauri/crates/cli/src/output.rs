@@ -156,6 +156,17 @@ pub fn word<T: Serialize>(v: &T) -> String {
     }
 }
 
+/// How long ago a Unix-milliseconds time was, in words ("3 min ago").
+pub fn ago(at_ms: i64) -> String {
+    let secs = (switchboard_core::clock::now_ms() - at_ms).max(0) / 1000;
+    match secs {
+        0..=59 => format!("{secs} s ago"),
+        60..=3599 => format!("{} min ago", secs / 60),
+        3600..=86_399 => format!("{} h ago", secs / 3600),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
 /// "1 tool", "2 tools", "0 tools".
 pub fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     let n = n.to_string();

@@ -355,11 +355,13 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
     let id = Host::server_id(name)?;
     let spec = ctx.host.server(&id).await?;
     let view = ctx.host.trust_view(&id).await;
+    let last = ctx.host.last_peer(&id);
     if ctx.json {
         output::json(&serde_json::json!({
             "spec": masked(&spec),
             "launch": view.as_ref().ok(),
             "launch_error": view.as_ref().err().map(|e| e.to_string()),
+            "last_handshake": last,
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -405,6 +407,16 @@ async fn show(ctx: &Ctx, name: &str) -> anyhow::Result<ExitCode> {
             print_plan(&v.lines, &v.warnings);
         }
         Err(e) => outln!("launch:   cannot resolve: {e}"),
+    }
+    match last {
+        Some(last) => outln!(
+            "protocol: {} (negotiated at the last start, {}; server {} {})",
+            escape_for_display(&last.peer.protocol_version),
+            output::ago(last.at_ms),
+            escape_for_display(&last.peer.server_name),
+            escape_for_display(&last.peer.server_version),
+        ),
+        None => outln!("protocol: not known yet (never started)"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,8 @@ import type { ProgressDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { buildSchemaForm } from "./schema-form";
 import { renderContent, renderProgress, renderToolResult } from "./result-view";
+import { mountApp, viewOf } from "../apps/frame";
+import { toMcpResult } from "../apps/bridge";
 import type { ContentDto } from "./result-view";
 
 /** What the panel needs from the outside, so tests can stand in for the IPC. */
@@ -19,6 +21,8 @@ export interface RunDeps {
   cancel: (runId: string) => Promise<unknown>;
   /** Reads a resource a result links to (only when the user clicks Open; RN-03). */
   read: (server: string, uri: string) => Promise<{ status: "ok"; data: ContentDto[] } | { status: "error"; error: { message: string } }>;
+  /** Whether results with a ui:// view show the app (tests without a window turn it off). */
+  apps?: boolean;
 }
 
 export const ipcRunDeps: RunDeps = {
@@ -83,6 +87,15 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
     if (r.status === "ok") {
       status.textContent = r.data.is_error ? "The tool ran and reported an error." : "Done.";
       output.replaceChildren(renderToolResult(r.data, { onOpenResource: (uri) => void open(uri) }));
+      // A result that points to a ui:// view is an MCP App: shown in its jail (features/apps).
+      // The view a result links, else the one the tool declares (`_meta.ui.resourceUri`, as
+      // `ui_view` once ToolDto carries it).
+      const declared = (tool as { ui_view?: string | null }).ui_view ?? null;
+      const view = viewOf(r.data) ?? (declared !== null && /^ui:\/\/./i.test(declared) ? declared : null);
+      if (view !== null && deps.apps !== false) {
+        const result = toMcpResult(r.data as Parameters<typeof toMcpResult>[0]);
+        output.append(mountApp({ server, uri: view, toolName: tool.name, arguments: v.value, result }));
+      }
     } else {
       const why: Record<string, string> = { denied: "Not run: the call was not approved.", cancelled: "Cancelled." };
       status.textContent = why[r.error.code] ?? "The call failed.";

@@ -15,6 +15,7 @@ import { showUsage } from "./info";
 import { LiveTurn, renderMessages, userBubble } from "./messages";
 import { providersDialog } from "./providers";
 import { resourcePicker } from "./resource-picker";
+import { skillPicker } from "../skills/skill-picker";
 import { slashPrompts } from "./slash";
 import "./chat.css";
 
@@ -53,10 +54,11 @@ export function mountChat(root: HTMLElement): () => void {
   const sources = new Set<string>();
   const into = { conversation: () => current ?? "", from: (server: string) => void sources.add(server) };
   const attachResource = resourcePicker({ text: () => input.value, setText: (t) => (input.value = t), addImage: (img, name) => attach.add(img, name), ...into }, note);
+  const attachSkill = skillPicker({ text: () => input.value, setText: (t) => (input.value = t), ...into }, note);
   const slash = slashPrompts(input, into);
   const composer = h("form", { class: "composer" },
     h("div", { class: "composer-main" }, slash.el, attach.chips, input,
-      h("div", { class: "composer-tools" }, attach.picker, attachResource)),
+      h("div", { class: "composer-tools" }, attach.picker, attachResource, attachSkill)),
     h("div", { class: "composer-actions" }, sendBtn, stopBtn));
 
   const conversations = conversationList({

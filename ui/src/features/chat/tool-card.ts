@@ -4,6 +4,8 @@
 import { h } from "../../app/dom";
 import { renderProgress, renderContent } from "../catalog/result-view";
 import type { Progress } from "../catalog/result-view";
+import { mountApp } from "../apps/frame";
+import type { MountOptions } from "../apps/frame";
 
 export type ToolStatus = "proposed" | "running" | "done" | "error";
 
@@ -21,6 +23,8 @@ export interface ToolCard {
   setResult(isError: boolean, text: string, durationMs: number | null): void;
   /** The person changed the arguments before approving: show what actually ran. */
   setEdited(args: string): void;
+  /** The result points to an MCP App (`ui://`): show it under the result, in its jail. */
+  setApp(app: MountOptions): void;
 }
 
 /** A card for the call `name` (the model's name for it; `server`/`tool` when it resolves). */
@@ -29,6 +33,7 @@ export function toolCard(name: string, args: string, server?: string | null, too
   const duration = h("span", { class: "tc-duration hint" });
   const progress = h("div", { class: "tc-progress" });
   const result = h("div", { class: "tc-result" });
+  const app = h("div", { class: "tc-app" });
   const edited = h("div", { class: "tool-edited", hidden: true });
   const title = server && tool ? `${server} › ${tool}` : name;
   const el = h("div", { class: "tool-card" },
@@ -37,6 +42,7 @@ export function toolCard(name: string, args: string, server?: string | null, too
     edited,
     progress,
     result,
+    app,
   );
   const setStatus = (s: ToolStatus) => {
     el.dataset.status = s;
@@ -54,6 +60,7 @@ export function toolCard(name: string, args: string, server?: string | null, too
       edited.hidden = false;
       edited.replaceChildren(h("p", { class: "tool-edited-note" }, "Run with your edited arguments"), h("pre", {}, a));
     },
+    setApp: (o) => app.replaceChildren(mountApp(o)),
     setResult: (isError, text, durationMs) => {
       setStatus(isError ? "error" : "done");
       if (durationMs !== null) duration.textContent = durationMs < 1000 ? `${Math.round(durationMs)} ms` : `${(durationMs / 1000).toFixed(1)} s`;

@@ -11,7 +11,7 @@ vi.mock("../../ipc/bindings", () => ({
 import { mountServers } from "./page";
 
 const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
-const status = { kind: "stopped", detail: "", tools: null, retry_at_ms: null, stderr_tail: [], reason: null, cap_bytes: null };
+const status = { kind: "stopped", detail: "", tools: null, retry_at_ms: null, stderr_tail: [], reason: null, cap_bytes: null, protocol: null };
 const row = (name: string, transport: "stdio" | "http", allow_insecure: boolean) => ({
   name, transport, summary: transport === "http" ? `http://dev.example.test/${name}` : "/bin/true",
   enabled: true, trust: "trusted", status, missing_secrets: [], review: 0,
@@ -36,6 +36,18 @@ afterEach(() => {
 });
 
 describe("the server card", () => {
+  it("names the negotiated protocol revision of a running server, and none when it is down", async () => {
+    const running = { ...status, kind: "running", tools: 3, protocol: "2026-07-28" };
+    m.listServers.mockResolvedValue({
+      status: "ok",
+      data: [{ ...row("modern", "http", false), status: running }, row("local", "stdio", false)],
+    });
+    unmount = mountServers(root);
+    await flush();
+    expect(root.querySelector('.server[data-name="modern"] .head .protocol')?.textContent).toBe("protocol 2026-07-28");
+    expect(root.querySelector('.server[data-name="local"] .protocol')).toBeNull();
+  });
+
   it("shows an \"insecure (dev)\" badge only where allow insecure (development) is on", async () => {
     unmount = mountServers(root);
     await flush();

@@ -10,6 +10,7 @@ const status = (kind: StatusDto["kind"], extra: Partial<StatusDto> = {}): Status
   stderr_tail: [],
   reason: null,
   cap_bytes: null,
+  protocol: null,
   ...extra,
 });
 

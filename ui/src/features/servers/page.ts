@@ -166,6 +166,9 @@ export function mountServers(root: HTMLElement): () => void {
         h("h2", {}, s.name),
         h("span", { class: `badge ${badge.tone}` }, badge.label),
         h("span", { class: "kind" }, s.transport),
+        s.status.protocol
+          ? h("span", { class: "protocol", title: "The MCP protocol revision this server and Switchboard settled on" }, `protocol ${s.status.protocol}`)
+          : null,
         sbx ? h("span", { class: `badge sandbox-badge ${sbx.tone}`, title: sbx.title }, sbx.label) : null,
         insecure ? h("span", { class: `badge insecure-badge ${insecure.tone}`, title: insecure.title }, insecure.label) : null,
         s.review > 0

@@ -9,6 +9,7 @@
 //! The guard is held only to insert, remove or clone a handle, never across an `.await`; all
 //! lifecycle state lives in the supervisor tasks themselves.
 
+pub mod apps;
 mod audit;
 mod chat;
 mod chat_tools;
@@ -27,6 +28,7 @@ mod secret_layout;
 mod server_secrets;
 mod servers;
 mod signin;
+mod skills;
 mod transfer;
 mod trust;
 mod usage;
@@ -51,6 +53,7 @@ pub use run::{CallOptions, Started};
 pub use sandbox::SandboxChange;
 pub use server_secrets::ValueStatus;
 pub use servers::{AddOptions, AddOutcome, ServerView};
+pub use skills::{LoadedSkill, SkillHostError, SkillState, SkillView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 pub use trust::{FieldBinding, TrustState, TrustView};
 pub use usage::{CostReport, ModelCost};

@@ -74,6 +74,12 @@ impl Host {
             .collect())
     }
 
+    /// What the server's last successful handshake settled on, in this process or any other on
+    /// the same data dir (the protocol revision, the server's name and capabilities).
+    pub fn last_peer(&self, id: &ServerId) -> Option<crate::mcp::logs::LastPeer> {
+        crate::mcp::logs::ServerLogs::load_peer(&self.inner.logs_dir(id))
+    }
+
     /// One server's spec.
     pub async fn server(&self, id: &ServerId) -> Result<ServerSpec, HostError> {
         self.inner

@@ -297,6 +297,31 @@ impl ServerLogs {
         }
     }
 
+    /// Records what the handshake of this run settled on (`peer.json`), so a later process
+    /// (`switchboard server show`) can say which protocol revision the server speaks.
+    pub fn persist_peer(&self, peer: &crate::status::PeerInfo) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        let saved = LastPeer {
+            peer: peer.clone(),
+            at_ms: crate::clock::now_ms(),
+        };
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            replace_file(&dir.join("peer.json"), &serde_json::to_vec(&saved)?)
+        };
+        if let Err(e) = write() {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not save the handshake's outcome");
+        }
+    }
+
+    /// What the last successful handshake saved in `dir`, if any (a damaged file is none).
+    pub fn load_peer(dir: &std::path::Path) -> Option<LastPeer> {
+        let bytes = std::fs::read(dir.join("peer.json")).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// Reads logs a previous process saved in `dir`. A file is read whole as one run wrote it:
     /// see [`replace_file`].
     pub fn load_persisted(dir: &std::path::Path) -> (Vec<String>, Vec<TraceEntry>) {
@@ -312,6 +337,15 @@ impl ServerLogs {
             .unwrap_or_default();
         (stderr, trace)
     }
+}
+
+/// The outcome of a server's last successful handshake, saved beside its logs.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LastPeer {
+    /// What both sides settled on.
+    pub peer: crate::status::PeerInfo,
+    /// When (Unix milliseconds).
+    pub at_ms: i64,
 }
 
 /// Writes `path` whole or not at all: a temporary file beside it, then a rename. The app and a

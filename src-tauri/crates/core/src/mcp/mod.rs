@@ -25,6 +25,7 @@ pub mod process;
 pub mod reaper;
 mod recover;
 pub mod requests;
+pub mod skills;
 pub use crate::schema;
 pub mod supervisor;
 

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::catalog::{Catalog, CatalogSnapshot};
-use super::connection::{ConnectOptions, Connection, Endpoint, ServerSignal};
+use super::connection::{ConnectOptions, Connection, Endpoint, Lifecycle, ServerSignal};
 use super::logs::ServerLogs;
 use super::requests::ServerRequests;
 use super::schema::ArgValidator;
@@ -79,6 +79,9 @@ pub struct SupervisorConfig {
     /// How long each phase of stopping a local server waits (after the end of its input,
     /// after SIGTERM) before the next, harder step.
     pub stop_grace: Duration,
+    /// The shortest re-fetch interval a list's caching hint (`ttlMs`) can ask of us: a server
+    /// saying "1 ms" must not turn into polling.
+    pub min_list_ttl: Duration,
 }
 
 impl Default for SupervisorConfig {
@@ -93,6 +96,7 @@ impl Default for SupervisorConfig {
             request_timeout: Duration::from_secs(60),
             one_try: false,
             stop_grace: super::process::STOP_GRACE,
+            min_list_ttl: Duration::from_secs(10),
         }
     }
 }
@@ -221,6 +225,9 @@ struct Supervisor {
     ever_running: bool,
     /// Answers the server's own requests on every connection; `None` declares no capabilities.
     requests: Option<Arc<dyn ServerRequests>>,
+    /// How sessions start: the probe with fallback, until a server answers the probe with
+    /// nonsense; then `initialize` alone for as long as this supervisor runs.
+    lifecycle: Lifecycle,
 }
 
 /// Starts supervising a server: the task begins connecting at once.
@@ -252,6 +259,7 @@ pub fn spawn(
         restart_ack: None,
         ever_running: false,
         requests,
+        lifecycle: Lifecycle::Auto,
     };
     let span = tracing::info_span!("server", server = %id);
     tokio::spawn(sup.run().instrument(span));
@@ -344,7 +352,7 @@ impl Supervisor {
                 request_timeout: self.config.request_timeout,
                 signals: sig_tx,
                 requests: self.requests.clone(),
-                lifecycle: Default::default(),
+                lifecycle: self.lifecycle,
             },
         );
         // A stop or restart during the handshake wins over waiting for it.
@@ -354,6 +362,16 @@ impl Supervisor {
         };
         let conn = match conn {
             Ok(c) => Arc::new(c),
+            // A local server that answered the `server/discover` probe with something else
+            // cannot be asked again in the same process: the next one starts with `initialize`.
+            Err(McpError::Protocol(why)) if self.lifecycle == Lifecycle::Auto => {
+                self.logs.note(&format!(
+                    "the server did not answer server/discover as a 2026-07-28 server ({why}); \
+                     starting it again with initialize"
+                ));
+                self.lifecycle = Lifecycle::Initialize;
+                return Next::RestartNow;
+            }
             Err(e) => return self.not_started(e.reason()).await,
         };
         if let Err(e) = self.refresh(&conn, true, true, true).await {
@@ -366,6 +384,7 @@ impl Supervisor {
                 .await;
         }
         self.conn.send_replace(Some(conn.clone()));
+        self.logs.persist_peer(conn.info());
         self.publish_running(&conn).await;
         self.attempt = 0;
         self.ever_running = true;
@@ -422,8 +441,10 @@ impl Supervisor {
     ) -> Next {
         let mut due: Option<Instant> = None;
         let (mut tools, mut resources, mut prompts) = (false, false, false);
+        let mut stale = stale_lists(&conn, self.config.min_list_ttl);
         loop {
             let sleep_until = due.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            let stale_at = stale.map_or(sleep_until, |(at, _)| at);
             tokio::select! {
                 why = conn.closed() => {
                     self.conn.send_replace(None);
@@ -456,12 +477,22 @@ impl Supervisor {
                         });
                     }
                 },
+                // A list whose caching hint ran out is fetched again (2026-07-28 `ttlMs`).
+                _ = tokio::time::sleep_until(stale_at), if stale.is_some() => {
+                    if let Some((_, (t, r, p))) = stale.take() {
+                        tools |= t;
+                        resources |= r;
+                        prompts |= p;
+                    }
+                    due.get_or_insert(Instant::now());
+                }
                 _ = tokio::time::sleep_until(sleep_until), if due.is_some() => {
                     due = None;
                     let (t, r, p) = (std::mem::take(&mut tools), std::mem::take(&mut resources), std::mem::take(&mut prompts));
                     if let Err(e) = self.refresh(&conn, t, r, p).await {
                         self.logs.note(&format!("refreshing the catalog after list_changed failed: {e}"));
                     }
+                    stale = stale_lists(&conn, self.config.min_list_ttl);
                     self.publish_running(&conn).await;
                 }
             }
@@ -594,6 +625,27 @@ pub fn backoff_delay(config: &SupervisorConfig, attempt: u32) -> Duration {
     let base = exp.min(config.backoff_max);
     let jitter = rand::rng().random_range(0.8..1.2);
     base.mul_f64(jitter).min(config.backoff_max)
+}
+
+/// When the soonest list with a caching hint goes stale, and which lists go stale then
+/// (tools, resources, prompts). Lists without a hint, or with `ttlMs: 0`, are fetched again only
+/// when the server announces a change.
+fn stale_lists(conn: &Connection, floor: Duration) -> Option<(Instant, (bool, bool, bool))> {
+    let ttl = |method| conn.list_ttl(method).filter(|t| !t.is_zero());
+    let lists = [
+        ttl("tools/list"),
+        [ttl("resources/list"), ttl("resources/templates/list")]
+            .into_iter()
+            .flatten()
+            .min(),
+        ttl("prompts/list"),
+    ];
+    let soonest = (*lists.iter().flatten().min()?).max(floor);
+    let due = |t: &Option<Duration>| t.is_some_and(|t| t.max(floor) <= soonest);
+    Some((
+        Instant::now() + soonest,
+        (due(&lists[0]), due(&lists[1]), due(&lists[2])),
+    ))
 }
 
 #[cfg(test)]

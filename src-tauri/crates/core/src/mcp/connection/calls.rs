@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::PoisonError;
+use std::time::Duration;
 
 use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
@@ -19,6 +20,11 @@ use crate::mcp::catalog::{
     ToolInfo, ToolResult,
 };
 use crate::mcp::McpError;
+
+/// JSON-RPC errors of the 2026-07-28 revision: the request's protocol version is not one the
+/// server supports, or it needs a client capability we did not declare.
+const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 
 /// The most pages we follow for one list before deciding the server is looping.
 const MAX_PAGES: usize = 1000;
@@ -34,13 +40,24 @@ impl Connection {
         self.request(request, opts).await
     }
 
-    async fn request(
+    pub(super) async fn request(
         &self,
-        request: ClientRequest,
+        mut request: ClientRequest,
         opts: RequestOptions,
     ) -> Result<ServerResult, McpError> {
         if self.is_closed() {
             return Err(McpError::Disconnected(self.closed().await));
+        }
+        // A stateless session has no `logging/setLevel`: a request that names no level gets no
+        // log lines at all, so each asks for what an older session hears (SEP-2575). Asked of
+        // every server: the logging capability is deprecated in the same revision, and servers
+        // that log do not all declare it.
+        if self.stateless {
+            use rmcp::model::GetMeta;
+            // Deprecated by the same revision (SEP-2577), and still how servers report.
+            #[allow(deprecated)]
+            let info = rmcp::model::LoggingLevel::Info;
+            request.get_meta_mut().set_log_level(info);
         }
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let mut options = PeerRequestOptions::with_timeout(timeout);
@@ -91,7 +108,47 @@ impl Connection {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&token);
         }
-        outcome
+        match outcome {
+            Err(McpError::Server { code, .. }) if code == UNSUPPORTED_PROTOCOL_VERSION => {
+                Err(self.renegotiate().await)
+            }
+            Err(McpError::Server { code, message })
+                if code == MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                Err(McpError::Server {
+                    code,
+                    message: format!(
+                        "the server needs Switchboard to offer a capability it does not offer \
+                         this server (enable elicitation, sampling or roots for it if you want \
+                         this to work): {message}"
+                    ),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// The server no longer speaks the revision this session negotiated (a stateless server can
+    /// change between two requests, e.g. redeployed behind a load balancer). The session ends
+    /// with that reason, and the supervisor's next start negotiates again, once, at a revision
+    /// both sides support.
+    async fn renegotiate(&self) -> McpError {
+        let why = crate::status::Reason::UnsupportedProtocol {
+            version: self.info.protocol_version.clone(),
+        };
+        self.close_reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(why.clone());
+        let stop = self
+            .stop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(stop) = stop {
+            stop.cancel();
+        }
+        McpError::Disconnected(why)
     }
 
     /// Calls a tool.
@@ -106,7 +163,7 @@ impl Connection {
         let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
             rmcp::model::CallToolRequestParams::new(name.to_owned()).with_arguments(arguments),
         ));
-        let r = self.request(request, opts).await?;
+        let r = self.request_rounds(request, opts).await?;
         match r {
             ServerResult::CallToolResult(r) => convert("tool result", r),
             // A result with no `content` (only `structuredContent`, or nothing) reads as
@@ -122,6 +179,8 @@ impl Connection {
     ) -> Result<Vec<T>, McpError> {
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
+        // The list is as fresh as its stalest page: the smallest `ttlMs`, none if a page has none.
+        let mut ttl: Option<u64> = Some(u64::MAX);
         for _ in 0..MAX_PAGES {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
@@ -142,16 +201,35 @@ impl Connection {
                 ))
             })?;
             out.extend(items);
+            let page_ttl = page.get("ttlMs").and_then(Value::as_u64);
+            ttl = ttl.zip(page_ttl).map(|(a, b)| a.min(b));
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) if !next.is_empty() && Some(next) != cursor.as_deref() => {
                     cursor = Some(next.to_owned());
                 }
-                _ => return Ok(out),
+                _ => {
+                    self.ttls
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(method.to_owned(), ttl.map(Duration::from_millis));
+                    return Ok(out);
+                }
             }
         }
         Err(McpError::Protocol(format!(
             "{method} kept returning more pages after {MAX_PAGES}; the server seems to loop"
         )))
+    }
+
+    /// How long the last complete `method` list (`tools/list`, ...) may be kept, from its
+    /// pages' `ttlMs` caching hints (2026-07-28); `None` when the server gave none.
+    pub fn list_ttl(&self, method: &str) -> Option<Duration> {
+        self.ttls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(method)
+            .copied()
+            .flatten()
     }
 
     /// Every tool, all pages.
@@ -177,11 +255,9 @@ impl Connection {
 
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
+        let request = from_json(json!({"method": "resources/read", "params": {"uri": uri}}))?;
         let r = self
-            .request_json(
-                json!({"method": "resources/read", "params": {"uri": uri}}),
-                RequestOptions::default(),
-            )
+            .request_rounds(request, RequestOptions::default())
             .await?;
         let v = serde_json::to_value(&r).map_err(|e| McpError::Protocol(e.to_string()))?;
         serde_json::from_value(v.get("contents").cloned().unwrap_or(Value::Array(vec![]))).map_err(
@@ -199,11 +275,11 @@ impl Connection {
         name: &str,
         arguments: &HashMap<String, String>,
     ) -> Result<PromptResult, McpError> {
+        let request = from_json(
+            json!({"method": "prompts/get", "params": {"name": name, "arguments": arguments}}),
+        )?;
         let r = self
-            .request_json(
-                json!({"method": "prompts/get", "params": {"name": name, "arguments": arguments}}),
-                RequestOptions::default(),
-            )
+            .request_rounds(request, RequestOptions::default())
             .await?;
         match r {
             ServerResult::GetPromptResult(r) => convert("prompt", r),

@@ -10,8 +10,9 @@ use std::sync::{Arc, PoisonError};
 use rmcp::model::{ClientConfig, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::ClientHandler;
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::{ElicitationAnswer, Progress, ProgressRoutes, ServerSignal};
 use crate::mcp::requests::ServerRequests;
@@ -75,23 +76,10 @@ impl ClientHandler for Handler {
         request: rmcp::model::ElicitRequestParams,
         context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        let answer = match (&self.requests, serde_json::to_value(&request)) {
-            (Some(r), Ok(params))
-                if r.features().elicitation_form || r.features().elicitation_url =>
-            {
-                // A server that cancels its request withdraws the question (the future drops).
-                tokio::select! {
-                    a = r.elicit(params) => a,
-                    () = context.ct.cancelled() => ElicitationAnswer::Cancel,
-                }
-            }
-            _ => ElicitationAnswer::Decline,
-        };
-        let v = match answer {
-            ElicitationAnswer::Accept(content) => json!({"action": "accept", "content": content}),
-            ElicitationAnswer::Decline => json!({"action": "decline"}),
-            ElicitationAnswer::Cancel => json!({"action": "cancel"}),
-        };
+        let params = serde_json::to_value(&request).map_err(|e| {
+            rmcp::ErrorData::invalid_params(format!("unreadable request: {e}"), None)
+        })?;
+        let v = elicitation_result(self.requests.as_ref(), params, &context.ct).await;
         serde_json::from_value(v).map_err(|e| {
             rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
         })
@@ -105,22 +93,21 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        let requests = self
-            .requests
-            .as_ref()
-            .filter(|r| r.features().sampling)
-            .ok_or_else(
-                rmcp::ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>,
-            )?;
         let params = serde_json::to_value(&params).map_err(|e| {
             rmcp::ErrorData::invalid_params(format!("unreadable request: {e}"), None)
         })?;
-        // A refusal is "the user rejected the request" (-1 in the spec's examples).
-        let result = tokio::select! {
-            r = requests.sample(params) => r,
-            () = context.ct.cancelled() => Err("cancelled by the server".to_owned()),
-        }
-        .map_err(|why| rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), why, None))?;
+        let result = match sampling_result(self.requests.as_ref(), params, &context.ct).await {
+            Ok(v) => v,
+            Err(SamplingRefusal::NotOffered) => {
+                return Err(rmcp::ErrorData::method_not_found::<
+                    rmcp::model::CreateMessageRequestMethod,
+                >())
+            }
+            // A refusal is "the user rejected the request" (-1 in the spec's examples).
+            Err(SamplingRefusal::Refused(why)) => {
+                return Err(rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), why, None))
+            }
+        };
         serde_json::from_value(result).map_err(|e| {
             rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
         })
@@ -131,17 +118,7 @@ impl ClientHandler for Handler {
         &self,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        let roots = match self.requests.as_ref().filter(|r| r.features().roots) {
-            Some(r) => r.roots().await,
-            None => Vec::new(),
-        };
-        let v = json!({"roots": roots
-            .into_iter()
-            .map(|r| match r.name {
-                Some(name) => json!({"uri": r.uri, "name": name}),
-                None => json!({"uri": r.uri}),
-            })
-            .collect::<Vec<_>>()});
+        let v = roots_result(self.requests.as_ref()).await;
         serde_json::from_value(v).map_err(|e| {
             rmcp::ErrorData::internal_error(format!("could not build the answer: {e}"), None)
         })
@@ -158,4 +135,68 @@ impl ClientHandler for Handler {
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.signals.try_send(ServerSignal::PromptsChanged);
     }
+}
+
+/// Our answer to an `elicitation/create` as its result's JSON: the same for a request the server
+/// sends us and for one inside an `input_required` result (MRTR), so both reach the person
+/// through the one question inbox, under the same limits and audit. A withdrawn request
+/// (`cancel`) drops the question.
+pub(super) async fn elicitation_result(
+    requests: Option<&Arc<dyn ServerRequests>>,
+    params: Value,
+    cancel: &CancellationToken,
+) -> Value {
+    let answer = match requests {
+        Some(r) if r.features().elicitation_form || r.features().elicitation_url => {
+            tokio::select! {
+                a = r.elicit(params) => a,
+                () = cancel.cancelled() => ElicitationAnswer::Cancel,
+            }
+        }
+        _ => ElicitationAnswer::Decline,
+    };
+    match answer {
+        ElicitationAnswer::Accept(content) => json!({"action": "accept", "content": content}),
+        ElicitationAnswer::Decline => json!({"action": "decline"}),
+        ElicitationAnswer::Cancel => json!({"action": "cancel"}),
+    }
+}
+
+/// Why a sampling request got no completion.
+pub(super) enum SamplingRefusal {
+    /// The person did not enable sampling for this server.
+    NotOffered,
+    /// The person (or a limit) refused this one, with the reason.
+    Refused(String),
+}
+
+/// Our answer to a `sampling/createMessage` as its result's JSON (see [`elicitation_result`]).
+pub(super) async fn sampling_result(
+    requests: Option<&Arc<dyn ServerRequests>>,
+    params: Value,
+    cancel: &CancellationToken,
+) -> Result<Value, SamplingRefusal> {
+    let requests = requests
+        .filter(|r| r.features().sampling)
+        .ok_or(SamplingRefusal::NotOffered)?;
+    tokio::select! {
+        r = requests.sample(params) => r,
+        () = cancel.cancelled() => Err("cancelled by the server".to_owned()),
+    }
+    .map_err(SamplingRefusal::Refused)
+}
+
+/// Our answer to a `roots/list` as its result's JSON: the folders the person chose, or none.
+pub(super) async fn roots_result(requests: Option<&Arc<dyn ServerRequests>>) -> Value {
+    let roots = match requests.filter(|r| r.features().roots) {
+        Some(r) => r.roots().await,
+        None => Vec::new(),
+    };
+    json!({"roots": roots
+        .into_iter()
+        .map(|r| match r.name {
+            Some(name) => json!({"uri": r.uri, "name": name}),
+            None => json!({"uri": r.uri}),
+        })
+        .collect::<Vec<_>>()})
 }

@@ -29,7 +29,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, QuitReason, RoleClient,
     RunningService, RunningServiceCancellationToken,
 };
-use rmcp::{Peer, ServiceExt};
+use rmcp::Peer;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -37,7 +37,11 @@ use tokio_util::sync::CancellationToken;
 mod calls;
 mod handler;
 mod http;
+mod legacy_sse;
+mod listen;
+pub mod mrtr;
 pub mod oauth;
+mod skills;
 mod stdio;
 mod wire;
 
@@ -53,9 +57,14 @@ use super::requests::ServerRequests;
 use super::McpError;
 use crate::status::{AuthChallenge, Reason};
 
-/// Protocol versions we speak, newest first. We offer the first; a server may answer with any.
+/// Protocol versions we speak through the `initialize` handshake, newest first. We offer the
+/// first; a server may answer with any.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Protocol versions we speak without a handshake (`server/discover`, then self-contained
+/// requests), newest first.
+pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
 
 /// Something the server told us outside a request.
 #[derive(Clone, Debug, PartialEq)]
@@ -133,20 +142,41 @@ pub struct ConnectOptions {
     /// Answers the server's own requests (elicitation, sampling, roots); `None` declares no
     /// client capabilities at all.
     pub requests: Option<Arc<dyn ServerRequests>>,
-    /// How the session starts (HTTP only; stdio always uses `initialize`).
+    /// How the session starts.
     pub lifecycle: Lifecycle,
 }
 
-/// How a session starts.
+/// How a session starts: which protocol generation we try, and whether we fall back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Lifecycle {
-    /// The `initialize` handshake of protocol revisions up to 2025-11-25 (the default).
+    /// The default: probe with `server/discover` for the stateless 2026-07-28 revision, and
+    /// fall back to the `initialize` handshake when the server answers like an older one (an
+    /// error to the probe, or silence for 10 s). What was negotiated is in
+    /// [`PeerInfo::protocol_version`].
     #[default]
+    Auto,
+    /// Only the `initialize` handshake of revisions up to 2025-11-25.
     Initialize,
-    /// The stateless 2026-07-28 revision: `server/discover`, then self-contained requests that
-    /// carry the protocol version and client capabilities (rmcp's lifecycle). Opt-in until the
-    /// 2026-07-28 work makes it the default with a fallback.
+    /// Only the stateless 2026-07-28 revision: `server/discover`, then self-contained requests
+    /// that carry the protocol version and client capabilities; an older server is an error.
     Stateless,
+}
+
+impl Lifecycle {
+    fn mode(self) -> ClientLifecycleMode {
+        // rmcp's constants, in the order of STATELESS_PROTOCOL_VERSIONS (a test keeps them equal).
+        let modern = || vec![ProtocolVersion::V_2026_07_28];
+        match self {
+            Self::Initialize => ClientLifecycleMode::Initialize,
+            Self::Stateless => ClientLifecycleMode::Discover {
+                preferred_versions: modern(),
+            },
+            Self::Auto => ClientLifecycleMode::Auto {
+                preferred_versions: modern(),
+                legacy_version: None,
+            },
+        }
+    }
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -170,6 +200,13 @@ pub struct Connection {
     process: tokio::sync::Mutex<Option<ServerProcess>>,
     close_reason: CloseReason,
     default_timeout: Duration,
+    /// Answers the questions of `input_required` results (the same as the handler's).
+    requests: Option<Arc<dyn ServerRequests>>,
+    /// The caching hint of each list's last complete fetch, by method.
+    ttls: Mutex<HashMap<String, Option<Duration>>>,
+    /// The session negotiated a stateless revision (2026-07-28): no handshake, per-request
+    /// metadata, `subscriptions/listen`.
+    stateless: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -181,8 +218,56 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Connects and performs the `initialize` handshake within `opts.init_timeout`.
+    /// Connects and starts the session (the `server/discover` probe, then `initialize` where the
+    /// server is older; see [`Lifecycle`]) within `opts.init_timeout`.
+    ///
+    /// A remote server that answers the probe with something that is not an answer to it (an
+    /// older server that replies `{}` to every method it does not know) is asked again from
+    /// the start with `initialize` alone: a new HTTP exchange costs nothing. A local server in
+    /// that case fails with [`McpError::Protocol`], and the supervisor's next start of it uses
+    /// [`Lifecycle::Initialize`] (a process cannot be asked twice to start).
     pub async fn connect(
+        endpoint: Endpoint,
+        logs: ServerLogs,
+        opts: ConnectOptions,
+    ) -> Result<Self, McpError> {
+        let again = match (&endpoint, opts.lifecycle) {
+            (
+                Endpoint::Http {
+                    url,
+                    headers,
+                    max_message,
+                    auth,
+                },
+                Lifecycle::Auto,
+            ) => Some(Endpoint::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                max_message: *max_message,
+                auth: auth.clone(),
+            }),
+            _ => None,
+        };
+        match (
+            Self::connect_once(endpoint, logs.clone(), opts.clone()).await,
+            again,
+        ) {
+            (Err(McpError::Protocol(why)), Some(endpoint)) => {
+                logs.note(&format!(
+                    "the server did not answer server/discover as a 2026-07-28 server ({why}); \
+                     starting again with initialize"
+                ));
+                let opts = ConnectOptions {
+                    lifecycle: Lifecycle::Initialize,
+                    ..opts
+                };
+                Self::connect_once(endpoint, logs, opts).await
+            }
+            (outcome, _) => outcome,
+        }
+    }
+
+    async fn connect_once(
         endpoint: Endpoint,
         logs: ServerLogs,
         opts: ConnectOptions,
@@ -190,6 +275,8 @@ impl Connection {
         let (init_timeout, default_timeout) = (opts.init_timeout, opts.request_timeout);
         let opts_lifecycle = opts.lifecycle;
         let progress: ProgressRoutes = Arc::default();
+        let requests = opts.requests.clone();
+        let listen_signals = opts.signals.clone();
         let handler = Handler {
             info: client_info(
                 opts.requests
@@ -212,8 +299,8 @@ impl Connection {
                 } => {
                     let transport =
                         StdioTransport::new(pipes, logs.clone(), max_message, close_reason.clone());
-                    let running =
-                        handshake(handler.serve(transport), init_timeout, &close_reason).await;
+                    let serve = handler.serve_with_lifecycle(transport, opts.lifecycle.mode());
+                    let running = handshake(serve, init_timeout, &close_reason).await;
                     match running {
                         Ok(r) => (r, Some(*process)),
                         Err(e) => {
@@ -242,16 +329,22 @@ impl Connection {
                         auth.as_ref(),
                     )
                     .await?;
-                    let mode = match opts.lifecycle {
-                        Lifecycle::Initialize => ClientLifecycleMode::Initialize,
-                        Lifecycle::Stateless => ClientLifecycleMode::Discover {
-                            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                        },
-                    };
+                    let mode = opts.lifecycle.mode();
                     let running = match transport {
+                        // A 4xx to the first POST may mean a 2024-11-05 HTTP+SSE server.
                         http::HttpTransport::Plain(t) => {
+                            let fallback = legacy_sse::Fallback {
+                                handler: legacy_sse::handler_copy(&handler),
+                                url,
+                                headers,
+                                max_message,
+                                logs: logs.clone(),
+                                request_timeout: default_timeout,
+                            };
                             let serve = handler.serve_with_lifecycle(t, mode);
-                            handshake(serve, init_timeout, &close_reason).await?
+                            fallback
+                                .handshake(serve, init_timeout, &close_reason)
+                                .await?
                         }
                         http::HttpTransport::Authorized(t) => {
                             let serve = handler.serve_with_lifecycle(t, mode);
@@ -267,9 +360,16 @@ impl Connection {
             .map(|i| serde_json::to_value(&*i).unwrap_or(Value::Null))
             .unwrap_or(Value::Null);
         let (info, instructions) = read_peer_info(&server)?;
-        let stateless =
-            opts_lifecycle == Lifecycle::Stateless && info.protocol_version == "2026-07-28";
-        if !stateless && !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
+        let version = info.protocol_version.as_str();
+        let known = match opts_lifecycle {
+            Lifecycle::Initialize => SUPPORTED_PROTOCOL_VERSIONS.contains(&version),
+            Lifecycle::Stateless => STATELESS_PROTOCOL_VERSIONS.contains(&version),
+            Lifecycle::Auto => {
+                SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
+                    || STATELESS_PROTOCOL_VERSIONS.contains(&version)
+            }
+        };
+        if !known {
             let mut running = running;
             let _ = running.close_with_timeout(Duration::from_secs(2)).await;
             if let Some(p) = process {
@@ -281,6 +381,14 @@ impl Connection {
         }
         let stop = running.cancellation_token();
         let (closed_tx, closed) = watch::channel(None);
+        let stateless = STATELESS_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str());
+        // A stateless session has no stream for list changes unless we open one.
+        if stateless {
+            let caps = server.get("capabilities").cloned().unwrap_or(Value::Null);
+            if let Some(filter) = listen::wanted(&caps) {
+                listen::spawn(peer.clone(), filter, listen_signals, closed.clone());
+            }
+        }
         let reason = close_reason.clone();
         tokio::spawn(async move {
             let running_stop = running.cancellation_token();
@@ -322,6 +430,9 @@ impl Connection {
             process: tokio::sync::Mutex::new(process),
             close_reason,
             default_timeout,
+            requests,
+            ttls: Mutex::default(),
+            stateless,
         })
     }
 
@@ -430,6 +541,13 @@ where
                 e.auth_challenge(),
             )))
         }
+        // The first answer is not one to what we asked (an older server that answers `{}` to
+        // the `server/discover` probe): a protocol error, which the caller may retry with
+        // `initialize` alone.
+        Ok(Err(
+            e @ (ClientInitializeError::ExpectedInitResult(_)
+            | ClientInitializeError::ExpectedInitResponse(_)),
+        )) => Err(McpError::Protocol(readable(&e))),
         Ok(Err(e)) => {
             // A process that dies at start-up may fail our first write before the reader has
             // seen its output close; give the reader a moment so the error names the real cause.
@@ -482,6 +600,18 @@ mod tests {
                 out.push(p);
             }
         }
+    }
+
+    #[test]
+    fn the_stateless_versions_are_the_ones_we_ask_rmcp_for() {
+        let rmcp::service::ClientLifecycleMode::Auto {
+            preferred_versions, ..
+        } = super::Lifecycle::Auto.mode()
+        else {
+            panic!("Auto is not rmcp's Auto");
+        };
+        let asked: Vec<String> = preferred_versions.iter().map(|v| v.to_string()).collect();
+        assert_eq!(asked, super::STATELESS_PROTOCOL_VERSIONS);
     }
 
     #[test]

@@ -1,0 +1,91 @@
+// @vitest-environment jsdom
+import { describe, expect, it, vi } from "vitest";
+import { mountApp } from "./frame";
+
+describe("the app frame", () => {
+  it("is sandboxed to scripts only, loads from the jail and reaches the host only through the bridge", async () => {
+    const call = vi.fn(async () => ({ ok: true as const, result: { content: [] } }));
+    const panel = mountApp({ server: "demo", uri: "ui://a/app.html", toolName: "show", arguments: {}, result: null, callTool: call });
+    document.body.append(panel);
+    const frame = panel.querySelector("iframe")!;
+    expect(frame.getAttribute("sandbox")).toBe("allow-scripts");
+    expect(frame.getAttribute("sandbox")).not.toContain("allow-same-origin");
+    expect(frame.getAttribute("allow")).toBe("");
+    expect(frame.getAttribute("src")).toMatch(/^http:\/\/switchboard-app\.localhost\/\?server=demo&uri=ui%3A%2F%2Fa%2Fapp\.html$/);
+    expect(frame.hasAttribute("srcdoc")).toBe(false);
+    // A message from this window (not the frame) is not the app speaking.
+    window.dispatchEvent(new MessageEvent("message", { data: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" } }, source: window }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(call).not.toHaveBeenCalled();
+    panel.remove();
+  });
+});
+
+describe("the run panel", () => {
+  it("shows an app when the result links a ui:// view, and nothing otherwise", async () => {
+    const { runPanel } = await import("../catalog/run-panel");
+    const tool = {
+      name: "show", title: null, description: null, output_schema: null, hints: [], enabled: true, icon: null, findings: [], held: null,
+      input_schema: JSON.stringify({ type: "object", properties: {} }),
+    };
+    const result = (uri: string) => ({
+      status: "ok" as const,
+      data: { content: [{ type: "resource_link" as const, uri, name: "v", mime_type: "text/html;profile=mcp-app" }], structured_content: null, is_error: false },
+    });
+    for (const [uri, shown] of [["ui://a/app.html", true], ["https://a/app.html", false]] as const) {
+      const deps = {
+        openRun: vi.fn(async () => "run-1"),
+        run: vi.fn(async () => result(uri)),
+        cancel: vi.fn(async () => true),
+        read: vi.fn(async () => ({ status: "ok" as const, data: [] })),
+      };
+      const panel = runPanel("demo", tool as never, deps as never);
+      document.body.append(panel);
+      (panel.querySelector("button.run") as HTMLButtonElement).click();
+      await new Promise((r) => setTimeout(r, 0));
+      await new Promise((r) => setTimeout(r, 0));
+      expect(panel.querySelector(".run-output .app-view iframe") !== null).toBe(shown);
+      expect(deps.read).not.toHaveBeenCalled();
+      panel.remove();
+    }
+  });
+
+  it("shows the view a tool declares when its result links none", async () => {
+    const { runPanel } = await import("../catalog/run-panel");
+    const tool = {
+      name: "show", title: null, description: null, output_schema: null, hints: [], enabled: true, icon: null, findings: [], held: null,
+      input_schema: JSON.stringify({ type: "object", properties: {} }), ui_view: "ui://a/declared.html",
+    };
+    const deps = {
+      openRun: vi.fn(async () => "run-1"),
+      run: vi.fn(async () => ({ status: "ok" as const, data: { content: [{ type: "text" as const, text: "t" }], structured_content: null, is_error: false } })),
+      cancel: vi.fn(async () => true),
+      read: vi.fn(async () => ({ status: "ok" as const, data: [] })),
+    };
+    const panel = runPanel("demo", tool as never, deps as never);
+    document.body.append(panel);
+    (panel.querySelector("button.run") as HTMLButtonElement).click();
+    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(panel.querySelector(".app-view iframe")?.getAttribute("src")).toContain("declared.html");
+    panel.remove();
+  });
+});
+
+describe("links an app asks for", () => {
+  it("open only when the person clicks, through the opener", async () => {
+    const openLink = vi.fn(async () => ({ status: "ok" as const }));
+    const panel = mountApp({ server: "demo", uri: "ui://a", toolName: "t", arguments: {}, result: null, openLink });
+    document.body.append(panel);
+    const frame = panel.querySelector("iframe")!;
+    const send = (data: unknown) => window.dispatchEvent(new MessageEvent("message", { data, source: frame.contentWindow }));
+    send({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {} });
+    send({ jsonrpc: "2.0", id: 2, method: "ui/open-link", params: { url: "https://example.com/x" } });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(panel.querySelector(".app-link")?.textContent).toContain("https://example.com/x");
+    expect(openLink).not.toHaveBeenCalled();
+    (panel.querySelector(".app-open-link") as HTMLButtonElement).click();
+    expect(openLink).toHaveBeenCalledWith("https://example.com/x");
+    panel.remove();
+  });
+});

@@ -1,0 +1,126 @@
+// An MCP App in a panel: the frame that shows it, the bridge that answers it, the log of what
+// it said and the links it asked to open. The frame is `sandbox="allow-scripts"` (an opaque
+// origin: no storage, no cookies, no access to this window) and loads from the app jail, a URI
+// scheme of its own that Rust serves with a CSP allowing no network at all
+// (src-tauri/src/apps.rs). The window never writes the app's HTML itself.
+import { Channel } from "@tauri-apps/api/core";
+import { commands } from "../../ipc/bindings";
+import type { ProgressDto } from "../../ipc/bindings";
+import { h } from "../../app/dom";
+import { AppBridge, toMcpResult } from "./bridge";
+import type { AppInput, CallOutcome, McpToolResult } from "./bridge";
+import { LOG_LINES } from "./limits";
+import "./apps.css";
+
+/** The jail's scheme (src-tauri/src/apps.rs `SCHEME`). */
+export const APP_SCHEME = "switchboard-app";
+export const APP_MIME = "text/html;profile=mcp-app";
+
+/** The address of `uri` of `server` in the jail: `switchboard-app://localhost/` where the app
+ * itself is `tauri://localhost`, `http://switchboard-app.localhost/` on Windows. */
+export function appUrl(server: string, uri: string, protocol: string = location.protocol): string {
+  const q = new URLSearchParams({ server, uri }).toString();
+  return protocol === "tauri:" ? `${APP_SCHEME}://localhost/?${q}` : `http://${APP_SCHEME}.localhost/?${q}`;
+}
+
+/** The `ui://` view a result points to: a resource link or an embedded resource. */
+export function viewOf(result: { content: { type: string; uri?: unknown }[] }): string | null {
+  for (const c of result.content) {
+    if ((c.type === "resource_link" || c.type === "resource") && typeof c.uri === "string" && /^ui:\/\/./i.test(c.uri)) {
+      return c.uri;
+    }
+  }
+  return null;
+}
+
+/** Runs a tool of the app's server the way the Run button does: Rust asks for approval first. */
+export async function ipcCallTool(server: string, name: string, args: Record<string, unknown>): Promise<CallOutcome> {
+  const runId = await commands.openRun();
+  const channel = new Channel<ProgressDto>();
+  const r = await commands.runTool(runId, server, name, JSON.stringify(args), channel);
+  if (r.status === "ok") return { ok: true, result: toMcpResult(r.data as Parameters<typeof toMcpResult>[0]) };
+  return { ok: false, message: r.error.message };
+}
+
+export interface MountOptions {
+  server: string;
+  uri: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  result: McpToolResult | null;
+  callTool?: (server: string, name: string, args: Record<string, unknown>) => Promise<CallOutcome>;
+  /** Opens a link the person agreed to, through Rust's one URL opener (`open_app_link`). */
+  openLink?: ((url: string) => Promise<{ status: "ok" } | { status: "error"; error: { message: string } }>) | null;
+  /** Test seam: the window whose messages are listened to. */
+  win?: Window;
+}
+
+type OpenLink = NonNullable<MountOptions["openLink"]>;
+
+/** `open_app_link` from the generated bindings, once it is registered there. */
+function ipcOpenLink(): OpenLink | null {
+  const f = (commands as unknown as Record<string, unknown>).openAppLink;
+  return typeof f === "function" ? (f as OpenLink) : null;
+}
+
+/** A panel showing the app; it stops listening once it leaves the document. */
+export function mountApp(o: MountOptions): HTMLElement {
+  const win = o.win ?? window;
+  const frame = h("iframe", {
+    class: "app-frame",
+    sandbox: "allow-scripts",
+    referrerpolicy: "no-referrer",
+    allow: "",
+    title: `App of ${o.server}: ${o.uri}`,
+    src: appUrl(o.server, o.uri),
+  });
+  frame.style.height = "160px";
+  const log = h("ol", { class: "app-log", "aria-label": "What the app reported" });
+  const links = h("div", { class: "app-links", "aria-live": "polite" });
+  const status = h("p", { class: "app-status hint" }, `App ${o.uri} from ${o.server}; its tool calls ask for approval.`);
+  const input: AppInput = { toolName: o.toolName, arguments: o.arguments, result: o.result };
+  const call = o.callTool ?? ipcCallTool;
+  const openLink = o.openLink === undefined ? ipcOpenLink() : o.openLink;
+  // The app asked to open a link: the person sees it and decides; nothing opens without a click.
+  const showLink = (url: string) => {
+    const note = h("p", { class: "app-link" }, "The app asks to open ", h("code", {}, url));
+    if (openLink) {
+      const button = h("button", { class: "app-open-link" }, "Open in browser");
+      button.addEventListener("click", () => {
+        button.disabled = true;
+        void openLink(url).then((r) => {
+          note.append(h("span", { class: r.status === "ok" ? "hint" : "error" }, r.status === "ok" ? " Opened." : ` ${r.error.message}`));
+        });
+      });
+      note.append(" ", button);
+    } else {
+      note.append(" (not opened)");
+    }
+    links.replaceChildren(note);
+  };
+  const bridge = new AppBridge(() => frame.contentWindow, input, {
+    callTool: (name, args) => call(o.server, name, args),
+    showLink,
+    log: (line) => {
+      log.append(h("li", {}, line));
+      while (log.childElementCount > LOG_LINES) log.firstElementChild?.remove();
+    },
+    resize: (height) => {
+      frame.style.height = `${height}px`;
+    },
+    closed: (why) => {
+      status.textContent = `The app was stopped: ${why}.`;
+      frame.remove();
+    },
+  });
+  const panel = h("section", { class: "app-view", "aria-label": "App" }, status, frame, links, log);
+  const onMessage = (ev: MessageEvent) => {
+    if (!panel.isConnected) {
+      win.removeEventListener("message", onMessage);
+      return;
+    }
+    bridge.handle(ev);
+  };
+  win.addEventListener("message", onMessage);
+  return panel;
+}
