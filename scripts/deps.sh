@@ -147,6 +147,10 @@ fi
 for bin in conformance mcp-server-everything; do
   [ -e "$NPM_DIR/node_modules/.bin/$bin" ] || die "tests/npm/node_modules/.bin/$bin missing after npm install"
 done
+# The 2026-07-28 peers (TypeScript SDK v2) and the conformance suite 0.2.0 have no bin to look for.
+for pkg in @modelcontextprotocol/client @modelcontextprotocol/server @modelcontextprotocol/node conformance-next; do
+  [ -f "$NPM_DIR/node_modules/$pkg/package.json" ] || die "tests/npm/node_modules/$pkg missing after npm install"
+done
 
 # ---------------------------------------------------------------------------------------------
 # 5. Python MCP SDK in .tools/venv

@@ -12,6 +12,9 @@
 #   2025-03-26   0.2.0-alpha.12 `--spec-version 2025-03-26`: the two backward-compatibility OAuth
 #                scenarios (auth/2025-03-26-*) that neither requirement set includes, so that
 #                every authorization scenario of 0.2.0-alpha.12 runs somewhere.
+#   extensions   0.2.0-alpha.12: the client scenarios `list --client` tags [extension] other than
+#                authorization ones (those run in the requirement sets): the Skills checks
+#                (sep-2640-client-*), each forced at the 2026-07-28 wire.
 # `--requirements` cannot be combined with `--scenario` and runs its whole set at once, so each
 # scenario is run on its own as `--scenario S --spec-version REV --force`, which is exactly what
 # `--requirements REV` does for each of its scenarios (same wire version, same forced run).
@@ -25,7 +28,7 @@
 #
 # Environment (all optional):
 #   CONFORMANCE_CLIENT        client binary          (default target/debug/conformance-client)
-#   CONFORMANCE_SUITES        suites to run          (default "0.1.16 2025-11-25 2026-07-28 2025-03-26")
+#   CONFORMANCE_SUITES        suites to run          (default "0.1.16 2025-11-25 2026-07-28 2025-03-26 extensions")
 #   CONFORMANCE_SCENARIOS     space-separated subset: NAME runs it in every selected suite that has
 #                             it, SUITE:NAME only in that suite (e.g. 2026-07-28:auth/iss-supported)
 #   CONFORMANCE_BASELINE_DIR  where baseline-<suite>.yml live (default tests/conformance)
@@ -55,24 +58,27 @@ SERIAL=(sse-retry)
 # `--requirements REV` runs, each scenario at REV's wire) or "spec-version V" (what
 # `list --client --spec-version V` lists, run at V). Bumping a version means editing
 # tests/npm/package.json, this table, the baselines and SCENARIOS.md together.
-ALL_SUITES=(0.1.16 2025-11-25 2026-07-28 2025-03-26)
+ALL_SUITES=(0.1.16 2025-11-25 2026-07-28 2025-03-26 extensions)
 declare -A PKG=(
   [0.1.16]="@modelcontextprotocol/conformance"
   [2025-11-25]="conformance-next"
   [2026-07-28]="conformance-next"
   [2025-03-26]="conformance-next"
+  [extensions]="conformance-next"
 )
 declare -A VERSION=(
   [0.1.16]="0.1.16"
   [2025-11-25]="0.2.0-alpha.12"
   [2026-07-28]="0.2.0-alpha.12"
   [2025-03-26]="0.2.0-alpha.12"
+  [extensions]="0.2.0-alpha.12"
 )
 declare -A SELECT=(
   [0.1.16]="all"
   [2025-11-25]="requirements 2025-11-25"
   [2026-07-28]="requirements 2026-07-28"
   [2025-03-26]="spec-version 2025-03-26"
+  [extensions]="extension 2026-07-28"
 )
 
 die() {
@@ -131,6 +137,11 @@ for suite in "${SUITES[@]}"; do
       [ "${line#*$'\t'}" = scored ] || notscored+=("$name")
     done
     NOTSCORED[$suite]="${notscored[*]}"
+  elif [ "$how" = extension ]; then
+    mapfile -t list < <("$NODE" "$cli" list --client |
+      sed -n 's/^  - \([^ ]*\) \[extension\].*/\1/p' | grep -v '^auth/' || true)
+    [ "${#list[@]}" -gt 0 ] || die "'conformance list --client' of $suite tags no non-auth scenario [extension]"
+    NOTSCORED[$suite]="${list[*]}"
   elif [ "$how" = spec-version ]; then
     mapfile -t list < <("$NODE" "$cli" list --client --spec-version "$rev" | sed -n 's/^  - \([^ ]*\).*/\1/p')
     [ "${#list[@]}" -gt 0 ] || die "'conformance list --client --spec-version $rev' listed no scenarios"
@@ -178,7 +189,7 @@ run_one() {
   local extra=()
   read -r how rev <<<"${SELECT[$suite]}"
   case "$how" in
-    requirements) extra=(--spec-version "$rev" --force) ;;
+    requirements | extension) extra=(--spec-version "$rev" --force) ;;
     spec-version) extra=(--spec-version "$rev") ;;
   esac
   "$NODE" "${CLI[$suite]}" client \
@@ -225,4 +236,26 @@ for suite in "${RUN_SUITES[@]}"; do
     | tee "$OUT/$suite/summary.txt" || status=1
 done
 "$NODE" "$SUMMARIZE" total "$OUT" "${RUN_SUITES[@]}" | tee "$OUT/summary.txt" || status=1
+
+# Scenarios a client that does nothing also passes (the suite only checks that nothing wrong was
+# fetched): each must also show, in the client's own stderr, that it did the work. A pattern
+# (grep -E) per scenario; the scenario's newest run must match it.
+declare -A EVIDENCE=(
+  [sep-2640-client-no-prefetch]='conformance-client: skills: \["[^"]+"'
+  [sep-2640-client-verify-digest]='conformance-client: refused .* has digest sha256:[0-9a-f]{64}, but the skill.s manifest says'
+  [sep-2640-client-verify-size]='conformance-client: refused .* is [0-9]+ bytes, but the skill.s manifest says [0-9]+'
+  [sep-2640-client-verify-frontmatter]='conformance-client: refused .*frontmatter .* does not match'
+)
+for suite in "${RUN_SUITES[@]}"; do
+  read -r -a sel <<<"${SEL[$suite]}"
+  for scenario in "${sel[@]}"; do
+    pattern="${EVIDENCE[$scenario]:-}"
+    [ -n "$pattern" ] || continue
+    newest="$(ls -d "$OUT/$suite/runs/${scenario//\//_}"-* 2>/dev/null | sort | tail -n 1)"
+    if [ -z "$newest" ] || ! grep -qE -- "$pattern" "$newest/stderr.txt" 2>/dev/null; then
+      echo "FAIL  $scenario ($suite): the suite's checks passed, but the client's stderr does not show the work (/$pattern/)"
+      status=1
+    fi
+  done
+done
 exit "$status"

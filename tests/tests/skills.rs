@@ -205,6 +205,15 @@ fn a_skill_changed_between_runs_is_held_until_reviewed_again() {
         "{err}"
     );
     assert_eq!(reads(&log).len(), before, "a held skill was read");
+    // A script reads why from the error object's code.
+    let o = run_cli(
+        d,
+        &["--json", "skill", "read", "skills", "pdf-tools", "--yes"],
+        "",
+        &[],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "held_for_review", "{v}");
 
     let shown: serde_json::Value = serde_json::from_str(&cli_ok(
         d,

@@ -14,6 +14,11 @@
 //!   pre-filled from the requested schema's `default`s.
 //! - `sse-retry`: call `test_reconnection` and wait for its result, which arrives only after the
 //!   transport resumes the interrupted SSE stream (`retry`, `Last-Event-ID`).
+//! - `sep-2640-client-*` (Skills): list the skills without reading any, then load each as a
+//!   host does before use, refusing one whose size, digest or frontmatter does not match its
+//!   manifest (`switchboard_tests::conformance_skills`).
+//! - 2026-07-28 scenarios (`sep-2322-client-request-state`, `http-*-headers`,
+//!   `json-schema-2020-12-preservation`): the calls a host makes, see [`planned_calls`].
 //! - `auth/*`: the first 401 (or a 403 `insufficient_scope` on a call) starts a sign-in through
 //!   the core's OAuth flow ([`oauth::sign_in`], or client credentials for the
 //!   `client-credentials-*` scenarios) with an in-memory keyring; the "browser" is an in-process
@@ -126,6 +131,9 @@ async fn steps(
 ) -> Result<()> {
     if scenario.starts_with("auth/") {
         return auth_steps(conn, url, opts, auth).await;
+    }
+    if scenario.starts_with("sep-2640-") {
+        return switchboard_tests::conformance_skills::run(conn, scenario).await;
     }
     let tools = conn.list_tools().await.context("tools/list failed")?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();

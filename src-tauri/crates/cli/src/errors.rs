@@ -9,7 +9,7 @@
 use std::fmt;
 use std::process::ExitCode;
 
-use switchboard_core::host::HostError;
+use switchboard_core::host::{HostError, SkillHostError};
 use switchboard_core::ids::ServerId;
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::mcp::McpError;
@@ -166,8 +166,22 @@ pub fn classify(e: &anyhow::Error) -> (&'static str, u8) {
         if let Some(s) = cause.downcast_ref::<StoreError>() {
             return (store_code(s), exit::FAILED);
         }
+        if let Some(s) = cause.downcast_ref::<SkillHostError>() {
+            return (skill_code(s), exit::FAILED);
+        }
     }
     ("failed", exit::FAILED)
+}
+
+/// A skill that is held, or that did not pass its checks, says so to a script.
+fn skill_code(e: &SkillHostError) -> &'static str {
+    use switchboard_core::mcp::skills::SkillError;
+    match e {
+        SkillHostError::Held { .. } | SkillHostError::Stale { .. } => "held_for_review",
+        SkillHostError::Skill(SkillError::Unknown { .. }) => "not_found",
+        SkillHostError::Skill(_) => "skill_unverified",
+        _ => "failed",
+    }
 }
 
 fn cli_code(e: &CliError) -> (&'static str, u8) {

@@ -187,4 +187,34 @@ mod tests {
             SchemaError::NotAnObject
         );
     }
+
+    /// The 2020-12 keywords a server may use are honoured, not stripped: `$defs` with an
+    /// `$anchor`, composition, conditionals, `additionalProperties: false` (issue 13, point 4).
+    #[test]
+    fn json_schema_2020_12_keywords_are_honoured() {
+        let v = ArgValidator::compile(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"n": {"$anchor": "num", "type": "integer", "minimum": 0}},
+            "properties": {"a": {"$ref": "#num"}, "b": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            "allOf": [{"required": ["a"]}],
+            "if": {"properties": {"a": {"const": 0}}},
+            "then": {"required": ["b"]},
+            "additionalProperties": false
+        }))
+        .unwrap();
+        assert!(v.check(&json!({"a": 0, "b": "x"})).is_ok());
+        assert!(v.check(&json!({"a": 1})).is_ok());
+        assert!(v.check(&json!({"a": 0})).is_err(), "if/then ignored");
+        assert!(
+            v.check(&json!({"a": -1})).is_err(),
+            "$anchor reference ignored"
+        );
+        assert!(v.check(&json!({"b": "x"})).is_err(), "allOf ignored");
+        assert!(
+            v.check(&json!({"a": 1, "c": 1})).is_err(),
+            "additionalProperties ignored"
+        );
+        assert!(v.check(&json!({"a": 1, "b": 3})).is_err(), "anyOf ignored");
+    }
 }

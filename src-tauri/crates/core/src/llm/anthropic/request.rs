@@ -288,4 +288,29 @@ mod tests {
             ])
         );
     }
+
+    /// JSON Schema 2020-12 reaches the model as the server wrote it: `$schema`, `$defs`,
+    /// `$anchor`, composition, conditionals and `additionalProperties` (issue 13, point 4).
+    #[test]
+    fn a_2020_12_schema_goes_to_the_model_verbatim() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"n": {"$anchor": "num", "type": "integer", "minimum": 0}},
+            "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            "allOf": [{"required": ["a"]}],
+            "if": {"properties": {"a": {"const": 0}}},
+            "then": {"required": ["b"]},
+            "else": {"not": {"required": ["b"]}},
+            "additionalProperties": false
+        });
+        let mut r = req(vec![Message::user_text("hi")]);
+        r.tools = vec![ToolSpec {
+            name: "s__t".into(),
+            description: "d".into(),
+            input_schema: schema.clone(),
+        }];
+        let b = build_body(&r);
+        assert_eq!(b.pointer("/tools/0/input_schema"), Some(&schema), "{b}");
+    }
 }
