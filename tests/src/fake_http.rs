@@ -8,8 +8,9 @@
 //!
 //! Tools: `echo {text}`, `sleep {ms}`, `deep {depth, id_last, sse}` (an answer no JSON reader
 //! accepts, as a JSON body or an SSE event), `big {bytes, sse}` (an answer of that size), `bare`
-//! (a result with `structuredContent` and no `content`). Only `tools` is advertised; any other
-//! method is answered -32601, as rmcp 3.11 servers now answer unadvertised capabilities.
+//! (a result with `structuredContent` and no `content`), `downgrade` (see [`HttpMode::Modern`]).
+//! Only `tools` is advertised; any other method is answered -32601, as rmcp 3.11 servers now
+//! answer unadvertised capabilities.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,6 +33,11 @@ pub enum HttpMode {
     Unauthorized,
     /// Every POST is refused with a bare 403 (no challenge).
     Forbidden,
+    /// A 2026-07-28 server (answers `server/discover`) until the tool `downgrade` is called;
+    /// from then on it is a 2025-11-25 server: -32022 to any request that names 2026-07-28 in
+    /// its `_meta`, -32601 to `server/discover`, `initialize` accepted (a redeploy behind the
+    /// same URL).
+    Modern,
 }
 
 /// A running fake; stops when dropped.
@@ -70,6 +76,7 @@ impl FakeHttp {
             gets: Arc::default(),
             posts: Arc::default(),
             methods: Arc::default(),
+            downgraded: Arc::default(),
         };
         let fake = Self {
             url,
@@ -104,6 +111,8 @@ struct State {
     gets: Arc<AtomicUsize>,
     posts: Arc<AtomicUsize>,
     methods: Arc<Mutex<Vec<String>>>,
+    /// `HttpMode::Modern` after `downgrade`.
+    downgraded: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The largest request head or body read.
@@ -257,6 +266,28 @@ impl State {
             .get("method")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        let downgraded = self.mode == HttpMode::Modern && self.downgraded.load(Ordering::SeqCst);
+        let modern = self.mode == HttpMode::Modern && !downgraded;
+        let names_modern = msg
+            .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+            .and_then(Value::as_str)
+            == Some("2026-07-28");
+        if let (Some(id), true) = (
+            msg.get("id"),
+            downgraded && names_modern && method != "server/discover",
+        ) {
+            self.note(method);
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"}}});
+            return respond(
+                stream,
+                "200 OK",
+                &json_headers(),
+                error.to_string().as_bytes(),
+            )
+            .await;
+        }
         let Some(id) = msg.get("id").cloned() else {
             // A notification or a response of the client's.
             if !method.is_empty() {
@@ -271,6 +302,15 @@ impl State {
                 "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-06-18")),
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "fake-http", "version": "1"},
+            })
+            .to_string(),
+            "server/discover" if modern => json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-http", "version": "1"}},
             })
             .to_string(),
             "ping" => "{}".into(),
@@ -324,6 +364,10 @@ impl State {
                 let text = "b".repeat(num("bytes", 1024) as usize);
                 (raw_response(id, &text_result(&text), false), flag("sse"))
             }
+            "downgrade" => {
+                self.downgraded.store(true, Ordering::SeqCst);
+                (raw_response(id, &text_result("downgraded"), false), false)
+            }
             "bare" => (
                 raw_response(id, &json!({"structuredContent": {"n": 3}}).to_string(), false),
                 false,
@@ -353,5 +397,6 @@ fn tools() -> Value {
         {"name": "deep", "inputSchema": object},
         {"name": "big", "inputSchema": object},
         {"name": "bare", "inputSchema": object},
+        {"name": "downgrade", "inputSchema": object},
     ])
 }

@@ -443,3 +443,23 @@ pub fn fixture(name: &str) -> PathBuf {
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
+
+/// A user rule that lets every tool of `server` run without asking, so a test sees only what
+/// it is about (approvals have their own tests).
+pub async fn allow_all(host: &Host, server: &str) {
+    use switchboard_core::approval::{Condition, Effect, On, Rule, Source};
+    host.put_policy_rule(Rule {
+        id: format!("let-{server}-run"),
+        effect: Effect::Allow,
+        server: server.into(),
+        on: On::Tool,
+        tool: "*".into(),
+        origin: None,
+        when: Vec::<Condition>::new(),
+        limit: None,
+        note: None,
+        source: Source::User,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("allow {server}: {e}"));
+}

@@ -226,7 +226,7 @@ async fn methods_of_unadvertised_capabilities_are_not_asked_for() {
     let fake = FakeHttp::start(HttpMode::Plain).await;
     let (host, _dir) = test_host().await;
     let h = start_trusted(&host, http_spec("tools-only", &fake.url)).await;
-    assert_eq!(h.catalog().tools.len(), 5);
+    assert_eq!(h.catalog().tools.len(), 6);
     let asked = fake.methods();
     for m in ["resources/list", "resources/templates/list", "prompts/list"] {
         assert!(!asked.iter().any(|a| a == m), "asked {m}: {asked:?}");

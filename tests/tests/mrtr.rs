@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::approval::questions::{ElicitReply, Question, QuestionRequest, Reply};
-use switchboard_core::approval::{Condition, Effect, On, Origin, Rule, Source};
+use switchboard_core::approval::Origin;
 use switchboard_core::config::{NamedValue, ValueSource};
 use switchboard_core::events::HostEvent;
 use switchboard_core::host::{CallOptions, Host};
@@ -48,20 +48,7 @@ async fn host_with_ttl(ttl_ms: u64) -> (Host, tempfile::TempDir) {
         value: ValueSource::Plain(ttl_ms.to_string()),
     });
     start_trusted(&host, spec).await;
-    host.put_policy_rule(Rule {
-        id: "let-it-run".into(),
-        effect: Effect::Allow,
-        server: SERVER.into(),
-        on: On::Tool,
-        tool: "*".into(),
-        origin: None,
-        when: Vec::<Condition>::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    allow_all(&host, SERVER).await;
     (host, dir)
 }
 

@@ -79,6 +79,23 @@ async fn skills_are_listed_and_read_lazily_and_only_once_approved() {
         .unwrap();
     assert_eq!(approved.state, SkillState::Approved);
     assert_eq!(reads(&log), Vec::<String>::new(), "approving read a file");
+    // The approval is in the audit log, like a tool's, with the fingerprint approved.
+    let audit = host
+        .audit_page(&switchboard_core::store::AuditQuery {
+            search: Some("skill pdf-tools".into()),
+            before: None,
+            limit: 10,
+        })
+        .await
+        .unwrap();
+    assert!(
+        audit
+            .entries
+            .iter()
+            .any(|e| e.detail_json.contains("approved") && e.detail_json.contains(&s.fingerprint)),
+        "{:?}",
+        audit.entries
+    );
 
     let loaded = host
         .read_skill(&id, "pdf-tools", Origin::Manual, CallOptions::default())

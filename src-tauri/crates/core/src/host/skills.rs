@@ -26,6 +26,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{CallOptions, Host, HostError};
+use crate::approval::audit::{AuditContext, AuditEvent, PinChange};
 use crate::approval::pins::canonical_json;
 use crate::approval::policy::Origin;
 use crate::ids::ServerId;
@@ -256,6 +257,21 @@ impl Host {
             .or_default()
             .insert(view.entry.uri.clone(), view.entry.clone());
         self.save_skill_approvals(&all)?;
+        // Recorded like a tool's approved pin: the skill's fingerprint now and before.
+        let previous = view.approved.as_ref().map(fingerprint);
+        self.audit_all(vec![(
+            AuditEvent::Pin {
+                change: PinChange::Approved,
+                digest: view.fingerprint.clone(),
+                previous,
+            },
+            AuditContext {
+                server: Some(server.clone()),
+                tool: Some(std::sync::Arc::from(format!("skill {name}"))),
+                ..AuditContext::default()
+            },
+        )])
+        .await;
         Ok(SkillView {
             state: SkillState::Approved,
             approved: None,
