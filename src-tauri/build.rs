@@ -76,6 +76,7 @@ const COMMANDS: &[&str] = &[
     "credentials",
     "set_client_secret",
     "set_allow_insecure",
+    "open_app_link",
 ];
 
 fn main() {

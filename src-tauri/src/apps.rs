@@ -25,9 +25,7 @@ use switchboard_core::approval::Origin;
 use switchboard_core::host::apps::{AppError, APP_URI_MAX};
 use switchboard_core::host::Host;
 use tauri::http::{header, Request, Response, StatusCode};
-use tauri::{Manager, State, UriSchemeContext, UriSchemeResponder, Wry};
-
-use crate::ipc::IpcError;
+use tauri::{Manager, UriSchemeContext, UriSchemeResponder, Wry};
 
 /// The scheme's name.
 pub const SCHEME: &str = "switchboard-app";
@@ -129,19 +127,6 @@ async fn load(host: &Host, asked: &AppRequest) -> Response<Vec<u8>> {
             refuse(status, &e.to_string())
         }
     }
-}
-
-/// Opens a link an MCP App asked for (`ui/open-link`), after the person clicked "Open in
-/// browser" under the app: Rust checks it again and opens it with the one URL opener (RN-02).
-/// Registered in `ipc::specta_builder` once the lead wires it (see the apps report).
-#[allow(dead_code)]
-#[tauri::command]
-#[specta::specta]
-#[tracing::instrument(skip_all)]
-pub fn open_app_link(host: State<'_, Host>, url: String) -> Result<(), IpcError> {
-    host.open_app_link(&url)
-        .map(|_| ())
-        .map_err(|e| IpcError::invalid(e.to_string()))
 }
 
 #[cfg(test)]

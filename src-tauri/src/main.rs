@@ -84,16 +84,17 @@ fn main() -> anyhow::Result<()> {
         .filter(|p| !p.is_empty())
         .map(std::path::PathBuf::from);
     let context = tauri::generate_context!();
-    let host =
-        match tauri::async_runtime::block_on(HostBuilder::new(data_dir).browser(browser).build()) {
-            Ok(host) => host,
-            // The window still opens and says why, naming the file and the ways out (ST-04).
-            Err(e) => {
-                let problem = format!("Switchboard could not open its data: {e}");
-                tracing::error!("{problem}");
-                return run_without_host(problem, context, instance);
-            }
-        };
+    // The window renders MCP Apps in its jail (`apps.rs`), so servers are told it can.
+    let builder = HostBuilder::new(data_dir).browser(browser).apps(true);
+    let host = match tauri::async_runtime::block_on(builder.build()) {
+        Ok(host) => host,
+        // The window still opens and says why, naming the file and the ways out (ST-04).
+        Err(e) => {
+            let problem = format!("Switchboard could not open its data: {e}");
+            tracing::error!("{problem}");
+            return run_without_host(problem, context, instance);
+        }
+    };
     let starter = host.clone();
     // Servers come up in the background; the window is interactive at once.
     tauri::async_runtime::spawn(async move {

@@ -3,8 +3,12 @@
 //! (`switchboard-app://`); the app's own tool call goes through the approval dialog; and a
 //! hostile app can neither reach Tauri's IPC (the fixture server it tries to stop keeps
 //! running), nor navigate the main window, nor load anything from a loopback listener that
-//! records every connection. The fixture is `tests/fixtures/apps_server.py` (Python `mcp`
-//! 2.3.0 with its `Apps` extension). Screenshots go to `tests/results/e2e/`.
+//! records every connection. A link an app asks to open reaches the (recording, fake) browser
+//! only after the person clicks; a view a tool declares only in `_meta` shows too; a model's
+//! call in the chat shows its app under the call's card; and only a host built to render apps
+//! (the desktop's) advertises the extension to servers. The fixture is
+//! `tests/fixtures/apps_server.py` (Python `mcp` 2.3.0 with its `Apps` extension). Screenshots
+//! go to `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::io::{Read, Write};
@@ -158,6 +162,77 @@ async fn the_host_loads_only_app_documents_and_opens_links_only_through_the_open
     host.shutdown().await;
 }
 
+/// No window: a host built with `apps(true)` (the desktop's) tells servers it renders MCP
+/// Apps and one built without (the CLI's) does not, as the real SDK server sees it
+/// (`client_supports_apps`); a tool's `_meta.ui.resourceUri` reaches the catalog, and a
+/// result's `ui://` link is found.
+#[tokio::test]
+async fn only_a_host_that_renders_apps_advertises_them_and_declared_views_reach_the_catalog() {
+    use switchboard_core::host::apps;
+    use switchboard_core::ids::ToolRef;
+    let py = python();
+    let fixture = repo().join("tests/fixtures/apps_server.py");
+    for renders in [false, true] {
+        let (host, _dir) = test_host_with(|b| b.apps(renders)).await;
+        let spec = stdio_spec(
+            "apps",
+            &py,
+            &[fixture.to_str().unwrap(), "--canary-port", "9"],
+        );
+        let h = start_trusted(&host, spec).await;
+        let id = h.id().clone();
+        let catalogs = host.catalogs().await.unwrap();
+        let tools = &catalogs
+            .iter()
+            .find(|c| c.server == id)
+            .unwrap()
+            .catalog
+            .tools;
+        let view = |name: &str| {
+            let t = tools.iter().find(|t| t.name == name).unwrap();
+            apps::declared_view(t.meta.as_ref()).map(str::to_owned)
+        };
+        assert_eq!(
+            view("show_declared").as_deref(),
+            Some("ui://fixture/hello.html")
+        );
+        assert_eq!(
+            view("show_counter").as_deref(),
+            Some("ui://fixture/counter.html")
+        );
+        assert_eq!(view("bump"), None);
+        let call = |tool: &str| ToolRef {
+            server: id.clone(),
+            tool: tool.into(),
+        };
+        let declared = host
+            .call_allowed(
+                &call("show_declared"),
+                Default::default(),
+                Default::default(),
+            )
+            .await
+            .unwrap();
+        let text = serde_json::to_string(&declared.content).unwrap();
+        let want = if renders { "apps: yes" } else { "apps: no" };
+        assert!(text.contains(want), "apps({renders}): {text}");
+        assert_eq!(apps::result_view(&declared), None, "it links no view");
+        let counter = host
+            .call_allowed(
+                &call("show_counter"),
+                Default::default(),
+                Default::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            apps::result_view(&counter),
+            Some("ui://fixture/counter.html")
+        );
+        host.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reaches_nothing() {
     if !e2e_available() {
@@ -191,9 +266,17 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
     );
     cli_ok(&data, &["server", "trust", "apps", "--yes"]);
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
+    // Links the person agrees to open go to the recording fake browser, which fetches nothing.
+    let browser = workspace_bin("fake-browser");
+    let browsed = dir.path().join("browser.log");
+    let driver = Driver::start(&[
+        ("SWITCHBOARD_DATA_DIR", data.as_path()),
+        ("SWITCHBOARD_BROWSER", browser.as_path()),
+        ("FAKE_BROWSER_LOG", browsed.as_path()),
+        ("FAKE_BROWSER_MODE", Path::new("refuse")),
+    ])
+    .await
+    .unwrap();
     let s = driver
         .session(&workspace_bin("switchboard-desktop"))
         .await
@@ -237,10 +320,42 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
     s.wait_text(".app-log", "app got: bumped by 5", WAIT)
         .await
         .unwrap();
+    // Then it asks to open a link: shown with a button, and opened only when clicked.
+    s.wait_text(".app-log", "asked to open a link", WAIT)
+        .await
+        .unwrap();
+    s.wait_text(".app-links .app-link", "https://example.com/docs", WAIT)
+        .await
+        .unwrap();
+    assert!(
+        std::fs::read_to_string(&browsed)
+            .unwrap_or_default()
+            .is_empty(),
+        "a link opened before the person clicked"
+    );
+    s.click_on(".app-links button.app-open-link", WAIT)
+        .await
+        .unwrap();
+    s.wait_text(".app-links .app-link", "Opened.", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&browsed).unwrap(),
+        "https://example.com/docs refused\n",
+        "the opener was not given exactly the link"
+    );
     s.execute("document.querySelector('.app-view').scrollIntoView(); return 1;")
         .await
         .unwrap();
     s.screenshot(&artifacts().join("60-app-rendered.png"))
+        .await
+        .unwrap();
+
+    // A view only the tool's `_meta` declares is shown too; the server saw that this host
+    // renders apps.
+    run_tool(&s, "show_declared").await;
+    s.wait_text(".run-output", "apps: yes", WAIT).await.unwrap();
+    s.wait_text(".app-log", "hello app ready", WAIT)
         .await
         .unwrap();
 
@@ -289,4 +404,117 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
         vec!["GET /control HTTP/1.1".to_owned()],
         "the app reached the network"
     );
+}
+
+/// In the chat: a model's call of a tool that declares a view shows the app under the call's
+/// card, in the same jail, once the person approved the call; nothing shows before.
+#[tokio::test]
+async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
+    use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
+    use switchboard_tests::fake_llm::FakeLlm;
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let llm = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "call_1",
+            "apps__show_declared",
+            &["{}"],
+        )]),
+        Reply::text(&["Shown."]),
+    ]))
+    .await
+    .unwrap();
+    let py = python();
+    let fixture = repo().join("tests/fixtures/apps_server.py");
+    let base = llm.openai_base();
+    cli_ok(
+        &data,
+        &[
+            "server",
+            "add",
+            "apps",
+            "--",
+            &py,
+            fixture.to_str().unwrap(),
+            "--canary-port",
+            "9",
+        ],
+    );
+    cli_ok(&data, &["server", "trust", "apps", "--yes"]);
+    cli_ok(
+        &data,
+        &[
+            "provider",
+            "add",
+            "fake",
+            "--kind",
+            "ollama",
+            "--base-url",
+            &base,
+            "--model",
+            "m1",
+        ],
+    );
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    s.wait_text(r#"article[data-name="apps"] .badge"#, "running", WAIT)
+        .await
+        .unwrap();
+    s.click_on(r#".tab[data-page="chat"]"#, WAIT).await.unwrap();
+    s.wait_for(r#".chat-provider option[value="fake"]"#, WAIT)
+        .await
+        .unwrap();
+    let input = s.wait_for(".chat-input", WAIT).await.unwrap();
+    s.type_text(&input, "show me").await.unwrap();
+    s.click_on(".chat-send", WAIT).await.unwrap();
+    s.wait_for(".approval-dialog .approval-args", WAIT)
+        .await
+        .unwrap();
+    let before = s
+        .execute("return document.querySelectorAll('.chat-log iframe').length;")
+        .await
+        .unwrap();
+    assert_eq!(
+        before,
+        serde_json::json!(0),
+        "an app showed before approval"
+    );
+    s.click_on(".approval-dialog button.allow", WAIT)
+        .await
+        .unwrap();
+    s.wait_text(".chat-log", "Shown.", WAIT).await.unwrap();
+    s.wait_for(".chat-log .tool-card .tc-app iframe.app-frame", WAIT)
+        .await
+        .unwrap();
+    let frame = s
+        .execute(
+            "const f = document.querySelector('.chat-log .tc-app iframe');
+             return [f.getAttribute('sandbox'), f.src];",
+        )
+        .await
+        .unwrap();
+    assert_eq!(frame[0], "allow-scripts", "{frame}");
+    assert!(
+        frame[1].as_str().unwrap().starts_with(
+            "switchboard-app://localhost/?server=apps&uri=ui%3A%2F%2Ffixture%2Fhello.html"
+        ),
+        "{frame}"
+    );
+    s.wait_text(".chat-log .tc-app .app-log", "hello app ready", WAIT)
+        .await
+        .unwrap();
+    s.screenshot(&artifacts().join("62-app-in-chat.png"))
+        .await
+        .unwrap();
+    s.close().await.unwrap();
 }

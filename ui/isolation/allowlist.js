@@ -98,6 +98,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "load_conversation": {
     "id": "string"
   },
+  "open_app_link": {
+    "url": "string"
+  },
   "open_run": {},
   "pending_approvals": {},
   "pending_questions": {},

@@ -39,6 +39,9 @@ pub struct ToolDto {
     /// 64 KiB. Remote icons are never fetched (the CSP would block them, and fetching would
     /// tell a third party when the catalog is opened).
     pub icon: Option<String>,
+    /// The `ui://` view the tool declares (MCP Apps, `_meta.ui.resourceUri`), if any. The run
+    /// panel renders it in the app jail once the tool has run.
+    pub ui_view: Option<String>,
 }
 
 const ICON_MAX: usize = 64 * 1024;
@@ -96,6 +99,8 @@ impl ToolDto {
                 .unwrap_or_default(),
             held: flags.and_then(|f| f.held).map(held_label),
             icon: inline_icon(&t.icons),
+            ui_view: switchboard_core::host::apps::declared_view(t.meta.as_ref())
+                .map(str::to_owned),
         }
     }
 }

@@ -14,6 +14,7 @@ use tauri::State;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
+use super::apps::AppViews;
 use super::content::ProgressDto;
 use super::conversations::{conversation_id, message_id, result_text};
 use super::providers::optional;
@@ -71,6 +72,9 @@ pub enum ChatEventDto {
         text: String,
         /// How long it took.
         duration_ms: f64,
+        /// The MCP App to show under it: the `ui://` view the result links to, or else the
+        /// view its tool declares; `None` when the call did not run or has no view.
+        app_view: Option<String>,
     },
     /// Tokens used by one model call.
     Usage {
@@ -178,6 +182,7 @@ impl From<ChatEvent> for ChatEventDto {
                 is_error,
                 text: cap(result_text(&content), RESULT_TEXT_MAX),
                 duration_ms: duration_ms as f64,
+                app_view: None,
             },
             ChatEvent::Usage { usage } => {
                 let (input_tokens, output_tokens) = tokens(&usage);
@@ -311,12 +316,24 @@ fn request(
 
 /// Forwards a turn's events to the window. It keeps draining after the window went away, so
 /// the turn never blocks on it; the task ends when the turn drops its sender.
-fn forward(on_event: Channel<ChatEventDto>) -> (UnboundedSender<ChatEvent>, JoinHandle<()>) {
+fn forward(
+    host: Host,
+    on_event: Channel<ChatEventDto>,
+) -> (UnboundedSender<ChatEvent>, JoinHandle<()>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         let mut open = true;
+        let mut views = AppViews::new(host);
         while let Some(e) = rx.recv().await {
-            if open && on_event.send(ChatEventDto::from(e)).is_err() {
+            if !open {
+                continue;
+            }
+            let app_view = views.of(&e).await;
+            let mut dto = ChatEventDto::from(e);
+            if let ChatEventDto::ToolResult { app_view: slot, .. } = &mut dto {
+                *slot = app_view;
+            }
+            if on_event.send(dto).is_err() {
                 open = false;
             }
         }
@@ -349,7 +366,7 @@ pub async fn send_message(
     on_event: Channel<ChatEventDto>,
 ) -> Result<String, IpcError> {
     let req = request(input, conversation, &provider, model, &attached, &run_id)?;
-    let (tx, forwarding) = forward(on_event);
+    let (tx, forwarding) = forward(host.inner().clone(), on_event);
     let outcome = host.send_message(req, tx).await;
     let _ = forwarding.await;
     Ok(outcome?.conversation.to_string())

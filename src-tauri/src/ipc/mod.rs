@@ -25,6 +25,7 @@
 pub mod access;
 #[cfg(test)]
 mod allowlist;
+pub mod apps;
 #[cfg(test)]
 mod audit;
 pub mod audit_log;
@@ -247,6 +248,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             signin::credentials,
             signin::set_client_secret,
             signin::set_allow_insecure,
+            apps::open_app_link,
         ])
 }
 

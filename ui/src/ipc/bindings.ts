@@ -220,6 +220,12 @@ export const commands = {
 	 *  person approved, so the server asks for approval again before it starts.
 	 */
 	setAllowInsecure: (server: string, allow: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_allow_insecure", { server, allow })),
+	/**
+	 *  Opens a link an MCP App asked for (`ui/open-link`), after the person clicked "Open in
+	 *  browser" under the app: Rust checks it again and opens it with the one URL opener (RN-02).
+	 *  The URL is not logged: an app chose it.
+	 */
+	openAppLink: (url: string) => typedError<null, IpcError>(__TAURI_INVOKE("open_app_link", { url })),
 };
 
 /** Events */
@@ -595,7 +601,12 @@ is_error: boolean;
 /**  Its text, joined (capped). */
 text: string; 
 /**  How long it took. */
-duration_ms: number | null } | 
+duration_ms: number | null; 
+/**
+ *  The MCP App to show under it: the `ui://` view the result links to, or else the
+ *  view its tool declares; `None` when the call did not run or has no view.
+ */
+app_view?: string | null } | 
 /**  Tokens used by one model call. */
 { event: "usage"; 
 /**  Input tokens. */
@@ -668,7 +679,12 @@ is_error: boolean;
 /**  Its text, joined (capped). */
 text: string; 
 /**  How long it took. */
-duration_ms: number | null } | 
+duration_ms: number | null; 
+/**
+ *  The MCP App to show under it: the `ui://` view the result links to, or else the
+ *  view its tool declares; `None` when the call did not run or has no view.
+ */
+app_view: string | null } | 
 /**  Tokens used by one model call. */
 { event: "usage"; 
 /**  Input tokens. */
@@ -2598,6 +2614,11 @@ export type ToolDto_Deserialize = {
 	 *  tell a third party when the catalog is opened).
 	 */
 	icon?: string | null,
+	/**
+	 *  The `ui://` view the tool declares (MCP Apps, `_meta.ui.resourceUri`), if any. The run
+	 *  panel renders it in the app jail once the tool has run.
+	 */
+	ui_view?: string | null,
 };
 
 /**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
@@ -2632,6 +2653,11 @@ export type ToolDto_Serialize = {
 	 *  tell a third party when the catalog is opened).
 	 */
 	icon: string | null,
+	/**
+	 *  The `ui://` view the tool declares (MCP Apps, `_meta.ui.resourceUri`), if any. The run
+	 *  panel renders it in the app jail once the tool has run.
+	 */
+	ui_view: string | null,
 };
 
 /**  The result of a tool call. */

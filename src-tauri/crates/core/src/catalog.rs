@@ -41,6 +41,9 @@ pub struct ToolInfo {
     /// Icons the server offers for the tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    /// Extension metadata, kept as sent; MCP Apps' `ui.resourceUri` lives here.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 impl ToolInfo {

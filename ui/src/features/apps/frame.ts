@@ -57,12 +57,6 @@ export interface MountOptions {
 
 type OpenLink = NonNullable<MountOptions["openLink"]>;
 
-/** `open_app_link` from the generated bindings, once it is registered there. */
-function ipcOpenLink(): OpenLink | null {
-  const f = (commands as unknown as Record<string, unknown>).openAppLink;
-  return typeof f === "function" ? (f as OpenLink) : null;
-}
-
 /** A panel showing the app; it stops listening once it leaves the document. */
 export function mountApp(o: MountOptions): HTMLElement {
   const win = o.win ?? window;
@@ -80,7 +74,8 @@ export function mountApp(o: MountOptions): HTMLElement {
   const status = h("p", { class: "app-status hint" }, `App ${o.uri} from ${o.server}; its tool calls ask for approval.`);
   const input: AppInput = { toolName: o.toolName, arguments: o.arguments, result: o.result };
   const call = o.callTool ?? ipcCallTool;
-  const openLink = o.openLink === undefined ? ipcOpenLink() : o.openLink;
+  // By default Rust's `open_app_link`, which checks the URL again and uses the one opener.
+  const openLink: OpenLink | null = o.openLink === undefined ? commands.openAppLink : o.openLink;
   // The app asked to open a link: the person sees it and decides; nothing opens without a click.
   const showLink = (url: string) => {
     const note = h("p", { class: "app-link" }, "The app asks to open ", h("code", {}, url));

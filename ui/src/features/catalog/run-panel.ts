@@ -88,9 +88,8 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
       status.textContent = r.data.is_error ? "The tool ran and reported an error." : "Done.";
       output.replaceChildren(renderToolResult(r.data, { onOpenResource: (uri) => void open(uri) }));
       // A result that points to a ui:// view is an MCP App: shown in its jail (features/apps).
-      // The view a result links, else the one the tool declares (`_meta.ui.resourceUri`, as
-      // `ui_view` once ToolDto carries it).
-      const declared = (tool as { ui_view?: string | null }).ui_view ?? null;
+      // The view a result links, else the one the tool declares (`_meta.ui.resourceUri`).
+      const declared = tool.ui_view ?? null;
       const view = viewOf(r.data) ?? (declared !== null && /^ui:\/\/./i.test(declared) ? declared : null);
       if (view !== null && deps.apps !== false) {
         const result = toMcpResult(r.data as Parameters<typeof toMcpResult>[0]);

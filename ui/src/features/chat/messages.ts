@@ -11,6 +11,7 @@ import { summaryBlock } from "./info";
 import { renderMarkdown } from "./markdown";
 import { toolCard } from "./tool-card";
 import type { ToolCard } from "./tool-card";
+import type { MountOptions } from "../apps/frame";
 
 export { userBubble } from "./bubbles";
 
@@ -25,6 +26,16 @@ export interface RenderOptions {
   summaries?: SummaryDto[];
   /** Without handlers, messages get no actions. */
   actions?: ActionHandlers;
+}
+
+/** A call's arguments as an object (the card shows them as pretty JSON text). */
+function parseArgs(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 const texts = (parts: PartDto[]) => parts.flatMap((p) => (p.type === "text" ? [p.text] : []));
@@ -47,9 +58,20 @@ function placeSummaries(nodes: HTMLElement[], summaries: SummaryDto[]): HTMLElem
   return out;
 }
 
+/**
+ * The apps a live turn showed in `log`, by call id, until the next render of `log` takes them.
+ * The chat re-renders the stored conversation as soon as a turn ends (nothing else can be
+ * opened while it runs), and the store keeps no views: without this, an app would vanish
+ * with the turn. The frame is mounted anew (a frame cannot move in the document without
+ * reloading); later renders show the result text only.
+ */
+const shownApps = new WeakMap<HTMLElement, Map<string, MountOptions>>();
+
 /** Renders stored messages into `log`. */
 export function renderMessages(log: HTMLElement, messages: MessageDto[], opts: RenderOptions = {}): void {
   const cards = new Map<string, ToolCard>();
+  const apps = shownApps.get(log);
+  shownApps.delete(log);
   const nodes: HTMLElement[] = [];
   const lastAnswer = [...messages].reverse().find((m) => m.role !== "user")?.id;
   for (const m of messages) {
@@ -70,6 +92,8 @@ export function renderMessages(log: HTMLElement, messages: MessageDto[], opts: R
         } else if (p.type === "tool_call") {
           const card = toolCard(p.name, p.arguments);
           cards.set(p.id, card);
+          const app = apps?.get(p.id);
+          if (app) card.setApp(app);
           block.append(card.el);
           bubble = null;
         }
@@ -98,6 +122,8 @@ export class LiveTurn {
   private bubble: ReturnType<typeof assistantBubble> | null = null;
   private timer: number | undefined;
   private readonly cards = new Map<string, ToolCard>();
+  /** Each call's server, tool and the arguments that ran, for the MCP App its result may show. */
+  private readonly calls = new Map<string, { server: string | null; tool: string | null; args: string }>();
   /** The error the turn failed with, if it did (the store may hold no answer to show it on). */
   failedWith: string | null = null;
 
@@ -120,21 +146,37 @@ export class LiveTurn {
         this.bubble = null;
         const card = toolCard(ev.name, ev.arguments, ev.server, ev.tool);
         this.cards.set(ev.call_id, card);
+        this.calls.set(ev.call_id, { server: ev.server ?? null, tool: ev.tool ?? null, args: ev.arguments });
         this.log.append(card.el);
         break;
       }
       case "tool_running": {
         const card = this.cards.get(ev.call_id);
         card?.setStatus("running");
-        if (typeof ev.edited_arguments === "string") card?.setEdited(ev.edited_arguments);
+        if (typeof ev.edited_arguments === "string") {
+          card?.setEdited(ev.edited_arguments);
+          const call = this.calls.get(ev.call_id);
+          if (call) call.args = ev.edited_arguments;
+        }
         break;
       }
       case "tool_progress":
         this.cards.get(ev.call_id)?.setProgress({ progress: ev.progress.progress ?? 0, total: ev.progress.total ?? null, message: ev.progress.message ?? null });
         break;
-      case "tool_result":
-        this.cards.get(ev.call_id)?.setResult(ev.is_error, ev.text, ev.duration_ms ?? null);
+      case "tool_result": {
+        const card = this.cards.get(ev.call_id);
+        card?.setResult(ev.is_error, ev.text, ev.duration_ms ?? null);
+        // The result (or its tool) has an MCP App: show it under the card, in its jail.
+        const call = this.calls.get(ev.call_id);
+        if (card && call?.server && call.tool && ev.app_view) {
+          const app: MountOptions = { server: call.server, uri: ev.app_view, toolName: call.tool, arguments: parseArgs(call.args), result: null };
+          card.setApp(app);
+          const apps = shownApps.get(this.log) ?? new Map<string, MountOptions>();
+          apps.set(ev.call_id, app);
+          shownApps.set(this.log, apps);
+        }
         break;
+      }
       case "compacted": {
         const block = summaryBlock(ev.messages, ev.summary);
         block.classList.add("live");

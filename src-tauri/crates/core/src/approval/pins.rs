@@ -158,6 +158,14 @@ pub fn tool_view(t: &ToolInfo) -> Value {
             .as_ref()
             .and_then(|a| serde_json::to_value(a).ok()),
     );
+    // An app's view (MCP Apps' `_meta.ui`) is what the person sees and what it may call, so a
+    // change to it is held for review like a changed description. Added only when present, so
+    // a tool without one keeps the digest it had before this key existed.
+    put(
+        &mut m,
+        "ui",
+        t.meta.as_ref().and_then(|meta| meta.get("ui")).cloned(),
+    );
     Value::Object(m)
 }
 

@@ -16,6 +16,7 @@ fn tool(name: &str, description: &str) -> ToolInfo {
         output_schema: None,
         annotations: None,
         icons: vec![],
+        meta: None,
     }
 }
 
@@ -224,4 +225,43 @@ fn the_surface_digest_moves_with_any_item() {
     let b = Pin::of(&catalog(vec![tool("a", "A.")], Some("y")));
     assert_ne!(a.surface_digest(), b.surface_digest());
     assert_eq!(a.surface_digest(), a.clone().surface_digest());
+}
+
+#[test]
+fn an_app_view_is_pinned_without_moving_other_digests() {
+    let base = tool("write", "Writes a file.");
+    let d = tool_digest(&base);
+    // The digest of the view a tool had before `_meta` was kept: the same six members, so a
+    // grant made before this change still matches a tool that declares no app.
+    let before = sha256_hex(
+        canonical_json(&json!({
+            "name": "write",
+            "description": "Writes a file.",
+            "inputSchema": base.input_schema,
+        }))
+        .as_bytes(),
+    );
+    assert_eq!(d, before);
+    // Other extension metadata is not pinned.
+    let mut t = base.clone();
+    t.meta = Some(json!({"io.example/trace": "abc"}));
+    assert_eq!(tool_digest(&t), d);
+    // A declared view is, and a changed one moves the digest and shows in the diff.
+    let mut app = base.clone();
+    app.meta = Some(json!({"ui": {"resourceUri": "ui://write/view.html"}}));
+    let with_app = tool_digest(&app);
+    assert_ne!(with_app, d);
+    let mut moved = app.clone();
+    moved.meta = Some(json!({"ui": {"resourceUri": "ui://write/other.html"}}));
+    assert_ne!(tool_digest(&moved), with_app);
+    let old = Pin::of(&catalog(vec![app], None));
+    let new = Pin::of(&catalog(vec![moved], None));
+    let change = diff(&old, &new);
+    let c = change.changed.iter().find(|c| c.name == "write").unwrap();
+    assert_eq!(c.fields.len(), 1);
+    assert_eq!(c.fields[0].field, Field::Other("ui".into()));
+    assert!(c.fields[0]
+        .after
+        .as_deref()
+        .is_some_and(|a| a.contains("ui://write/other.html")));
 }

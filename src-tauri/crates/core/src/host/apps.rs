@@ -18,9 +18,9 @@ use crate::ids::ServerId;
 use crate::mcp::catalog::{Content, ResourceContents, ToolResult};
 
 /// The extension's identifier, as servers and clients advertise it.
-pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+pub const EXTENSION_ID: &str = crate::mcp::requests::APPS_EXTENSION_ID;
 /// The MIME type of an app's HTML.
-pub const APP_MIME: &str = "text/html;profile=mcp-app";
+pub const APP_MIME: &str = crate::mcp::requests::APP_MIME_TYPE;
 /// The largest app document accepted, in bytes. Real apps bundle their scripts inline and stay
 /// well under this; a larger one is refused rather than handed to the web view.
 pub const APP_HTML_MAX: usize = 4 * 1024 * 1024;

@@ -201,6 +201,7 @@ pub struct HostBuilder {
     supervisor: SupervisorConfig,
     host_env: Option<Vec<(String, String)>>,
     browser: Option<PathBuf>,
+    apps: bool,
 }
 
 impl HostBuilder {
@@ -213,6 +214,7 @@ impl HostBuilder {
             supervisor: SupervisorConfig::default(),
             host_env: None,
             browser: None,
+            apps: false,
         }
     }
 
@@ -245,6 +247,14 @@ impl HostBuilder {
     /// It gets the URL as its only argument.
     pub fn browser(mut self, program: Option<PathBuf>) -> Self {
         self.browser = program;
+        self
+    }
+
+    /// Whether servers are told this host renders MCP Apps (`io.modelcontextprotocol/ui`;
+    /// default: no). Only a shell with the app jail says yes: the desktop app does, the CLI
+    /// cannot show a view, so servers fall back to text for it.
+    pub fn apps(mut self, on: bool) -> Self {
+        self.apps = on;
         self
     }
 
@@ -287,6 +297,7 @@ impl HostBuilder {
                 sampling: requests::RequestGate::sampling(),
                 elicitations: requests::RequestGate::elicitation(),
                 browser: self.browser,
+                apps: self.apps,
                 audit,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
@@ -333,6 +344,8 @@ pub(crate) struct Inner {
     elicitations: requests::RequestGate,
     /// The program that opens URLs, when not the system browser.
     browser: Option<PathBuf>,
+    /// Whether servers are told this host renders MCP Apps ([`HostBuilder::apps`]).
+    apps: bool,
     /// The queue in front of the audit table (group commit).
     audit: audit::AuditWriter,
     /// Held while a call is decided and, when a rule allows it, counted.

@@ -151,7 +151,10 @@ impl HostRequests {
 
 impl ServerRequests for HostRequests {
     fn features(&self) -> ClientFeatures {
-        ClientFeatures::ALL
+        ClientFeatures {
+            apps: self.host.upgrade().is_some_and(|inner| inner.apps),
+            ..ClientFeatures::ALL
+        }
     }
 
     fn elicit(&self, params: Value) -> BoxFuture<'static, ElicitationAnswer> {

@@ -536,6 +536,7 @@ mod tests {
             output_schema: None,
             annotations: None,
             icons: vec![],
+            meta: None,
         }
     }
 

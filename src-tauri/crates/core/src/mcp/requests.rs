@@ -11,6 +11,11 @@
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
+/// The MCP Apps extension's identifier, as clients and servers advertise it.
+pub const APPS_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP App's HTML document.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+
 /// What we tell servers we can do at `initialize`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClientFeatures {
@@ -22,6 +27,9 @@ pub struct ClientFeatures {
     pub sampling: bool,
     /// `roots` with `listChanged`.
     pub roots: bool,
+    /// The MCP Apps extension (`io.modelcontextprotocol/ui`): this host renders a tool's
+    /// `text/html;profile=mcp-app` view. Only a shell with the app jail sets it.
+    pub apps: bool,
 }
 
 impl ClientFeatures {
@@ -31,6 +39,7 @@ impl ClientFeatures {
         elicitation_url: true,
         sampling: true,
         roots: true,
+        apps: false,
     };
 
     /// The `capabilities` object of our `initialize` request.
@@ -51,6 +60,14 @@ impl ClientFeatures {
         }
         if self.roots {
             caps.insert("roots".into(), serde_json::json!({"listChanged": true}));
+        }
+        if self.apps {
+            // The shape servers check (ext-apps; Python `mcp`'s `client_supports_apps`): the
+            // extension's settings list the app MIME type.
+            caps.insert(
+                "extensions".into(),
+                serde_json::json!({APPS_EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}),
+            );
         }
         Value::Object(caps)
     }
@@ -109,5 +126,23 @@ mod tests {
             form_only.capabilities(),
             json!({"elicitation": {"form": {}}})
         );
+    }
+
+    #[test]
+    fn apps_are_advertised_only_when_the_shell_renders_them() {
+        let desktop = ClientFeatures {
+            apps: true,
+            ..ClientFeatures::ALL
+        };
+        let caps = desktop.capabilities();
+        assert_eq!(
+            caps["extensions"],
+            json!({"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}})
+        );
+        assert_eq!(caps["roots"], json!({"listChanged": true}));
+        assert!(ClientFeatures::ALL
+            .capabilities()
+            .get("extensions")
+            .is_none());
     }
 }

@@ -69,6 +69,15 @@ pub(super) fn map_service_error(e: ServiceError, timeout: Duration) -> McpError 
     }
     match e {
         ServiceError::McpError(data) => {
+            // The legacy SSE transport reports a lost stream as an error answer carrying why.
+            if let Some(reason) = data
+                .data
+                .as_ref()
+                .and_then(|d| d.get(super::legacy_sse::LOST_KEY))
+                .and_then(|r| serde_json::from_value::<Reason>(r.clone()).ok())
+            {
+                return McpError::Disconnected(reason);
+            }
             if let Some(reason) = data
                 .data
                 .as_ref()

@@ -1,0 +1,78 @@
+// @vitest-environment jsdom
+import { describe, expect, it, vi } from "vitest";
+import type { ChatEventDto, MessageDto } from "../../ipc/bindings";
+import type { MountOptions } from "../apps/frame";
+import { LiveTurn, renderMessages } from "./messages";
+
+// The real frame, with a record of what each app was given.
+const mounted = vi.hoisted(() => [] as MountOptions[]);
+vi.mock("../apps/frame", async (original) => {
+  const real = await original<typeof import("../apps/frame")>();
+  return { ...real, mountApp: (o: MountOptions) => (mounted.push(o), real.mountApp(o)) };
+});
+
+/** A turn with one call of `demo › show`, answered with `app_view`. */
+function turn(appView: string | null, server: string | null = "demo", edited: string | null = null, log = document.createElement("div")): HTMLElement {
+  const live = new LiveTurn(log, 0);
+  const events: ChatEventDto[] = [
+    { event: "tool_call_proposed", call_id: "c1", name: "demo__show", server, tool: server ? "show" : null, arguments: JSON.stringify({ n: 1 }) },
+    { event: "tool_running", call_id: "c1", edited_arguments: edited },
+    { event: "tool_result", call_id: "c1", is_error: false, text: "shown", duration_ms: 5, app_view: appView },
+  ];
+  for (const e of events) live.handle(e);
+  return log;
+}
+
+describe("a chat tool card", () => {
+  it("shows the call's MCP App in its jail when the result has a view", () => {
+    const log = turn("ui://demo/view.html");
+    const frame = log.querySelector(".tool-card .tc-app iframe");
+    expect(frame).not.toBeNull();
+    expect(frame!.getAttribute("sandbox")).toBe("allow-scripts");
+    expect(frame!.getAttribute("src")).toBe("http://switchboard-app.localhost/?server=demo&uri=ui%3A%2F%2Fdemo%2Fview.html");
+    expect(log.querySelector(".tc-result")!.textContent).toContain("shown");
+  });
+
+  it("shows no app without a view, or when the call names no server", () => {
+    expect(turn(null).querySelector("iframe")).toBeNull();
+    expect(turn("ui://demo/view.html", null).querySelector("iframe")).toBeNull();
+  });
+
+  it("gives the app its server, tool and the arguments that ran, the person's edit included", () => {
+    mounted.length = 0;
+    turn("ui://demo/view.html");
+    expect(mounted).toHaveLength(1);
+    expect(mounted[0]).toMatchObject({ server: "demo", uri: "ui://demo/view.html", toolName: "show", arguments: { n: 1 } });
+    mounted.length = 0;
+    const log = turn("ui://demo/view.html", "demo", JSON.stringify({ n: 2 }));
+    expect(log.querySelector(".tc-app iframe")).not.toBeNull();
+    expect(mounted[0]!.arguments).toEqual({ n: 2 });
+  });
+});
+
+describe("the conversation rendered after a turn", () => {
+  const stored: MessageDto[] = [
+    { id: "1", role: "user", status: "complete", error: null, model: null, parts: [{ type: "text", text: "show me" }] },
+    { id: "2", role: "assistant", status: "complete", error: null, model: "m", parts: [{ type: "tool_call", id: "c1", name: "demo__show", arguments: "{}" }] },
+    { id: "3", role: "user", status: "complete", error: null, model: null, parts: [{ type: "tool_result", call_id: "c1", is_error: false, text: "shown" }] },
+  ];
+
+  it("keeps the app the turn showed, once", () => {
+    const log = document.createElement("div");
+    turn("ui://demo/view.html", "demo", null, log);
+    mounted.length = 0;
+    renderMessages(log, stored);
+    expect(log.querySelectorAll(".tool-card .tc-app iframe")).toHaveLength(1);
+    expect(mounted[0]).toMatchObject({ server: "demo", uri: "ui://demo/view.html", toolName: "show" });
+    // A later render (another conversation opened and this one again) has no live turn's app.
+    renderMessages(log, stored);
+    expect(log.querySelectorAll("iframe")).toHaveLength(0);
+  });
+
+  it("shows no app for a call the turn showed none for", () => {
+    const log = document.createElement("div");
+    turn(null, "demo", null, log);
+    renderMessages(log, stored);
+    expect(log.querySelectorAll("iframe")).toHaveLength(0);
+  });
+});
