@@ -420,19 +420,36 @@ pub fn assert_no_file_contains(dir: &Path, needle: &str) {
     }
 }
 
-/// The Python with the official `mcp` SDK: `$SWITCHBOARD_PYTHON`, else `.tools/venv/bin/python`
-/// (installed by `make deps`). Panics with what to run when it is missing: a test that needs a
-/// real Python server must not pass by skipping it.
-pub fn python() -> PathBuf {
-    let p = std::env::var_os("SWITCHBOARD_PYTHON")
+/// The Python whose official `mcp` SDK can import `module` (`$SWITCHBOARD_PYTHON`, else
+/// `.tools/venv/bin/python`, both set up by `make deps`). `None` when it cannot, after saying so:
+/// the test skips; under `SWITCHBOARD_REQUIRE_PEERS=1` (as in `make test`) it fails instead, so
+/// a missing peer never passes there.
+pub fn python_with(module: &str) -> Option<PathBuf> {
+    let py = std::env::var_os("SWITCHBOARD_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join(".tools/venv/bin/python"));
+    let imports = std::process::Command::new(&py)
+        .args(["-c", &format!("import {module}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if imports {
+        Some(py)
+    } else {
+        peer_missing(&format!("{} cannot import {module}", py.display()))
+    }
+}
+
+/// A test peer is missing: `None` (skip, said on stderr), or a failure under
+/// `SWITCHBOARD_REQUIRE_PEERS=1`.
+pub fn peer_missing<T>(what: &str) -> Option<T> {
     assert!(
-        p.exists(),
-        "{} is missing: run `make deps` (it installs the Python MCP SDK)",
-        p.display()
+        std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
+        "SWITCHBOARD_REQUIRE_PEERS=1 but {what} (run `make deps`)"
     );
-    p
+    eprintln!("skipped: {what} (run `make deps`)");
+    None
 }
 
 /// A file under `tests/fixtures/`.

@@ -13,7 +13,6 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,22 +31,12 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// The python that imports `mcp` (installed by `make deps` into `.tools/venv`).
+/// The python that imports `mcp` with its Apps extension (installed by `make deps`).
 fn python() -> String {
-    let py = std::env::var("SWITCHBOARD_PYTHON").ok().unwrap_or_else(|| {
-        repo()
-            .join(".tools/venv/bin/python")
-            .to_string_lossy()
-            .into_owned()
-    });
-    let ok = Command::new(&py)
-        .args(["-c", "import mcp.server.apps"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "{py} cannot import mcp.server.apps: run `make deps`");
-    py
+    python_with("mcp.server.apps")
+        .expect("the Python MCP SDK with mcp.server.apps (make deps)")
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// A loopback listener that records the first line of every connection it gets.

@@ -52,12 +52,7 @@ fn env_path(name: &str) -> Option<PathBuf> {
 
 /// Skips the row (returns `None`) or, under `SWITCHBOARD_REQUIRE_PEERS=1`, fails it.
 fn missing<T>(what: &str) -> Option<T> {
-    assert!(
-        std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-        "SWITCHBOARD_REQUIRE_PEERS=1 but {what} (run `make deps`)"
-    );
-    eprintln!("skipped: {what} (run `make deps`)");
-    None
+    peer_missing(what)
 }
 
 /// Node 22: `SWITCHBOARD_NODE`, else `.tools/node22/bin/node`, else `node` on PATH.
@@ -89,23 +84,7 @@ fn ts2() -> Option<(String, PathBuf)> {
 
 /// The python that imports the `mcp` package.
 fn python() -> Option<String> {
-    let py = env_path("SWITCHBOARD_PYTHON")
-        .or_else(|| Some(repo().join(".tools/venv/bin/python")).filter(|p| p.exists()))
-        .map_or_else(
-            || "python3".to_owned(),
-            |p| p.to_string_lossy().into_owned(),
-        );
-    let imports = Command::new(&py)
-        .args(["-c", "import mcp.server.mcpserver"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if imports {
-        Some(py)
-    } else {
-        missing(&format!("{py} cannot import the mcp package"))
-    }
+    python_with("mcp.server.mcpserver").map(|p| p.to_string_lossy().into_owned())
 }
 
 fn fixture(name: &str) -> String {

@@ -89,20 +89,7 @@ fn text_of(r: &ToolResult) -> String {
 
 /// The venv python with the `mcp` package, or `None` (skip) when it is not installed.
 fn python() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let p = std::env::var_os("SWITCHBOARD_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".tools/venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-        "SWITCHBOARD_REQUIRE_PEERS=1 but {} is missing (run `make deps`)",
-        p.display()
-    );
-    eprintln!("skipped: {} is missing (run `make deps`)", p.display());
-    None
+    python_with("mcp.server.mcpserver")
 }
 
 async fn python_sse_server() -> Option<(KillOnDrop, String)> {

@@ -40,7 +40,7 @@ async fn host() -> (Host, tempfile::TempDir) {
 /// The fixture, its `tools/list` answers carrying `ttlMs: ttl_ms`.
 async fn host_with_ttl(ttl_ms: u64) -> (Host, tempfile::TempDir) {
     let (host, dir) = test_host().await;
-    let py = python();
+    let py = python_with("mcp.server.mcpserver").expect("the Python MCP SDK (make deps)");
     let script = fixture("mrtr_server.py");
     let mut spec = stdio_spec(SERVER, py.to_str().unwrap(), &[script.to_str().unwrap()]);
     spec.values_mut().push(NamedValue {
