@@ -16,6 +16,7 @@ use rmcp::transport::auth::{
 use url::Url;
 
 use super::errors::{from_auth, from_exchange, SignInError};
+use super::legacy;
 use super::listener::{Callback, Listener, WAIT};
 use super::net::{GuardedClient, Network};
 use super::store::{self, ClientRecord, KeyringCredentials, Record, Registration};
@@ -102,14 +103,26 @@ fn challenge_scope(challenge: Option<&str>, url: &str) -> Option<String> {
 pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn, SignInError> {
     handoff.step(StepEvent::started(SignInStep::Discovery));
     let mut manager = manager(req.url, req.net.clone()).await?;
-    let resolution = track(
+    let resolved = match manager.resolve_metadata_from_challenge(req.challenge).await {
+        Ok(r) => Ok((r.metadata, r.source)),
+        Err(e) => {
+            let refused = from_auth(e);
+            match legacy::same_origin_metadata(req.url, req.challenge, req.net.clone(), &refused)
+                .await
+            {
+                Some(metadata) => Ok((
+                    metadata,
+                    AuthorizationMetadataSource::AuthorizationServerMetadata,
+                )),
+                None => Err(refused),
+            }
+        }
+    };
+    let (metadata, source) = track(
         handoff,
         SignInStep::Discovery,
-        manager
-            .resolve_metadata_from_challenge(req.challenge)
-            .await
-            .map_err(from_auth),
-        |r| match r.source {
+        resolved,
+        |(_, source)| match source {
             AuthorizationMetadataSource::ProtectedResourceMetadata => {
                 "found the server's protected resource metadata".to_owned()
             }
@@ -121,11 +134,10 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
     )?;
 
     handoff.step(StepEvent::started(SignInStep::Metadata));
-    let metadata = resolution.metadata;
     let checked = (|| {
         // PKCE S256 or nothing (AU-02). Only a server that published no metadata at all (the
         // 2025-03-26 fallback) cannot advertise it; it gets S256 regardless.
-        if resolution.source.is_discovered() {
+        if source.is_discovered() {
             let methods = metadata
                 .code_challenge_methods_supported
                 .clone()

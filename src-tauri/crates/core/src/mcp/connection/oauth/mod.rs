@@ -15,6 +15,7 @@
 
 mod errors;
 mod flow;
+mod legacy;
 mod listener;
 mod manage;
 pub mod net;

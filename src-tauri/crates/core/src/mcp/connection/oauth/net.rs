@@ -351,6 +351,19 @@ impl GuardedClient {
         Ok(self.send(request, false).await?.status().as_u16())
     }
 
+    /// GETs `url`, following same-host redirects as discovery does.
+    pub(super) async fn get(
+        &self,
+        url: &str,
+    ) -> Result<http::Response<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
+        let request = http::Request::builder()
+            .method(http::Method::GET)
+            .uri(url)
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())?;
+        self.send(request, true).await
+    }
+
     async fn send(
         &self,
         request: http::Request<Vec<u8>>,
