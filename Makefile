@@ -46,7 +46,7 @@ BENCH_ARGS ?=
 FUZZ_CASES ?= 20000
 FUZZ_SEED ?=
 
-.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench fuzz bindings clean distclean
+.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench package fuzz bindings clean distclean
 
 help:
 	@echo "Switchboard make targets:"
@@ -61,6 +61,7 @@ help:
 	@echo "  make conformance  the official MCP conformance suite against conformance-client"
 	@echo "  make bindings     regenerate ui/src/ipc/bindings.ts from the Rust IPC types"
 	@echo "  make bench        release build of sb-bench and a benchmark run (results in tests/results/bench)"
+	@echo "  make package      release .deb (and AppImage where its tools can be had) in target/release/bundle"
 	@echo "  make fuzz         the parsers' property tests with FUZZ_CASES=$(FUZZ_CASES) cases each and a fresh seed"
 	@echo "  make clean        cargo clean and test results;  make distclean  also .tools and node_modules"
 
@@ -120,6 +121,13 @@ conformance: deps ui
 	$(CARGO_BUILD)
 	@echo "==> conformance: tests/conformance/run.sh"
 	@$(TOOL_ENV) CONFORMANCE_NODE="$(NODE22_BIN)/node" tests/conformance/run.sh
+
+# Release bundles with Tauri's bundler (the npm @tauri-apps/cli that `make ui` installs in ui/):
+# the .deb with the app, the CLI as /usr/bin/switchboard, desktop entry and icons; the AppImage is
+# tried and skipped with what is missing when its tools cannot be downloaded (scripts/package.sh).
+package: deps ui
+	@echo "==> package: scripts/package.sh"
+	@CARGO="$(CARGO)" CARGO_FEATURES="$(CARGO_FEATURES)" SWITCHBOARD_NODE="$(NODE22_BIN)/node" scripts/package.sh
 
 # Release artifacts serve only the benchmarks, so this one selection is their own.
 bench: deps ui

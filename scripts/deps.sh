@@ -31,10 +31,15 @@ APT_PACKAGES=(
   libsoup-3.0-dev libjavascriptcoregtk-4.1-dev build-essential pkg-config
   # a window without a display, screenshots and WebDriver e2e
   xvfb xauth x11-utils webkit2gtk-driver imagemagick
+  # moving the X input focus away from the window (the notification e2e test, e2e_notify.rs)
+  xdotool
   # the real OS keyring, headless
   gnome-keyring dbus dbus-x11 libdbus-1-dev
   # the opt-in sandbox for local servers (SP-07)
   bubblewrap
+  # the installed .deb's desktop entry: validated, its switchboard:// handler registered
+  # (tests/tests/package.rs)
+  desktop-file-utils
 )
 
 say() { printf '==> deps: %s\n' "$*"; }

@@ -7,8 +7,16 @@
 const COMMANDS: &[&str] = &[
     "list_servers",
     "trust_view",
+    "take_links",
+    "propose_link",
+    "approve_link",
+    "registry_search",
+    "registry_show",
+    "registry_install",
     "approve_server",
     "start_server",
+    "set_always_on",
+    "open_server",
     "stop_server",
     "set_server_enabled",
     "remove_server",
@@ -43,6 +51,9 @@ const COMMANDS: &[&str] = &[
     "add_provider",
     "set_provider_key",
     "remove_provider",
+    "detect_local_models",
+    "list_provider_models",
+    "set_model_tool_mode",
     "list_conversations",
     "load_conversation",
     "rename_conversation",
@@ -77,6 +88,8 @@ const COMMANDS: &[&str] = &[
     "set_client_secret",
     "set_allow_insecure",
     "open_app_link",
+    "get_settings",
+    "save_settings",
 ];
 
 fn main() {

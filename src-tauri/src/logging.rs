@@ -8,16 +8,61 @@
 //! cap, `switchboard.log` becomes `.1`, `.1` becomes `.2`, and so on, and the oldest is
 //! deleted, so at most `1 + keep` files of at most `cap` bytes each exist. Rotation happens
 //! between events, so a line is never cut in two.
+//!
+//! The level can change while the app runs (the Settings page, [`set_level`]): each layer's
+//! filter sits in a `tracing_subscriber::reload` slot whose handle is kept here, once, for the
+//! process; the subscriber itself is process-wide anyway.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::{EnvFilter, Layer as _};
+use tracing_subscriber::{reload, EnvFilter, Layer as _};
+
+/// Swaps one layer's filter for the one a spec describes.
+type Reloader = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// The reload handles of the stderr and file layers, set by [`init`].
+static RELOAD: OnceLock<Vec<Reloader>> = OnceLock::new();
+
+fn reloader<S: 'static>(handle: reload::Handle<EnvFilter, S>) -> Reloader {
+    Box::new(move |spec| {
+        let f = EnvFilter::try_new(spec).map_err(|e| e.to_string())?;
+        handle.reload(f).map_err(|e| e.to_string())
+    })
+}
+
+/// Whether the environment chose the log filter (`SWITCHBOARD_LOG` or `RUST_LOG`): then the
+/// level saved in the settings does not replace it at start-up.
+pub fn env_override() -> bool {
+    ["SWITCHBOARD_LOG", "RUST_LOG"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|s| !s.trim().is_empty()))
+}
+
+/// Sets Switchboard's own log level (`error` ... `trace`; libraries stay at warn) while the
+/// app runs. Returns whether it was applied (not before [`init`], nor for a bad level).
+pub fn set_level(level: &str) -> bool {
+    let Some(reloaders) = RELOAD.get() else {
+        return false;
+    };
+    let spec = directives(level);
+    let mut ok = true;
+    for r in reloaders {
+        if let Err(e) = r(&spec) {
+            tracing::warn!(error = %e, "could not change the log level");
+            ok = false;
+        }
+    }
+    if ok {
+        tracing::info!(level, "log level set");
+    }
+    ok
+}
 
 /// The size at which the log file is rotated.
 pub const LOG_CAP_BYTES: u64 = 5 * 1024 * 1024;
@@ -47,20 +92,25 @@ pub fn init(data_dir: &Path) {
     };
     let ansi = io::IsTerminal::is_terminal(&io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut reloaders = Vec::new();
+    let (stderr_filter, handle) = reload::Layer::new(filter());
+    reloaders.push(reloader(handle));
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(switchboard_core::redact::RedactingStderr::default)
         .with_ansi(ansi)
         .log_internal_errors(false)
-        .with_filter(filter());
+        .with_filter(stderr_filter);
     let path = data_dir.join("logs").join("switchboard.log");
     let (file, failed) = match RotatingFile::open(&path, LOG_CAP_BYTES, LOG_KEEP) {
         Ok(f) => {
             let shared = Arc::new(Mutex::new(f));
+            let (file_filter, handle) = reload::Layer::new(filter());
+            reloaders.push(reloader(handle));
             let layer = tracing_subscriber::fmt::layer()
                 .with_writer(move || RedactingFile::new(Arc::clone(&shared)))
                 .with_ansi(false)
                 .log_internal_errors(false)
-                .with_filter(filter());
+                .with_filter(file_filter);
             (Some(layer), None)
         }
         Err(e) => (None, Some(e)),
@@ -69,6 +119,7 @@ pub fn init(data_dir: &Path) {
         .with(stderr)
         .with(file)
         .init();
+    let _ = RELOAD.set(reloaders);
     match failed {
         None => tracing::info!(path = %path.display(), "logging to file"),
         Some(e) => {

@@ -8,7 +8,9 @@
 mod apps;
 mod ipc;
 mod logging;
+mod notify;
 mod single;
+mod tray;
 
 use switchboard_core::host::{default_data_dir, HostBuilder};
 use tauri::Manager;
@@ -63,6 +65,13 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     logging::init(&data_dir);
+    // The level saved on the Settings page, unless the environment chose the filter.
+    if !logging::env_override() {
+        let saved = switchboard_core::settings::load(&data_dir)
+            .settings
+            .log_level;
+        logging::set_level(saved.as_str());
+    }
     tracing::info!(core = switchboard_core::VERSION, "starting desktop shell");
     let instance = match claim {
         Ok(single::Start::Run(primary)) => {
@@ -96,10 +105,12 @@ fn main() -> anyhow::Result<()> {
         }
     };
     let starter = host.clone();
-    // Servers come up in the background; the window is interactive at once.
+    // Servers start when needed (issue 14): only those kept always on come up now, in the
+    // background; the window is interactive at once. Idle ones stop again.
     tauri::async_runtime::spawn(async move {
-        if let Err(e) = starter.start_enabled().await {
-            tracing::warn!(error = %e, "could not start the enabled servers");
+        starter.serve_on_demand();
+        if let Err(e) = starter.start_always_on().await {
+            tracing::warn!(error = %e, "could not start the servers kept always on");
         }
     });
     let builder = ipc::specta_builder::<tauri::Wry>();
@@ -113,6 +124,11 @@ fn main() -> anyhow::Result<()> {
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
+            // Waiting approvals and questions: window title, tray, desktop notifications.
+            notify::watch(
+                app.handle(),
+                app.state::<switchboard_core::host::Host>().inner().clone(),
+            );
             // Answers a previous run left streaming are flagged, off the window's path (ST-02).
             let recover = app.state::<switchboard_core::host::Host>().inner().clone();
             tauri::async_runtime::spawn(async move {

@@ -9,6 +9,7 @@ pub mod conformance_skills;
 pub mod e2e;
 pub mod fake_http;
 pub mod fake_llm;
+pub mod fake_models;
 pub mod fake_oauth;
 pub mod fake_sse;
 pub mod seed;

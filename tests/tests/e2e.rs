@@ -100,6 +100,10 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
         assert!(run_cli(data, &["server", "trust", name, "--yes"], "", &[])
             .status
             .success());
+        // Kept running from launch: this test is about what a running server shows.
+        assert!(run_cli(data, &["server", "always-on", name, "on"], "", &[])
+            .status
+            .success());
     }
 
     // Anything the web view is tricked into loading from the network would land here (TA-02).
@@ -600,6 +604,11 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     assert!(run_cli(data, &["server", "trust", "big", "--yes"], "", &[])
         .status
         .success());
+    assert!(
+        run_cli(data, &["server", "always-on", "big", "on"], "", &[])
+            .status
+            .success()
+    );
     // This window runs with the dark theme, so the screenshots show both themes.
     let driver = Driver::start(&[
         ("SWITCHBOARD_DATA_DIR", data),

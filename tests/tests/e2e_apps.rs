@@ -254,6 +254,7 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
         ],
     );
     cli_ok(&data, &["server", "trust", "apps", "--yes"]);
+    cli_ok(&data, &["server", "always-on", "apps", "on"]);
 
     // Links the person agrees to open go to the recording fake browser, which fetches nothing.
     let browser = workspace_bin("fake-browser");
@@ -435,6 +436,7 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
         ],
     );
     cli_ok(&data, &["server", "trust", "apps", "--yes"]);
+    cli_ok(&data, &["server", "always-on", "apps", "on"]);
     cli_ok(
         &data,
         &[

@@ -26,6 +26,7 @@ fn setup(data: &Path, llm: &FakeLlm) {
     for args in [
         vec!["server", "add", "demo", "--", fake.to_str().unwrap()],
         vec!["server", "trust", "demo", "--yes"],
+        vec!["server", "always-on", "demo", "on"],
         vec![
             "provider",
             "add",

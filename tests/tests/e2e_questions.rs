@@ -172,6 +172,7 @@ async fn a_server_asks_with_a_form_a_url_and_a_sampling_request() {
         ],
     );
     cli(&data, &["server", "trust", "asker", "--yes"]);
+    cli(&data, &["server", "always-on", "asker", "on"]);
     add_provider(&data, &llm);
     // The "system browser": a script that records the one argument it is given.
     let opened = dir.path().join("opened.txt");
@@ -540,6 +541,7 @@ async fn parallel_calls_are_approved_as_a_batch_and_a_changed_tool_waits_for_rev
     );
     for name in ["demo", "rug"] {
         cli(data, &["server", "trust", name, "--yes"]);
+        cli(data, &["server", "always-on", name, "on"]);
     }
     add_provider(data, &llm);
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])

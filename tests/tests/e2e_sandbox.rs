@@ -42,6 +42,8 @@ async fn the_card_offers_to_grant_what_the_sandbox_blocked() {
         vec!["server", "add", "open", "--", fake.to_str().unwrap()],
         vec!["server", "trust", "boxed", "--yes"],
         vec!["server", "trust", "open", "--yes"],
+        vec!["server", "always-on", "boxed", "on"],
+        vec!["server", "always-on", "open", "on"],
     ] {
         let o = run_cli(&data, &args, "", &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

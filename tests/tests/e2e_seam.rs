@@ -36,6 +36,7 @@ async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audi
         ],
     );
     cli_ok(&data, &["server", "trust", "demo", "--yes"]);
+    cli_ok(&data, &["server", "always-on", "demo", "on"]);
     for rule in [
         &["noecho", "--tool", "echo"][..],
         &["noreads", "--on", "resource", "--name", "fake://text"],

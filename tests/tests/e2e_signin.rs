@@ -132,6 +132,7 @@ async fn sign_in_call_restart_refresh_and_sign_out_in_the_window() {
     std::fs::create_dir(&data).unwrap();
     cli(&data, &["server", "add", "remote", "--url", &fake.mcp_url]).await;
     cli(&data, &["server", "trust", "remote", "--yes"]).await;
+    cli(&data, &["server", "always-on", "remote", "on"]).await;
     let browser = workspace_bin("fake-browser");
     let browsed = dir.path().join("browser.log");
 

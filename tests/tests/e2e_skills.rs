@@ -31,6 +31,7 @@ fn setup(data: &Path, llm: &FakeLlm, mode: &str) -> std::path::PathBuf {
     for a in [
         add,
         vec!["server", "trust", "skills", "--yes"],
+        vec!["server", "always-on", "skills", "on"],
         vec![
             "provider",
             "add",

@@ -37,6 +37,8 @@ const LEAVES: &[&str] = &[
     // What servers offer and their compiled schemas, out of `mcp` so approval need not use it.
     "catalog",
     "schema",
+    // The person's settings file (theme, log level, idle time, registry URL): plain data.
+    "settings",
 ];
 
 /// What `module` may depend on besides the leaves; `None` when it may depend on everything.
@@ -49,6 +51,9 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         "approval" => Some(&["store"]),
         // Not in the table's first draft: the browser launcher, over the `url_check` leaf.
         "opener" => Some(&[]),
+        // The MCP Registry client and server.json -> proposal (issue 14): leaves only
+        // (config, ids, redact, clock); the shells compose it with the host.
+        "registry" => Some(&[]),
         "chat" => Some(&["llm", "mcp", "approval", "store"]),
         "agents" => Some(&["chat"]),
         // The composition root, and the test doors around its seam.

@@ -41,6 +41,8 @@ fn add_stubborn(data: &Path, pids: &Path) {
         ],
     );
     cli_ok(data, &["server", "trust", "stubborn", "--yes"]);
+    // The app starts it at launch (a killed app must still leave nothing behind).
+    cli_ok(data, &["server", "always-on", "stubborn", "on"]);
 }
 
 /// Waits until the server and its grandchild run and their group is recorded.

@@ -20,6 +20,11 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "nonce": "string",
     "reply": "object"
   },
+  "approve_link": {
+    "fingerprint": "string",
+    "link": "string",
+    "secrets": "array"
+  },
   "approve_pin_changes": {
     "names": "string_array?",
     "server": "string",
@@ -57,6 +62,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "delete_conversation": {
     "id": "string"
   },
+  "detect_local_models": {},
   "doctor": {
     "name": "string"
   },
@@ -75,6 +81,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "name": "string",
     "server": "string"
   },
+  "get_settings": {},
   "grant_sandbox_finding": {
     "index": "number",
     "server": "string"
@@ -92,6 +99,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "text": "string"
   },
   "list_conversations": {},
+  "list_provider_models": {
+    "name": "string"
+  },
   "list_providers": {},
   "list_servers": {},
   "list_skills": {},
@@ -102,12 +112,18 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "url": "string"
   },
   "open_run": {},
+  "open_server": {
+    "name": "string"
+  },
   "pending_approvals": {},
   "pending_questions": {},
   "pin_review": {
     "server": "string"
   },
   "policy_rules": {},
+  "propose_link": {
+    "link": "string"
+  },
   "provider_kinds": {},
   "read_resource": {
     "into": "string?",
@@ -118,6 +134,17 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "into": "string",
     "name": "string",
     "server": "string"
+  },
+  "registry_install": {
+    "request": "object"
+  },
+  "registry_search": {
+    "cursor": "string?",
+    "query": "string?",
+    "refresh": "boolean"
+  },
+  "registry_show": {
+    "name": "string"
   },
   "remove_policy_rule": {
     "id": "string"
@@ -145,6 +172,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   },
   "sandbox_findings": {
     "server": "string"
+  },
+  "save_settings": {
+    "settings": "object"
   },
   "search_conversations": {
     "query": "string"
@@ -178,9 +208,18 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "allow": "boolean",
     "server": "string"
   },
+  "set_always_on": {
+    "name": "string",
+    "on": "boolean"
+  },
   "set_client_secret": {
     "server": "string",
     "value": "string"
+  },
+  "set_model_tool_mode": {
+    "model": "string",
+    "name": "string",
+    "prompt": "boolean"
   },
   "set_provider_key": {
     "key": "string",
@@ -230,6 +269,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "stop_server": {
     "name": "string"
   },
+  "take_links": {},
   "tool_findings": {
     "server": "string",
     "tool": "string"

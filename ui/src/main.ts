@@ -8,16 +8,21 @@ import { mountPrompts } from "./features/context/prompts";
 import { mountResources } from "./features/context/resources";
 import { mountSkills } from "./features/skills/page";
 import { mountServers } from "./features/servers/page";
+import { mountRegistry } from "./features/registry/page";
 import { mountApprovals } from "./features/approvals/dialog";
 import { mountQuestions } from "./features/questions/dialog";
+import { mountLinks } from "./features/links/dialog";
 import { mountAudit } from "./features/audit/page";
 import { mountPolicy } from "./features/policy/page";
 import { mountCredentials } from "./features/credentials/page";
+import { applySavedTheme, mountSettings } from "./features/settings/page";
+import { installShortcuts } from "./features/settings/shortcuts";
 import { commands } from "./ipc/bindings";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
   servers: { label: "Servers", mount: mountServers },
+  registry: { label: "Registry", mount: mountRegistry },
   credentials: { label: "Credentials", mount: mountCredentials },
   tools: { label: "Tools", mount: mountCatalog },
   resources: { label: "Resources", mount: mountResources },
@@ -25,6 +30,7 @@ const pages = {
   skills: { label: "Skills", mount: mountSkills },
   audit: { label: "Audit", mount: mountAudit },
   policy: { label: "Policy", mount: mountPolicy },
+  settings: { label: "Settings", mount: mountSettings },
 } as const;
 type Page = keyof typeof pages;
 const order = Object.keys(pages) as Page[];
@@ -49,7 +55,9 @@ async function start(root: HTMLElement) {
     showStartupProblem(root, problem);
     return;
   }
+  void applySavedTheme();
   mountPages(root);
+  installShortcuts();
 }
 
 function mountPages(root: HTMLElement) {
@@ -86,6 +94,8 @@ function mountPages(root: HTMLElement) {
   // them all.
   mountApprovals(document.body);
   mountQuestions(document.body);
+  // A `switchboard://` link proposes a server: its trust dialog sits above every page too.
+  mountLinks(document.body);
 }
 
 const root = document.getElementById("app");

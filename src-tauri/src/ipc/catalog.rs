@@ -73,6 +73,9 @@ pub struct ServerToolsDto {
     pub tools: Vec<ToolDto>,
     /// Tools left out because their schema does not compile, with the reason.
     pub excluded: Vec<(String, String)>,
+    /// Set when the server is not running: these are the tools it offered when it last ran,
+    /// listed then (ms since the Unix epoch); it starts when they are needed.
+    pub last_known_ms: Option<f64>,
 }
 
 fn pretty(v: &serde_json::Value) -> String {
@@ -119,6 +122,7 @@ impl ServerToolsDto {
                 .map(|t| ToolDto::new(t, &c.disabled_tools, flags.get(t.name.as_str()).copied()))
                 .collect(),
             excluded: c.catalog.excluded_tools.clone(),
+            last_known_ms: c.last_known_ms.map(|ms| ms as f64),
         }
     }
 }

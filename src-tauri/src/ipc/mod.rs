@@ -38,14 +38,18 @@ pub mod conversations;
 pub mod events;
 pub mod form;
 pub mod history;
+pub mod links;
+pub mod models;
 pub mod pins;
 pub mod policy;
 pub mod providers;
 pub mod questions;
+pub mod registry;
 pub mod resources;
 pub mod run;
 pub mod sandbox;
 pub mod servers;
+pub mod settings;
 pub mod signin;
 pub mod signin_dto;
 pub mod skills;
@@ -175,12 +179,23 @@ impl From<HostError> for IpcError {
 /// The registry of every command and event: the one place bindings are generated from.
 pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
-        .events(tauri_specta::collect_events![events::HostChanged])
+        .events(tauri_specta::collect_events![
+            events::HostChanged,
+            links::LinkReceived
+        ])
         .commands(tauri_specta::collect_commands![
             servers::list_servers,
             servers::trust_view,
+            links::take_links,
+            links::propose_link,
+            links::approve_link,
+            registry::registry_search,
+            registry::registry_show,
+            registry::registry_install,
             servers::approve_server,
             servers::start_server,
+            servers::set_always_on,
+            servers::open_server,
             servers::stop_server,
             servers::set_server_enabled,
             servers::remove_server,
@@ -215,6 +230,9 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             providers::add_provider,
             providers::set_provider_key,
             providers::remove_provider,
+            models::detect_local_models,
+            models::list_provider_models,
+            models::set_model_tool_mode,
             conversations::list_conversations,
             conversations::load_conversation,
             conversations::rename_conversation,
@@ -249,6 +267,8 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             signin::set_client_secret,
             signin::set_allow_insecure,
             apps::open_app_link,
+            settings::get_settings,
+            settings::save_settings,
         ])
 }
 

@@ -158,6 +158,9 @@ pub struct ServerRow {
     /// Whether a remote server has "allow insecure (development)" on (AU-10): its sign-in and
     /// tokens may use plain http to another machine. Always false for a local server.
     pub allow_insecure: bool,
+    /// Kept running whenever the app runs; otherwise it starts when its tools are needed and
+    /// stops when idle.
+    pub always_on: bool,
 }
 
 /// Approval state of a launch plan.
@@ -261,6 +264,7 @@ async fn row(host: &Host, v: ServerView) -> Result<ServerRow, IpcError> {
         },
         allow_insecure: matches!(&v.spec.transport, TransportSpec::Http(h) if h.allow_insecure),
         enabled: v.spec.enabled,
+        always_on: v.always_on,
         trust,
         status: (&v.status).into(),
         missing_secrets,
@@ -367,6 +371,25 @@ pub async fn approve_server(
     let fp = switchboard_core::config::launch::Fingerprint(fingerprint);
     host.trust_server_with(&id, &made, &fp).await?;
     host.start_server(&id).await?;
+    Ok(())
+}
+
+/// Keeps a server running whenever the app runs, or lets it start when needed.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
+pub async fn set_always_on(host: State<'_, Host>, name: String, on: bool) -> Result<(), IpcError> {
+    host.set_always_on(&Host::server_id(&name)?, on).await?;
+    Ok(())
+}
+
+/// Starts a server that starts when needed, because the person opened its tools; a running
+/// one is left as it is.
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all, fields(server = %logged(&name)))]
+pub async fn open_server(host: State<'_, Host>, name: String) -> Result<(), IpcError> {
+    host.ensure_started(&Host::server_id(&name)?).await?;
     Ok(())
 }
 

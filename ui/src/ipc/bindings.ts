@@ -11,6 +11,21 @@ export const commands = {
 	listServers: () => typedError<ServerRow_Serialize[], IpcError>(__TAURI_INVOKE("list_servers")),
 	/**  The launch plan (or URL and headers) to review before approving, with `bindings` made. */
 	trustView: (name: string, bindings: BindingRequest_Deserialize[]) => typedError<TrustViewDto_Serialize, IpcError>(__TAURI_INVOKE("trust_view", { name, bindings })),
+	/**  The links received since the last call, oldest first. */
+	takeLinks: () => __TAURI_INVOKE<string[]>("take_links"),
+	/**  What approving `link` would add and run. Stores nothing, starts nothing. */
+	proposeLink: (link: string) => typedError<LinkProposalDto_Serialize, IpcError>(__TAURI_INVOKE("propose_link", { link })),
+	/**
+	 *  Adds the server `link` proposes, approves exactly the plan with `fingerprint`, and starts
+	 *  it (a failure to start shows on its card, not here). Returns its name.
+	 */
+	approveLink: (link: string, fingerprint: string, secrets: LinkSecret[]) => typedError<string, IpcError>(__TAURI_INVOKE("approve_link", { link, fingerprint, secrets })),
+	/**  One page of the registry's active entries whose names contain `query`. */
+	registrySearch: (query: string | null, cursor: string | null, refresh: boolean) => typedError<RegistryPageDto_Serialize, IpcError>(__TAURI_INVOKE("registry_search", { query, cursor, refresh })),
+	/**  One entry (latest version) with what each way of running it needs. */
+	registryShow: (name: string) => typedError<RegistryDetailDto_Serialize, IpcError>(__TAURI_INVOKE("registry_show", { name })),
+	/**  Adds the entry as an unapproved server; returns its name for the trust dialog. */
+	registryInstall: (request: RegistryInstallRequest) => typedError<string, IpcError>(__TAURI_INVOKE("registry_install", { request })),
 	/**
 	 *  Makes `bindings`, approves exactly the plan with `fingerprint` (the one shown with the same
 	 *  bindings) and starts the server.
@@ -18,6 +33,13 @@ export const commands = {
 	approveServer: (name: string, fingerprint: string, bindings: BindingRequest_Deserialize[]) => typedError<null, IpcError>(__TAURI_INVOKE("approve_server", { name, fingerprint, bindings })),
 	/**  Starts (or restarts) a server. */
 	startServer: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("start_server", { name })),
+	/**  Keeps a server running whenever the app runs, or lets it start when needed. */
+	setAlwaysOn: (name: string, on: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_always_on", { name, on })),
+	/**
+	 *  Starts a server that starts when needed, because the person opened its tools; a running
+	 *  one is left as it is.
+	 */
+	openServer: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("open_server", { name })),
 	/**  Stops a server and its process tree. */
 	stopServer: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("stop_server", { name })),
 	/**  Enables or disables a server. */
@@ -123,6 +145,15 @@ export const commands = {
 	setProviderKey: (name: string, key: string) => typedError<null, IpcError>(__TAURI_INVOKE("set_provider_key", { name, key })),
 	/**  Removes a provider and its key. */
 	removeProvider: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("remove_provider", { name })),
+	/**  The local runtimes (Ollama, LM Studio) answering on this machine. */
+	detectLocalModels: () => typedError<DetectedRuntimeDto_Serialize[], IpcError>(__TAURI_INVOKE("detect_local_models")),
+	/**  A configured provider's models from its vendor. */
+	listProviderModels: (name: string) => typedError<ProviderModelsDto_Serialize, IpcError>(__TAURI_INVOKE("list_provider_models", { name })),
+	/**
+	 *  Sends `model` of provider `name` through the prompt-based tool mode (`prompt`), or back to
+	 *  native tools.
+	 */
+	setModelToolMode: (name: string, model: string, prompt: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_model_tool_mode", { name, model, prompt })),
 	/**  The conversations, most recent activity first (the first 200). */
 	listConversations: () => typedError<ConversationDto_Serialize[], IpcError>(__TAURI_INVOKE("list_conversations")),
 	/**  One conversation's visible messages, in order. */
@@ -226,11 +257,16 @@ export const commands = {
 	 *  The URL is not logged: an app chose it.
 	 */
 	openAppLink: (url: string) => typedError<null, IpcError>(__TAURI_INVOKE("open_app_link", { url })),
+	/**  The settings, the data directory, and any problem reading the settings file. */
+	getSettings: () => typedError<SettingsView_Serialize, IpcError>(__TAURI_INVOKE("get_settings")),
+	/**  Validates and saves the settings, applies the log level now, and returns them as saved. */
+	saveSettings: (settings: SettingsDto_Deserialize) => typedError<SettingsView_Serialize, IpcError>(__TAURI_INVOKE("save_settings", { settings })),
 };
 
 /** Events */
 export const events = {
 	hostChanged: makeEvent<HostChanged_Serialize, HostChanged_Deserialize>("host-changed"),
+	linkReceived: makeEvent<LinkReceived, LinkReceived>("link-received"),
 };
 
 /* Types */
@@ -909,6 +945,33 @@ export type CredentialsDto_Serialize = {
 	servers: ServerCredentialsDto_Serialize[],
 };
 
+/**  A local runtime that answered. */
+export type DetectedRuntimeDto = DetectedRuntimeDto_Serialize | DetectedRuntimeDto_Deserialize;
+
+/**  A local runtime that answered. */
+export type DetectedRuntimeDto_Deserialize = {
+	/**  The provider kind to add it with (`ollama`, `lmstudio`). */
+	kind: string,
+	/**  Its name. */
+	name: string,
+	/**  Its base URL for a provider. */
+	base_url: string,
+	/**  Its installed chat models. */
+	models: ModelDto_Deserialize[],
+};
+
+/**  A local runtime that answered. */
+export type DetectedRuntimeDto_Serialize = {
+	/**  The provider kind to add it with (`ollama`, `lmstudio`). */
+	kind: string,
+	/**  Its name. */
+	name: string,
+	/**  Its base URL for a provider. */
+	base_url: string,
+	/**  Its installed chat models. */
+	models: ModelDto_Serialize[],
+};
+
 /**  Why a server fails, and what would run. */
 export type DoctorDto = {
 	/**  The server. */
@@ -1122,6 +1185,78 @@ export type ItemKindDto =
 /**  The server's instructions. */
 "instructions";
 
+/**
+ *  What the dialog shows for a link (SP-01): the server as it would be added, every line of
+ *  what would run or be contacted, and the fields the person is asked for.
+ */
+export type LinkProposalDto = LinkProposalDto_Serialize | LinkProposalDto_Deserialize;
+
+/**
+ *  What the dialog shows for a link (SP-01): the server as it would be added, every line of
+ *  what would run or be contacted, and the fields the person is asked for.
+ */
+export type LinkProposalDto_Deserialize = {
+	/**  The name it would be added under. */
+	name: string,
+	/**  The name the link asked for, when that one is taken. */
+	renamed_from?: string | null,
+	/**  Whether it is a remote server. */
+	remote: boolean,
+	/**  (label, value) pairs: labelled, escaped, untruncated. */
+	lines: ([string, string])[],
+	/**  Dangerous patterns found (SP-02). */
+	warnings: string[],
+	/**  The fingerprint to send back with the approval. */
+	fingerprint: string,
+	/**  Env vars or headers whose values the person types; they go to the keyring. */
+	asked: string[],
+};
+
+/**
+ *  What the dialog shows for a link (SP-01): the server as it would be added, every line of
+ *  what would run or be contacted, and the fields the person is asked for.
+ */
+export type LinkProposalDto_Serialize = {
+	/**  The name it would be added under. */
+	name: string,
+	/**  The name the link asked for, when that one is taken. */
+	renamed_from: string | null,
+	/**  Whether it is a remote server. */
+	remote: boolean,
+	/**  (label, value) pairs: labelled, escaped, untruncated. */
+	lines: ([string, string])[],
+	/**  Dangerous patterns found (SP-02). */
+	warnings: string[],
+	/**  The fingerprint to send back with the approval. */
+	fingerprint: string,
+	/**  Env vars or headers whose values the person types; they go to the keyring. */
+	asked: string[],
+};
+
+/**  A link arrived; the window takes it with [`take_links`]. */
+export type LinkReceived = Record<string, never>;
+
+/**  A value typed for an asked field. */
+export type LinkSecret = {
+	/**  The env var or header. */
+	field: string,
+	/**  The value; it goes to the keyring. */
+	value: string,
+};
+
+/**  The app's own log level. */
+export type LogLevelDto = 
+/**  Errors only. */
+"error" | 
+/**  Errors and warnings. */
+"warn" | 
+/**  The default. */
+"info" | 
+/**  More detail. */
+"debug" | 
+/**  Everything. */
+"trace";
+
 /**  A server's stderr tail and protocol trace: live when it runs here, else its last run's. */
 export type LogsDto = LogsDto_Serialize | LogsDto_Deserialize;
 
@@ -1174,6 +1309,43 @@ export type MessageDto_Serialize = {
 	model: string | null,
 	/**  Its content. */
 	parts: PartDto[],
+};
+
+/**  One model. */
+export type ModelDto = ModelDto_Serialize | ModelDto_Deserialize;
+
+/**  One model. */
+export type ModelDto_Deserialize = {
+	/**  The id to send. */
+	id: string,
+	/**  A display name, when the vendor has one. */
+	display_name?: string | null,
+	/**  Native tool calling. */
+	tools: ToolSupportDto,
+	/**
+	 *  `runtime` (the runtime's capability list), `family` (the vendor's model family) or
+	 *  `none`.
+	 */
+	tools_source: string,
+	/**  Whether the person turned on the prompt-based tool mode for it. */
+	prompt_tools: boolean,
+};
+
+/**  One model. */
+export type ModelDto_Serialize = {
+	/**  The id to send. */
+	id: string,
+	/**  A display name, when the vendor has one. */
+	display_name: string | null,
+	/**  Native tool calling. */
+	tools: ToolSupportDto,
+	/**
+	 *  `runtime` (the runtime's capability list), `family` (the vendor's model family) or
+	 *  `none`.
+	 */
+	tools_source: string,
+	/**  Whether the person turned on the prompt-based tool mode for it. */
+	prompt_tools: boolean,
 };
 
 /**  One model's tokens and estimated cost. */
@@ -1515,6 +1687,29 @@ export type ProviderKindDto = {
 	models: string[],
 };
 
+/**  A provider's models, or why they could not be listed. */
+export type ProviderModelsDto = ProviderModelsDto_Serialize | ProviderModelsDto_Deserialize;
+
+/**  A provider's models, or why they could not be listed. */
+export type ProviderModelsDto_Deserialize = {
+	/**  The provider. */
+	name: string,
+	/**  Its models (empty when listing failed), then any set to prompt mode but not listed. */
+	models: ModelDto_Deserialize[],
+	/**  Why the list failed. */
+	error?: string | null,
+};
+
+/**  A provider's models, or why they could not be listed. */
+export type ProviderModelsDto_Serialize = {
+	/**  The provider. */
+	name: string,
+	/**  Its models (empty when listing failed), then any set to prompt mode but not listed. */
+	models: ModelDto_Serialize[],
+	/**  Why the list failed. */
+	error: string | null,
+};
+
 /**  One waiting question. */
 export type QuestionDto = QuestionDto_Serialize | QuestionDto_Deserialize;
 
@@ -1672,6 +1867,192 @@ export type RegistrationDto =
 "dynamic" | 
 /**  Machine-to-machine client credentials. */
 "client_credentials";
+
+/**  A value the person typed. No `Debug`: the value may be a secret. */
+export type RegistryAnswer = {
+	/**  Where it goes. */
+	kind: RegistryInputKind,
+	/**  The input's name. */
+	name: string,
+	/**  The value (a secret one goes to the keyring). */
+	value: string,
+};
+
+/**  An entry with its ways to run it. */
+export type RegistryDetailDto = RegistryDetailDto_Serialize | RegistryDetailDto_Deserialize;
+
+/**  An entry with its ways to run it. */
+export type RegistryDetailDto_Deserialize = {
+	/**  The entry. */
+	entry: RegistryEntryDto_Deserialize,
+	/**  Its packages and remotes. */
+	options: RegistryOptionDto_Deserialize[],
+	/**  The server name proposed. */
+	suggested_name?: string | null,
+};
+
+/**  An entry with its ways to run it. */
+export type RegistryDetailDto_Serialize = {
+	/**  The entry. */
+	entry: RegistryEntryDto_Serialize,
+	/**  Its packages and remotes. */
+	options: RegistryOptionDto_Serialize[],
+	/**  The server name proposed. */
+	suggested_name: string | null,
+};
+
+/**  One entry as listed. */
+export type RegistryEntryDto = RegistryEntryDto_Serialize | RegistryEntryDto_Deserialize;
+
+/**  One entry as listed. */
+export type RegistryEntryDto_Deserialize = {
+	/**  The registry name (`io.github.user/server`). */
+	name: string,
+	/**  A display name. */
+	title?: string | null,
+	/**  The version. */
+	version: string,
+	/**  What it does (cut by the core). */
+	description: string,
+	/**  Its source repository. */
+	repository?: string | null,
+	/**  Whether one of its packages or remotes can be installed. */
+	installable: boolean,
+};
+
+/**  One entry as listed. */
+export type RegistryEntryDto_Serialize = {
+	/**  The registry name (`io.github.user/server`). */
+	name: string,
+	/**  A display name. */
+	title: string | null,
+	/**  The version. */
+	version: string,
+	/**  What it does (cut by the core). */
+	description: string,
+	/**  Its source repository. */
+	repository: string | null,
+	/**  Whether one of its packages or remotes can be installed. */
+	installable: boolean,
+};
+
+/**  One value the install form asks for. */
+export type RegistryInputDto = RegistryInputDto_Serialize | RegistryInputDto_Deserialize;
+
+/**  One value the install form asks for. */
+export type RegistryInputDto_Deserialize = {
+	/**  Where it goes. */
+	kind: RegistryInputKind,
+	/**  Its name. */
+	name: string,
+	/**  What it is for. */
+	description: string,
+	/**  Whether it must be given. */
+	required: boolean,
+	/**  Whether it is a secret (a password field; the value goes to the keyring). */
+	secret: boolean,
+	/**  The value used when none is given. */
+	default?: string | null,
+	/**  The only values allowed, if any. */
+	choices: string[],
+};
+
+/**  One value the install form asks for. */
+export type RegistryInputDto_Serialize = {
+	/**  Where it goes. */
+	kind: RegistryInputKind,
+	/**  Its name. */
+	name: string,
+	/**  What it is for. */
+	description: string,
+	/**  Whether it must be given. */
+	required: boolean,
+	/**  Whether it is a secret (a password field; the value goes to the keyring). */
+	secret: boolean,
+	/**  The value used when none is given. */
+	default: string | null,
+	/**  The only values allowed, if any. */
+	choices: string[],
+};
+
+/**  Where an input goes. */
+export type RegistryInputKind = 
+/**  An environment variable. */
+"env" | 
+/**  A command-line argument. */
+"arg" | 
+/**  A request header. */
+"header" | 
+/**  A template variable. */
+"var";
+
+/**  What to install (no `Debug`: the answers may hold secrets). */
+export type RegistryInstallRequest = {
+	/**  The registry name. */
+	registry_name: string,
+	/**  The version shown. */
+	version: string,
+	/**  Which package or remote. */
+	option: number,
+	/**  The server name here. */
+	server_name: string,
+	/**  The values typed. */
+	answers: RegistryAnswer[],
+};
+
+/**  One way to run an entry. */
+export type RegistryOptionDto = RegistryOptionDto_Serialize | RegistryOptionDto_Deserialize;
+
+/**  One way to run an entry. */
+export type RegistryOptionDto_Deserialize = {
+	/**  Its index, sent back with the install. */
+	index: number,
+	/**  `npm @scope/pkg 1.2.3`, `remote streamable-http https://...`. */
+	label: string,
+	/**  Why it cannot be used. */
+	refused?: string | null,
+	/**  What the form asks. */
+	inputs: RegistryInputDto_Deserialize[],
+};
+
+/**  One way to run an entry. */
+export type RegistryOptionDto_Serialize = {
+	/**  Its index, sent back with the install. */
+	index: number,
+	/**  `npm @scope/pkg 1.2.3`, `remote streamable-http https://...`. */
+	label: string,
+	/**  Why it cannot be used. */
+	refused: string | null,
+	/**  What the form asks. */
+	inputs: RegistryInputDto_Serialize[],
+};
+
+/**  One page of entries. */
+export type RegistryPageDto = RegistryPageDto_Serialize | RegistryPageDto_Deserialize;
+
+/**  One page of entries. */
+export type RegistryPageDto_Deserialize = {
+	/**  The active entries. */
+	entries: RegistryEntryDto_Deserialize[],
+	/**  The cursor of the next page. */
+	next_cursor?: string | null,
+	/**  Entries not shown (deprecated, deleted, or not valid server.json). */
+	not_shown: number,
+	/**  When the page is from the cache because the registry could not be reached: why. */
+	offline?: string | null,
+};
+
+/**  One page of entries. */
+export type RegistryPageDto_Serialize = {
+	/**  The active entries. */
+	entries: RegistryEntryDto_Serialize[],
+	/**  The cursor of the next page. */
+	next_cursor: string | null,
+	/**  Entries not shown (deprecated, deleted, or not valid server.json). */
+	not_shown: number,
+	/**  When the page is from the cache because the registry could not be reached: why. */
+	offline: string | null,
+};
 
 /**  The person's answer to one question. */
 export type ReplyDto = ReplyDto_Serialize | ReplyDto_Deserialize;
@@ -2127,6 +2508,11 @@ export type ServerRow_Deserialize = {
 	 *  tokens may use plain http to another machine. Always false for a local server.
 	 */
 	allow_insecure: boolean,
+	/**
+	 *  Kept running whenever the app runs; otherwise it starts when its tools are needed and
+	 *  stops when idle.
+	 */
+	always_on: boolean,
 };
 
 /**  One row of the servers page. */
@@ -2160,6 +2546,11 @@ export type ServerRow_Serialize = {
 	 *  tokens may use plain http to another machine. Always false for a local server.
 	 */
 	allow_insecure: boolean,
+	/**
+	 *  Kept running whenever the app runs; otherwise it starts when its tools are needed and
+	 *  stops when idle.
+	 */
+	always_on: boolean,
 };
 
 /**  The skills of a server, or why they could not be listed. */
@@ -2196,6 +2587,11 @@ export type ServerToolsDto_Deserialize = {
 	tools: ToolDto_Deserialize[],
 	/**  Tools left out because their schema does not compile, with the reason. */
 	excluded: ([string, string])[],
+	/**
+	 *  Set when the server is not running: these are the tools it offered when it last ran,
+	 *  listed then (ms since the Unix epoch); it starts when they are needed.
+	 */
+	last_known_ms?: number | null,
 };
 
 /**  The tools of one running server. */
@@ -2206,6 +2602,77 @@ export type ServerToolsDto_Serialize = {
 	tools: ToolDto_Serialize[],
 	/**  Tools left out because their schema does not compile, with the reason. */
 	excluded: ([string, string])[],
+	/**
+	 *  Set when the server is not running: these are the tools it offered when it last ran,
+	 *  listed then (ms since the Unix epoch); it starts when they are needed.
+	 */
+	last_known_ms: number | null,
+};
+
+/**  The settings a person can change. */
+export type SettingsDto = SettingsDto_Serialize | SettingsDto_Deserialize;
+
+/**  The settings a person can change. */
+export type SettingsDto_Deserialize = {
+	/**  Light, dark or the system's choice. */
+	theme: ThemeDto,
+	/**  The provider a new chat starts with. */
+	default_provider?: string | null,
+	/**  The model a new chat starts with. */
+	default_model?: string | null,
+	/**  The MCP Registry URL. */
+	registry_url: string,
+	/**  The app's log level. */
+	log_level: LogLevelDto,
+	/**  Seconds an unused server keeps running; 0 means never stop. */
+	idle_stop_secs: number,
+};
+
+/**  The settings a person can change. */
+export type SettingsDto_Serialize = {
+	/**  Light, dark or the system's choice. */
+	theme: ThemeDto,
+	/**  The provider a new chat starts with. */
+	default_provider: string | null,
+	/**  The model a new chat starts with. */
+	default_model: string | null,
+	/**  The MCP Registry URL. */
+	registry_url: string,
+	/**  The app's log level. */
+	log_level: LogLevelDto,
+	/**  Seconds an unused server keeps running; 0 means never stop. */
+	idle_stop_secs: number,
+};
+
+/**  The page: the settings and what cannot be changed here. */
+export type SettingsView = SettingsView_Serialize | SettingsView_Deserialize;
+
+/**  The page: the settings and what cannot be changed here. */
+export type SettingsView_Deserialize = {
+	/**  The settings in effect. */
+	settings: SettingsDto_Deserialize,
+	/**  The data directory (database, logs, settings file). */
+	data_dir: string,
+	/**  The variable that moves it (also the CLI's `--data-dir`). */
+	data_dir_env: string,
+	/**  What could not be read from the settings file, if anything. */
+	warning?: string | null,
+	/**  Whether `SWITCHBOARD_LOG` or `RUST_LOG` chose the log filter at start-up. */
+	log_env_override: boolean,
+};
+
+/**  The page: the settings and what cannot be changed here. */
+export type SettingsView_Serialize = {
+	/**  The settings in effect. */
+	settings: SettingsDto_Serialize,
+	/**  The data directory (database, logs, settings file). */
+	data_dir: string,
+	/**  The variable that moves it (also the CLI's `--data-dir`). */
+	data_dir_env: string,
+	/**  What could not be read from the settings file, if anything. */
+	warning: string | null,
+	/**  Whether `SWITCHBOARD_LOG` or `RUST_LOG` chose the log filter at start-up. */
+	log_env_override: boolean,
 };
 
 /**  A server's sign-in: everything but the tokens. */
@@ -2579,6 +3046,15 @@ export type TemplateDto_Serialize = {
 	mime_type: string | null,
 };
 
+/**  How the window looks. */
+export type ThemeDto = 
+/**  Follow the desktop. */
+"system" | 
+/**  Always light. */
+"light" | 
+/**  Always dark. */
+"dark";
+
 /**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
 export type ToolDto = ToolDto_Serialize | ToolDto_Deserialize;
 
@@ -2682,6 +3158,15 @@ export type ToolResultDto_Serialize = {
 	/**  Whether the tool reports failure. */
 	is_error: boolean,
 };
+
+/**  Whether a model takes native tool calls. */
+export type ToolSupportDto = 
+/**  The vendor or runtime says so. */
+"native" | 
+/**  The runtime says it does not: offer the prompt-based mode. */
+"none" | 
+/**  Nobody said. */
+"unknown";
 
 /**  One protocol trace entry. */
 export type TraceDto = TraceDto_Serialize | TraceDto_Deserialize;

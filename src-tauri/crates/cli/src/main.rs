@@ -15,14 +15,18 @@ mod audit_cmds;
 mod auth_cmds;
 mod catalog_cmds;
 mod chat_cmds;
+mod demand_cmds;
 mod editor;
 mod errors;
 mod form;
 mod inbox;
 mod limits_cmds;
+mod link_cmds;
+mod models_cmds;
 mod pin_cmds;
 mod policy_cmds;
 mod questions;
+mod registry_cmds;
 mod sandbox_cmds;
 mod server_cmds;
 mod skill_cmds;
@@ -34,9 +38,17 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use switchboard_core::mcp::supervisor::SupervisorConfig;
 
+/// `--version`: the package version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("SWITCHBOARD_BUILD_COMMIT"),
+    ")"
+);
+
 /// Switchboard: manage MCP servers, browse their tools, resources and prompts, and call them.
 #[derive(Parser, Debug)]
-#[command(name = "switchboard", version, about, after_help = errors::EXIT_CODES_HELP)]
+#[command(name = "switchboard", version = VERSION, about, after_help = errors::EXIT_CODES_HELP)]
 struct Cli {
     /// Where the database, logs and default server working directory live.
     #[arg(long, global = true, env = "SWITCHBOARD_DATA_DIR")]
@@ -82,6 +94,8 @@ enum Command {
     /// Configure model providers (OpenAI, Anthropic, Ollama, ...).
     #[command(subcommand)]
     Provider(chat_cmds::ProviderCmd),
+    /// Models: local runtimes found here, each provider's models and their tool support.
+    Models(models_cmds::ModelsArgs),
     /// Chat with a model that can call the servers' tools (each call asks first).
     Chat(chat_cmds::ChatArgs),
     /// Past conversations: list, show, search, export.
@@ -99,6 +113,9 @@ enum Command {
     /// A server's skills: list, show, approve, read (verified).
     #[command(subcommand)]
     Skill(skill_cmds::SkillCmd),
+    /// The MCP Registry: search, show, and install entries (each waits for your approval).
+    #[command(subcommand)]
+    Registry(registry_cmds::RegistryCmd),
 }
 
 /// What every command gets.
@@ -251,12 +268,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prompts(a) => catalog_cmds::prompts(&ctx, a).await,
         Command::Prompt(a) => catalog_cmds::prompt(&ctx, a).await,
         Command::Provider(c) => chat_cmds::provider(&ctx, c).await,
+        Command::Models(a) => models_cmds::run(&ctx, a).await,
         Command::Chat(a) => chat_cmds::chat(&ctx, a).await,
         Command::History(c) => chat_cmds::history(&ctx, c).await,
         Command::Audit(c) => audit_cmds::run(&ctx, c).await,
         Command::Policy(c) => policy_cmds::run(&ctx, c).await,
         Command::Auth(c) => auth_cmds::run(&ctx, c).await,
         Command::Skill(c) => skill_cmds::run(&ctx, c).await,
+        Command::Registry(c) => registry_cmds::run(&ctx, c).await,
     };
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;

@@ -58,6 +58,12 @@ pub enum ServerCmd {
     /// sign-in and its tokens may use plain http to another computer (never to a cloud metadata
     /// address); turning it on asks for the server's approval again.
     Insecure(InsecureArgs),
+    /// Print the `switchboard://` link that proposes this server to another Switchboard (no
+    /// secrets in it: they become values the receiver is asked for).
+    Link(crate::link_cmds::LinkArgs),
+    /// Whether the desktop app starts this server at launch and keeps it running (`on`), or
+    /// starts it when its tools are needed and stops it when idle (`off`, the default).
+    AlwaysOn(crate::demand_cmds::AlwaysOnArgs),
 }
 
 #[derive(Args, Debug)]
@@ -200,6 +206,8 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
         ServerCmd::Sandbox(a) => crate::sandbox_cmds::sandbox(ctx, a).await,
         ServerCmd::Limits(a) => crate::limits_cmds::limits(ctx, a).await,
         ServerCmd::Insecure(a) => insecure(ctx, a).await,
+        ServerCmd::Link(a) => crate::link_cmds::link(ctx, a).await,
+        ServerCmd::AlwaysOn(a) => crate::demand_cmds::always_on(ctx, a).await,
     }
 }
 

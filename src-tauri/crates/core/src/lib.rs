@@ -28,6 +28,10 @@
 //!   schemas, leaves shared by `mcp` (which re-exports them) and `approval`.
 //! - [`url_check`]: whether a URL a server sent may be shown as openable, a pure leaf used by
 //!   `approval` (elicitation) and by [`opener`], which launches the browser.
+//! - [`settings`]: the person's app settings (theme, log level, idle-stop time, ...) in a
+//!   JSON file of the data directory, a leaf.
+//! - [`registry`]: the MCP Registry's v0.1 API (search, cache) and `server.json` turned into a
+//!   server proposal that goes through the trust gate; leaves only.
 //! - [`host`]: the composition root that wires concrete implementations together, and the
 //!   one governed seam (`host::run`) every request to a server passes through.
 //! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
@@ -53,9 +57,11 @@ pub mod opener;
 pub mod pin_data;
 pub mod policy_data;
 pub mod redact;
+pub mod registry;
 pub mod roots;
 pub mod schema;
 pub mod secrets;
+pub mod settings;
 pub mod status;
 pub mod store;
 pub mod transcript;

@@ -1,5 +1,5 @@
-// The tools catalog: every tool of every running server in one virtualised list (thousands stay
-// smooth), filtered by text, server and claimed hints, and a detail pane with the tool's schema,
+// The tools catalog: every tool of every running server, and the last-known tools of servers that
+// start when needed (opening one starts it), in one virtualised list (thousands stay smooth), filtered by text, server and claimed hints, and a detail pane with the tool's schema,
 // its switch and the "run this tool" form. It follows list_changed live: the host pushes a
 // change event and the page re-reads the catalog, keeping the selection and any typed arguments.
 import { commands } from "../../ipc/bindings";
@@ -14,7 +14,9 @@ import { flagBadges, toolWarnings } from "./findings";
 
 const HINTS = ["read-only", "destructive", "idempotent", "open world"];
 
-function row(e: Entry): HTMLElement {
+/** A row of the list; `lastKnown` marks a tool of a server that is not running (the tools it
+ * offered when it last ran; it starts when they are needed). */
+function row(e: Entry, lastKnown: boolean): HTMLElement {
   const t = e.tool;
   return h("div", { class: `tool-row${t.enabled ? "" : " off"}`, "data-tool": `${e.server}/${t.name}` },
     t.icon ? h("img", { class: "tool-icon", src: t.icon, alt: "" }) : h("span", { class: "tool-icon none" }),
@@ -22,6 +24,7 @@ function row(e: Entry): HTMLElement {
       h("div", { class: "tool-row-head" },
         h("b", {}, t.title ?? t.name),
         h("span", { class: "tool-server-name" }, e.server),
+        lastKnown ? h("span", { class: "hint-badge last-known", title: "The server is not running: this is what it offered when it last ran" }, "last known") : null,
         ...t.hints.map((x) => h("span", { class: "hint-badge" }, x)),
         t.enabled || t.held ? null : h("span", { class: "hint-badge" }, "off"),
         ...flagBadges(t),
@@ -31,8 +34,11 @@ function row(e: Entry): HTMLElement {
   );
 }
 
-function detail(server: string, t: ToolDto, toggle: (enabled: boolean) => void): HTMLElement {
+function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled: boolean) => void): HTMLElement {
   return h("article", { class: "tool-detail", "data-tool": `${server}/${t.name}` },
+    lastKnown
+      ? h("p", { class: "note last-known-note" }, `${server} is not running; these are the tools it offered when it last ran. It is starting now, because you opened it.`)
+      : null,
     h("div", { class: "head" },
       t.icon ? h("img", { class: "tool-icon", src: t.icon, alt: "" }) : null,
       h("h2", {}, t.title ?? t.name),
@@ -52,6 +58,21 @@ function detail(server: string, t: ToolDto, toggle: (enabled: boolean) => void):
 
 export function mountCatalog(root: HTMLElement): () => void {
   let servers: ServerToolsDto[] = [];
+  // Servers shown with last-known tools, and those already asked to start from this page.
+  let lastKnown = new Set<string>();
+  const opened = new Set<string>();
+  // The catalog opened on a server that starts when needed starts it (issue 14).
+  const open = (server: string) => {
+    if (!lastKnown.has(server) || opened.has(server)) return;
+    opened.add(server);
+    void commands.openServer(server).then((r) => {
+      if (r.status === "error") {
+        error.textContent = r.error.message;
+        error.hidden = false;
+      }
+      void refresh();
+    });
+  };
   const search = h("input", { type: "search", placeholder: "Search tools", class: "tool-search", "aria-label": "Search tools" });
   const which = h("select", { class: "tool-server", "aria-label": "Server" });
   const hideOff = h("input", { type: "checkbox", class: "hide-off" });
@@ -72,15 +93,17 @@ export function mountCatalog(root: HTMLElement): () => void {
     // Rebuilding would wipe typed arguments: only when the tool itself changed.
     const k = entryKey(e);
     const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description]);
-    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags) return;
-    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags };
-    pane.replaceChildren(detail(e.server, e.tool, (on) => void toggle(e.server, e.tool.name, on)));
+    const flags2 = flags + (lastKnown.has(e.server) ? "\u0000last-known" : "");
+    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags2) return;
+    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags: flags2 };
+    pane.replaceChildren(detail(e.server, e.tool, lastKnown.has(e.server), (on) => void toggle(e.server, e.tool.name, on)));
+    open(e.server);
   };
 
   const list = createVirtualList<Entry>({
     rowHeight: 56,
     key: entryKey,
-    render: row,
+    render: (e) => row(e, lastKnown.has(e.server)),
     label: "Tools",
     onSelect: showDetail,
   });
@@ -105,7 +128,7 @@ export function mountCatalog(root: HTMLElement): () => void {
     });
     empty.hidden = servers.length > 0;
     if (servers.length === 0) {
-      empty.replaceChildren(h("h2", {}, "No running servers"), h("p", {}, "Start or approve a server on the Servers page; its tools appear here."));
+      empty.replaceChildren(h("h2", {}, "No tools yet"), h("p", {}, "Approve a server on the Servers page, or start it there: its tools appear here, and stay listed (marked “last known”) while it is not running."));
     }
     const total = servers.reduce((n, s) => n + s.tools.length, 0);
     count.textContent = entries.length === total ? `${total} tools` : `${entries.length} of ${total} tools`;
@@ -123,6 +146,8 @@ export function mountCatalog(root: HTMLElement): () => void {
     }
     error.hidden = true;
     servers = r.data;
+    lastKnown = new Set(servers.filter((s) => s.last_known_ms != null).map((s) => s.server));
+    for (const s of [...opened]) if (!lastKnown.has(s)) opened.delete(s);
     setServerOptions(which, servers.map((s) => s.server));
     render();
   };
@@ -137,7 +162,10 @@ export function mountCatalog(root: HTMLElement): () => void {
   };
 
   search.addEventListener("input", render);
-  which.addEventListener("change", render);
+  which.addEventListener("change", () => {
+    if (which.value !== "") open(which.value);
+    render();
+  });
   hideOff.addEventListener("change", render);
   hintBoxes.forEach((b) => b.box.addEventListener("change", render));
   const stop = onHostChange(["catalog", "status", "servers"], () => void refresh());

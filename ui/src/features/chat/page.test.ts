@@ -19,6 +19,8 @@ const m = vi.hoisted(() => ({
   serverContext: vi.fn(),
   readResource: vi.fn(),
   getPrompt: vi.fn(),
+  getSettings: vi.fn(),
+  listProviderModels: vi.fn(),
 }));
 vi.mock("../../ipc/bindings", () => ({ commands: m, events: {} }));
 vi.mock("@tauri-apps/api/core", () => ({
@@ -43,6 +45,7 @@ let channel: { onmessage: (ev: unknown) => void };
 beforeEach(async () => {
   Object.values(m).forEach((f) => f.mockReset());
   m.listProviders.mockImplementation(() => ok([provider]));
+  m.getSettings.mockImplementation(() => ok({ settings: { default_provider: null, default_model: null } }));
   m.listConversations.mockImplementation(() => ok([]));
   m.loadConversation.mockImplementation(() => ok([]));
   let runs = 0;
@@ -71,6 +74,20 @@ async function sendText(text: string) {
 }
 
 describe("chat page", () => {
+  it("starts on the default provider and model of the Settings page", async () => {
+    unmount();
+    root.remove();
+    const home = { ...provider, name: "home", model: "llama3", models: ["llama3"] };
+    m.listProviders.mockImplementation(() => ok([provider, home]));
+    m.getSettings.mockImplementation(() => ok({ settings: { default_provider: "home", default_model: "qwen3" } }));
+    root = document.createElement("div");
+    document.body.append(root);
+    unmount = mountChat(root);
+    await flush();
+    expect(root.querySelector<HTMLSelectElement>(".chat-provider")?.value).toBe("home");
+    expect(root.querySelector<HTMLInputElement>(".chat-model")?.value).toBe("qwen3");
+  });
+
   it("sends on Enter with the picked provider and model, and streams deltas into one bubble", async () => {
     await sendText("hello <b>there</b>");
     expect(m.sendMessage).toHaveBeenCalledTimes(1);

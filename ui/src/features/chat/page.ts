@@ -14,6 +14,7 @@ import { conversationList } from "./conversations";
 import { showUsage } from "./info";
 import { LiveTurn, renderMessages, userBubble } from "./messages";
 import { providersDialog } from "./providers";
+import { fillModelPicker } from "./models";
 import { resourcePicker } from "./resource-picker";
 import { skillPicker } from "../skills/skill-picker";
 import { slashPrompts } from "./slash";
@@ -91,6 +92,7 @@ export function mountChat(root: HTMLElement): () => void {
     const p = providers.find((x) => x.name === providerSel.value);
     models.replaceChildren(...(p?.models ?? []).map((m) => h("option", { value: m })));
     model.value = p?.model ?? "";
+    if (p) void fillModelPicker(models, p.name, p.models);
   };
   providerSel.addEventListener("change", pickProvider);
 
@@ -103,6 +105,16 @@ export function mountChat(root: HTMLElement): () => void {
     }
   };
 
+  /** The Settings page's default provider and model; none when they cannot be read. */
+  async function settingsDefaults(): Promise<{ default_provider?: string | null; default_model?: string | null } | null> {
+    try {
+      const st = await commands.getSettings();
+      return st.status === "ok" ? st.data.settings : null;
+    } catch {
+      return null;
+    }
+  }
+
   async function loadProviders() {
     const r = await commands.listProviders();
     if (stopped) return;
@@ -112,7 +124,14 @@ export function mountChat(root: HTMLElement): () => void {
     const keep = providerSel.value;
     providerSel.replaceChildren(...providers.map((p) => h("option", { value: p.name }, `${p.name}${p.key_set || !p.key_required ? "" : " (no key)"}`)));
     if (providers.some((p) => p.name === keep)) providerSel.value = keep;
-    else pickProvider();
+    else {
+      // The default provider and model of the Settings page, when they still exist.
+      const d = await settingsDefaults();
+      if (stopped) return;
+      if (d?.default_provider && providers.some((p) => p.name === d.default_provider)) providerSel.value = d.default_provider;
+      pickProvider();
+      if (d?.default_model && (!d.default_provider || providerSel.value === d.default_provider)) model.value = d.default_model;
+    }
     if (current === null && running === null) showEmpty();
   }
 

@@ -6,6 +6,9 @@ const m = vi.hoisted(() => ({
   addProvider: vi.fn(),
   setProviderKey: vi.fn(),
   removeProvider: vi.fn(),
+  detectLocalModels: vi.fn(),
+  listProviderModels: vi.fn(),
+  setModelToolMode: vi.fn(),
 }));
 vi.mock("../../ipc/bindings", () => ({ commands: m }));
 
@@ -35,6 +38,7 @@ describe("providersDialog", () => {
       return ok(null);
     });
     m.removeProvider.mockImplementation(() => ok(null));
+    m.detectLocalModels.mockImplementation(() => ok([]));
   });
 
   it("sends the key once and never puts it back into the DOM", async () => {

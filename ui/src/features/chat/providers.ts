@@ -1,10 +1,13 @@
 // The "Providers" dialog: the configured model providers with "key set / not set", a form to
 // add one, and remove. An API key is sent once with set_provider_key and then cleared from the
-// form; no command ever returns it, so it is never shown again (SE-05).
+// form; no command ever returns it, so it is never shown again (SE-05). Local runtimes found on
+// this machine are offered above the list, and each provider's models (with native tool
+// support and the prompt-based tool switch) open under its row (./models.ts).
 import { commands } from "../../ipc/bindings";
 import type { ProviderDto, ProviderKindDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
+import { detectedRuntimes, providerModels } from "./models";
 
 function providerRow(p: ProviderDto, onChange: () => void, fail: (m: string) => void): HTMLElement {
   const key = h("input", { type: "password", class: "pv-key", placeholder: p.key_set ? "replace the key" : "API key", autocomplete: "off", "aria-label": `API key for ${p.name}` });
@@ -35,6 +38,7 @@ function providerRow(p: ProviderDto, onChange: () => void, fail: (m: string) => 
       " ", h("span", { class: `badge ${p.key_set ? "ok" : p.key_required ? "warn" : "idle"} pv-key-state` }, keyState)),
     p.base_url ? h("div", { class: "hint" }, p.base_url) : null,
     h("div", { class: "pv-actions" }, key, saveKey, remove),
+    providerModels(p, fail),
   );
 }
 
@@ -62,6 +66,7 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
   const key = h("input", { name: "key", type: "password", autocomplete: "off", placeholder: "stored in the OS keyring" });
   const contextWindow = h("input", { name: "context_window", type: "number", min: "1", step: "1", inputmode: "numeric", autocomplete: "off", placeholder: "(the model's default)" });
   let kinds: ProviderKindDto[] = [];
+  let names: string[] = [];
   const pickKind = () => {
     const k = kinds.find((x) => x.id === kind.value);
     if (!k) return;
@@ -78,6 +83,7 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
   const refresh = async () => {
     const r = await commands.listProviders();
     if (r.status === "error") return fail(r.error.message);
+    names = r.data.map((p) => p.name);
     list.replaceChildren(...(r.data.length === 0 ? [h("li", { class: "hint" }, "No provider yet: add one below.")] : r.data.map((p) => providerRow(p, changed, fail))));
   };
   const changed = () => {
@@ -122,6 +128,7 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
   });
   const { dialog, close } = modal("add-dialog providers-dialog", "Model providers", [
     h("h2", {}, "Model providers"),
+    detectedRuntimes(() => names, fail, changed),
     list,
     form,
     failure,

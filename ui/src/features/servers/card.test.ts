@@ -15,7 +15,7 @@ const status = { kind: "stopped", detail: "", tools: null, retry_at_ms: null, st
 const row = (name: string, transport: "stdio" | "http", allow_insecure: boolean) => ({
   name, transport, summary: transport === "http" ? `http://dev.example.test/${name}` : "/bin/true",
   enabled: true, trust: "trusted", status, missing_secrets: [], review: 0,
-  sandboxed: transport === "stdio" ? false : null, allow_insecure,
+  sandboxed: transport === "stdio" ? false : null, allow_insecure, always_on: false,
 });
 
 let root: HTMLElement;

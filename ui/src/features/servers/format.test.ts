@@ -47,6 +47,7 @@ describe("sortRows", () => {
     review: 0,
     sandboxed: false,
     allow_insecure: false,
+    always_on: false,
   });
   it("keeps name order whatever the status, so cards do not jump", () => {
     const sorted = sortRows([row("b", "running"), row("a", "running"), row("z", "failed")]);
@@ -58,9 +59,15 @@ describe("sortRows", () => {
 
 describe("rowBadge", () => {
   it("says an unapproved, never-started server needs approval", () => {
-    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0, sandboxed: false, allow_insecure: false };
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "not_approved" as const, status: status("stopped"), missing_secrets: [], review: 0, sandboxed: false, allow_insecure: false, always_on: true };
     expect(rowBadge(row, 0).label).toBe("needs approval");
     expect(rowBadge({ ...row, trust: "trusted" }, 0).label).toBe("stopped");
+  });
+  it("says a stopped server that is not always on starts when needed", () => {
+    const row = { name: "n", transport: "stdio" as const, summary: "", enabled: true, trust: "trusted" as const, status: status("stopped"), missing_secrets: [], review: 0, sandboxed: false, allow_insecure: false, always_on: false };
+    expect(rowBadge(row, 0)).toEqual({ label: "starts when needed", tone: "idle" });
+    expect(rowBadge({ ...row, enabled: false }, 0).label).toBe("stopped");
+    expect(rowBadge({ ...row, status: status("running") }, 0).label).not.toBe("starts when needed");
   });
 });
 

@@ -45,6 +45,8 @@ export function trustLabel(t: TrustStateDto): string | null {
 export function rowBadge(row: ServerRow, nowMs: number): { label: string; tone: Tone } {
   const unapproved = row.trust === "not_approved" || row.trust === "changed";
   if (unapproved && row.status.kind === "stopped") return { label: "needs approval", tone: "warn" };
+  // Servers start when their tools are needed; a stopped one is waiting, not broken.
+  if (row.status.kind === "stopped" && row.enabled && !row.always_on) return { label: "starts when needed", tone: "idle" };
   return statusBadge(row.status, nowMs);
 }
 

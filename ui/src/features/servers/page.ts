@@ -213,6 +213,9 @@ export function mountServers(root: HTMLElement): () => void {
             ? null
             : h("button", { class: "start", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
         h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
+        h("label", { class: "always-on", title: "Always on: starts with the app and keeps running. Otherwise it starts when its tools are needed and stops when idle (Settings)." },
+          h("input", { type: "checkbox", class: "always-on-toggle", checked: s.always_on, disabled: !s.enabled, onchange: () => act(commands.setAlwaysOn(s.name, !s.always_on)) }),
+          " Always on"),
         h("button", { class: "edit", onclick: () => edit(s.name) }, "Edit"),
         h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
         h("button", { class: "logs", onclick: () => showLogs(s.name) }, "Logs"),

@@ -12,6 +12,7 @@ pub mod escape;
 pub mod export;
 pub mod import;
 pub mod launch;
+pub mod link;
 pub mod sandbox;
 mod spec;
 

@@ -202,6 +202,8 @@ impl Host {
             }
         }
 
+        // A turn offers the tools of every enabled server: those that start when needed start.
+        self.start_for_turn().await?;
         let tools = HostTools::load(self, &conversation).await?;
         let mut cfg = TurnConfig::new(model.clone());
         cfg.conversation = Some(conversation.clone());

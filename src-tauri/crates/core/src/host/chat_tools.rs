@@ -36,6 +36,10 @@ impl HostTools {
         let names = host.tool_names().await?;
         let mut specs = Vec::new();
         for c in host.catalogs().await? {
+            // Last-known tools are a preview of a server that is not running: never offered.
+            if c.last_known_ms.is_some() {
+                continue;
+            }
             for t in &c.catalog.tools {
                 if c.disabled_tools.contains(&t.name) {
                     continue;

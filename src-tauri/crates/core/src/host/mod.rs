@@ -10,12 +10,16 @@
 //! lifecycle state lives in the supervisor tasks themselves.
 
 pub mod apps;
+mod attention;
 mod audit;
 mod chat;
 mod chat_tools;
 pub mod credentials;
+mod demand;
 mod doctor;
 mod history;
+mod links;
+mod models;
 mod ops;
 mod pins;
 mod policy;
@@ -27,6 +31,7 @@ mod sandbox;
 mod secret_layout;
 mod server_secrets;
 mod servers;
+mod settings;
 mod signin;
 mod skills;
 mod transfer;
@@ -40,10 +45,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
+pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
 pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use chat_tools::HostTools;
+pub use demand::DEFAULT_IDLE_STOP;
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
+pub use links::LinkView;
+pub use models::{ModelEntry, ProviderModels};
 pub use ops::ServerCatalog;
 pub use pins::{Held, PinReview, ToolFindings};
 pub use policy::tool_digest;
@@ -303,6 +312,7 @@ impl HostBuilder {
                 flows: Mutex::default(),
                 http: reqwest::Client::new(),
                 runs: runs::Runs::default(),
+                demand: demand::Demand::default(),
                 signins: Mutex::default(),
                 events,
             }),
@@ -358,6 +368,8 @@ pub(crate) struct Inner {
     signins: Mutex<HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>>,
     /// Runs a shell can stop, by the ids the host minted.
     runs: runs::Runs,
+    /// When idle servers stop (servers start when needed).
+    demand: demand::Demand,
 }
 
 /// The host. Cheap to clone.

@@ -28,6 +28,10 @@ pub struct ServerCatalog {
     pub catalog: CatalogSnapshot,
     /// Tools the user switched off.
     pub disabled_tools: Vec<String>,
+    /// Set when the server is not running: the catalog holds the tools it offered when it
+    /// last ran, listed at this time (ms since the Unix epoch). They are shown, never offered
+    /// to a model nor called; the server starts when they are needed (`host::demand`).
+    pub last_known_ms: Option<i64>,
 }
 
 /// What [`Host::check_call`] hands on: the catalog and connection it looked at, and the
@@ -36,6 +40,8 @@ pub(super) struct Checked {
     pub(super) catalog: CatalogSnapshot,
     conn: Result<Arc<Connection>, McpError>,
     pub(super) arguments: Arguments,
+    /// The server's use, marked busy for the length of the call.
+    pub(super) activity: Arc<crate::mcp::activity::Activity>,
 }
 
 impl Host {
@@ -58,7 +64,8 @@ impl Host {
         self.with_held(id, off).await
     }
 
-    /// The catalogs of every started server.
+    /// The catalogs of every started server, then the last-known tools of every enabled
+    /// server that is not running (marked by [`ServerCatalog::last_known_ms`]).
     pub async fn catalogs(&self) -> Result<Vec<ServerCatalog>, HostError> {
         let handles: Vec<_> = self.inner.servers().values().cloned().collect();
         let mut out = Vec::with_capacity(handles.len());
@@ -67,6 +74,35 @@ impl Host {
                 server: h.id().clone(),
                 catalog: h.catalog(),
                 disabled_tools: self.disabled_tools(h.id()).await?.iter().cloned().collect(),
+                last_known_ms: None,
+            });
+        }
+        let enabled: HashSet<ServerId> = self
+            .inner
+            .store
+            .list_servers()
+            .await?
+            .into_iter()
+            .filter(|s| s.enabled)
+            .map(|s| s.id)
+            .collect();
+        for last in self.inner.store.last_tools().await? {
+            if !enabled.contains(&last.server) || out.iter().any(|c| c.server == last.server) {
+                continue;
+            }
+            out.push(ServerCatalog {
+                disabled_tools: self
+                    .switched_off(&last.server)
+                    .await?
+                    .iter()
+                    .cloned()
+                    .collect(),
+                server: last.server,
+                catalog: Arc::new(crate::mcp::catalog::Catalog {
+                    tools: last.tools,
+                    ..Default::default()
+                }),
+                last_known_ms: Some(last.seen_at_ms),
             });
         }
         Ok(out)
@@ -76,6 +112,9 @@ impl Host {
     pub async fn tool_names(&self) -> Result<ToolNames, HostError> {
         let mut refs = Vec::new();
         for c in self.catalogs().await? {
+            if c.last_known_ms.is_some() {
+                continue;
+            }
             for t in &c.catalog.tools {
                 if !c.disabled_tools.contains(&t.name) {
                     refs.push(ToolRef {
@@ -116,13 +155,17 @@ impl Host {
         arguments: Arguments,
     ) -> Result<Checked, HostError> {
         // Take what the call needs under the map's lock instead of cloning the whole handle.
-        let (catalog, conn) = {
+        let (catalog, conn, activity) = {
             let map = self.inner.servers();
             let handle = map.get(&tool.server).ok_or_else(|| McpError::NotRunning {
                 server: tool.server.clone(),
                 status: "not started".into(),
             })?;
-            (handle.catalog(), handle.connection())
+            (
+                handle.catalog(),
+                handle.connection(),
+                handle.activity().clone(),
+            )
         };
         let Some(validator) = catalog.validators.0.get(&*tool.tool) else {
             return Err(McpError::UnknownTool {
@@ -164,6 +207,7 @@ impl Host {
             catalog,
             conn,
             arguments,
+            activity,
         })
     }
 
@@ -179,9 +223,14 @@ impl Host {
         progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> Result<ToolResult, HostError> {
         let Checked {
-            conn, arguments, ..
+            conn,
+            arguments,
+            activity,
+            ..
         } = self.check_call(tool, arguments).await?;
         let conn = conn?;
+        // In flight until it returns: the idle stop leaves the server alone meanwhile.
+        let _busy = activity.busy();
         let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
         let span = tracing::info_span!(
             "tool_call",

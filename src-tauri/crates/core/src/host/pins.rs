@@ -321,6 +321,7 @@ impl Host {
         let id = handle.id().clone();
         let mut catalog = handle.watch_catalog();
         let mut status = handle.watch_status();
+        let mut kept: Option<CatalogSnapshot> = None;
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -334,6 +335,11 @@ impl Host {
                 let snapshot = catalog.borrow_and_update().clone();
                 let Some(inner) = inner.upgrade() else { break };
                 let host = Host { inner };
+                // What the catalog shows once the server stops (`host::demand`).
+                if kept.as_ref().is_none_or(|k| !Arc::ptr_eq(k, &snapshot)) {
+                    host.remember_tools(&id, &snapshot.tools).await;
+                    kept = Some(snapshot.clone());
+                }
                 if let Err(e) = host.gate(&id, &snapshot).await {
                     tracing::warn!(server = %id, error = %e, "could not assess the catalog against its pin");
                 }

@@ -9,7 +9,9 @@ use serde_json::json;
 use super::{Host, HostError};
 use crate::approval::audit::ConfigChange;
 use crate::ids::ProviderName;
-use crate::llm::{profile, Profile, Provider, PROFILES};
+use crate::llm::models::ModelRouted;
+use crate::llm::profiles::ToolMode;
+use crate::llm::{profile, Profile, Provider, ProviderConfig, PROFILES};
 use crate::redact::Secret;
 use crate::secrets::SecretKey;
 use crate::store::{ProviderRecord, StoreError};
@@ -147,11 +149,23 @@ impl Host {
             })
     }
 
+    /// One configured provider with its key status.
+    pub async fn provider_view(&self, name: &ProviderName) -> Result<ProviderView, HostError> {
+        let r = self.provider_record(name).await?;
+        self.view(r).await
+    }
+
+    /// A provider's key, for listing its models; `None` when unset or unreadable.
+    pub(super) async fn provider_key(&self, name: &ProviderName) -> Option<Secret> {
+        self.inner.secrets.get(key_name(name)).await.ok()
+    }
+
     /// Removes a provider and its key.
     pub async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
         self.provider_record(name).await?;
         let key_deleted = self.inner.secrets.delete(key_name(name)).await.is_ok();
         self.inner.store.delete_provider(name).await?;
+        self.forget_tool_modes(name);
         self.audit_config(
             ConfigChange::ProviderRemoved,
             None,
@@ -188,7 +202,8 @@ impl Host {
         Ok(())
     }
 
-    /// A client for a configured provider, with its default model.
+    /// A client for a configured provider, with its default model. Models the person set to
+    /// the prompt-based tool mode ([`Host::set_model_tool_mode`]) are routed through it.
     pub async fn provider(
         &self,
         name: &ProviderName,
@@ -200,16 +215,29 @@ impl Host {
         } else {
             None
         };
-        let client = crate::llm::build_provider(
-            view.profile,
-            r.base_url.as_deref(),
-            key,
-            self.inner.http.clone(),
-        )
-        .map_err(|e| HostError::Provider {
+        let failed = |e: crate::llm::ProfileError| HostError::Provider {
             name: name.to_string(),
             reason: e.to_string(),
-        })?;
-        Ok((client, view))
+        };
+        let build = |mode: ToolMode, key: Option<Secret>| {
+            let mut profile = *view.profile;
+            profile.quirks.tool_mode = mode;
+            ProviderConfig {
+                base_url: r.base_url.clone(),
+                api_key: key,
+                ..ProviderConfig::new(&profile)
+            }
+            .build(self.inner.http.clone())
+        };
+        let prompt_models = self.prompt_tool_models(name);
+        let native = build(view.profile.quirks.tool_mode, key.clone()).map_err(failed)?;
+        if prompt_models.is_empty() || view.profile.quirks.tool_mode == ToolMode::Prompt {
+            return Ok((native, view));
+        }
+        let prompt = build(ToolMode::Prompt, key).map_err(failed)?;
+        Ok((
+            Box::new(ModelRouted::new(native, prompt, prompt_models)),
+            view,
+        ))
     }
 }

@@ -162,6 +162,10 @@ impl Host {
         mut opts: CallOptions,
     ) -> Result<ToolResult, HostError> {
         let run = self.claim_run(opts.run.as_ref(), opts.cancel.take())?;
+        // 0. a server that starts when needed is needed now (`host::demand`)
+        if !self.inner.servers().contains_key(&tool.server) {
+            self.ensure_started(&tool.server).await?;
+        }
         // 1. check
         let checked = self.check_call(tool, arguments).await?;
         let info = checked.catalog.tools.iter().find(|t| t.name == *tool.tool);

@@ -34,6 +34,9 @@ pub struct ServerView {
     pub spec: ServerSpec,
     /// Its status in this process (`Stopped` if never started here).
     pub status: ServerStatus,
+    /// Whether the person keeps it running whenever the app runs; otherwise it starts when
+    /// needed (`host::demand`).
+    pub always_on: bool,
 }
 
 /// How to add or save a server.
@@ -62,6 +65,7 @@ impl Host {
     /// Every configured server with its status.
     pub async fn list_servers(&self) -> Result<Vec<ServerView>, HostError> {
         let specs = self.inner.store.list_servers().await?;
+        let keep = self.inner.store.always_on().await?;
         Ok(specs
             .into_iter()
             .map(|spec| {
@@ -69,7 +73,12 @@ impl Host {
                     .handle(&spec.id)
                     .map(|h| h.status())
                     .unwrap_or(ServerStatus::Stopped);
-                ServerView { spec, status }
+                let always_on = keep.contains(&spec.id);
+                ServerView {
+                    spec,
+                    status,
+                    always_on,
+                }
             })
             .collect())
     }

@@ -13,6 +13,8 @@
 //! - [`error`]: [`LlmError`], classified so callers can branch on the cause.
 //! - [`sse`]: the incremental Server-Sent Events decoder both wire formats share.
 //! - [`prompt_tools`]: tool calling through the system prompt for models without native tools.
+//! - [`models`]: model lists from vendors and local runtimes (Ollama, LM Studio), with
+//!   native tool support per model.
 //! - [`limits`]: context windows and list prices known from model ids.
 //! - [`assemble`]: stream events into the final message, usage and stop reason.
 //!
@@ -31,6 +33,7 @@ pub mod construct;
 pub mod error;
 mod http;
 pub mod limits;
+pub mod models;
 mod openai;
 pub mod profiles;
 pub mod prompt_tools;

@@ -8,6 +8,7 @@
 //!   kills the groups a killed host left behind.
 //! - [`supervisor`] runs one task per server that owns its connection, restarts it with
 //!   backoff, breaks crash loops and keeps the catalog fresh.
+//! - [`activity`] is when a server was last used and whether a call is in flight (idle stop).
 //! - [`naming`] maps (server, tool) to names a model can use, and back.
 //! - [`hygiene`] flags hidden characters, injection phrases, sensitive paths and shadowing in
 //!   tool texts, and finds oversize definitions, which the supervisor leaves out (TD-04).
@@ -15,6 +16,7 @@
 //! - [`catalog`] (what servers offer) and [`schema`] (their compiled input schemas) are leaves
 //!   of their own, re-exported here: `approval` uses them and must not depend on `mcp`.
 
+pub mod activity;
 pub use crate::catalog;
 pub mod connection;
 pub mod framing;

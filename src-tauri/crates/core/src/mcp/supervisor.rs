@@ -116,9 +116,15 @@ pub struct ServerHandle {
     catalog: watch::Receiver<CatalogSnapshot>,
     commands: mpsc::Sender<Command>,
     logs: ServerLogs,
+    activity: Arc<super::activity::Activity>,
 }
 
 impl ServerHandle {
+    /// When it was last used, and whether a call is in flight.
+    pub fn activity(&self) -> &Arc<super::activity::Activity> {
+        &self.activity
+    }
+
     /// The server.
     pub fn id(&self) -> &ServerId {
         &self.id
@@ -270,6 +276,7 @@ pub fn spawn(
         catalog,
         commands: cmd_tx,
         logs,
+        activity: Arc::default(),
     }
 }
 

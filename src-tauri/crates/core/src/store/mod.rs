@@ -34,6 +34,7 @@ mod access;
 mod audit;
 mod conversations;
 mod damage;
+mod demand;
 #[cfg(test)]
 mod full_tests;
 #[cfg(test)]
@@ -64,6 +65,7 @@ pub use conversations::{
     ToolCallEnd, ToolCallStatus, UsageTotals, EXPORT_FORMAT_VERSION, HIGHLIGHT_END,
     HIGHLIGHT_START, PREFIX_MIN, PREVIEW_CHARS,
 };
+pub use demand::LastTools;
 pub use pins::PendingItem;
 pub use policy::{PolicyRows, ServerTag, StoredRule};
 pub use providers::ProviderRecord;

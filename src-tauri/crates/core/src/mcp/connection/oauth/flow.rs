@@ -118,20 +118,21 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
             }
         }
     };
-    let (metadata, source) = track(
-        handoff,
-        SignInStep::Discovery,
-        resolved,
-        |(_, source)| match source {
-            AuthorizationMetadataSource::ProtectedResourceMetadata => {
-                "found the server's protected resource metadata".to_owned()
-            }
-            AuthorizationMetadataSource::AuthorizationServerMetadata => {
-                "found authorization server metadata at the server's address".to_owned()
-            }
-            _ => "no metadata published; using the 2025-03-26 default endpoints".to_owned(),
-        },
-    )?;
+    let (metadata, source) =
+        track(
+            handoff,
+            SignInStep::Discovery,
+            resolved,
+            |(_, source)| match source {
+                AuthorizationMetadataSource::ProtectedResourceMetadata => {
+                    "found the server's protected resource metadata".to_owned()
+                }
+                AuthorizationMetadataSource::AuthorizationServerMetadata => {
+                    "found authorization server metadata at the server's address".to_owned()
+                }
+                _ => "no metadata published; using the 2025-03-26 default endpoints".to_owned(),
+            },
+        )?;
 
     handoff.step(StepEvent::started(SignInStep::Metadata));
     let checked = (|| {

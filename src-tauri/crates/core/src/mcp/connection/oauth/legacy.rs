@@ -135,15 +135,18 @@ mod tests {
             expected: "http://127.0.0.1:9".into(),
             received: "http://127.0.0.1:10/oauth".into(),
         };
-        assert!(same_origin_metadata(url, None, Network::system(), &elsewhere)
-            .await
-            .is_none());
+        assert!(
+            same_origin_metadata(url, None, Network::system(), &elsewhere)
+                .await
+                .is_none()
+        );
         // A challenge that names protected resource metadata keeps the strict check.
         let named = SignInError::WrongIssuer {
             expected: "http://127.0.0.1:9".into(),
             received: "http://127.0.0.1:9/oauth".into(),
         };
-        let challenge = r#"Bearer resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource""#;
+        let challenge =
+            r#"Bearer resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource""#;
         assert!(
             same_origin_metadata(url, Some(challenge), Network::system(), &named)
                 .await
