@@ -214,7 +214,7 @@ describe("mountPrompts", () => {
 
   it("has an empty state for no servers and for servers without prompts", async () => {
     await mount([]);
-    expect(root.querySelector(".empty")?.textContent).toContain("Start or approve a server on the Servers page");
+    expect(root.querySelector(".empty")?.textContent).toContain("Approve a server on the Servers page");
     unmount();
     await mount([ctx("alpha", [])]);
     expect(root.querySelector(".empty")?.textContent).toContain("offer no prompts");

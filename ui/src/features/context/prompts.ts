@@ -8,6 +8,7 @@ import type { PromptDto_Serialize, PromptResultDto_Serialize, ServerContextDto_S
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { renderContent } from "../catalog/result-view";
+import { waitingBar } from "./waiting";
 import "./context.css";
 
 const LIMIT = 300;
@@ -41,7 +42,8 @@ export function mountPrompts(root: HTMLElement): () => void {
   const which = h("select", { class: "prompt-server", "aria-label": "Server" });
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const list = h("section", { class: "prompts" });
-  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Prompts"), search, which), error, list);
+  const waiting = waitingBar("prompts", (msg) => { error.textContent = msg; error.hidden = false; });
+  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Prompts"), search, which), error, waiting.element, list);
 
   const buildForm = (ctx: ServerContextDto_Serialize, p: PromptDto_Serialize): HTMLElement => {
     const server = ctx.server;
@@ -148,7 +150,7 @@ export function mountPrompts(root: HTMLElement): () => void {
 
   const render = () => {
     if (servers.length === 0) {
-      list.replaceChildren(empty("No running servers", "Start or approve a server on the Servers page; its prompts appear here."));
+      list.replaceChildren(empty("No running servers", "Approve a server on the Servers page; servers start when needed, and those not running yet are listed above with a Start button."));
       return;
     }
     if (servers.every((s) => s.prompts.length === 0)) {
@@ -179,6 +181,7 @@ export function mountPrompts(root: HTMLElement): () => void {
     }
     error.hidden = true;
     servers = r.data;
+    void waiting.update();
     // Forget forms of prompts that are gone or changed.
     const live = new Set(servers.flatMap((ctx) => ctx.prompts.map((p) => keyOf(ctx, p))));
     for (const k of [...forms.keys()]) if (!live.has(k)) forms.delete(k);

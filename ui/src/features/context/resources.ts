@@ -9,6 +9,7 @@ import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { renderContent } from "../catalog/result-view";
 import { expandTemplate, templateVariables } from "./uri-template";
+import { waitingBar } from "./waiting";
 import "./context.css";
 
 /** A long list renders its first LIMIT matches; the search narrows the rest. */
@@ -37,7 +38,8 @@ export function mountResources(root: HTMLElement): () => void {
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const viewer = h("section", { class: "resource-viewer", "aria-label": "Resource contents", hidden: true });
   const list = h("section", { class: "resources" });
-  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Resources"), search, which), error, viewer, list);
+  const waiting = waitingBar("resources", (msg) => { error.textContent = msg; error.hidden = false; });
+  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Resources"), search, which), error, waiting.element, viewer, list);
 
   const closeViewer = () => {
     readSeq++;
@@ -122,7 +124,7 @@ export function mountResources(root: HTMLElement): () => void {
 
   const render = () => {
     if (servers.length === 0) {
-      list.replaceChildren(empty("No running servers", "Start or approve a server on the Servers page; its resources appear here."));
+      list.replaceChildren(empty("No running servers", "Approve a server on the Servers page; servers start when needed, and those not running yet are listed above with a Start button."));
       return;
     }
     if (servers.every((s) => s.resources.length === 0 && s.templates.length === 0)) {
@@ -161,6 +163,7 @@ export function mountResources(root: HTMLElement): () => void {
     }
     error.hidden = true;
     servers = r.data;
+    void waiting.update();
     setServerOptions(which, servers.map((s) => s.server));
     render();
   };
