@@ -46,7 +46,7 @@ BENCH_ARGS ?=
 FUZZ_CASES ?= 20000
 FUZZ_SEED ?=
 
-.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench package fuzz bindings clean distclean
+.PHONY: help deps ui ui-test run build lint fmt test test-rust conformance bench bench-desktop package fuzz bindings clean distclean
 
 help:
 	@echo "Switchboard make targets:"
@@ -61,6 +61,7 @@ help:
 	@echo "  make conformance  the official MCP conformance suite against conformance-client"
 	@echo "  make bindings     regenerate ui/src/ipc/bindings.ts from the Rust IPC types"
 	@echo "  make bench        release build of sb-bench and a benchmark run (results in tests/results/bench)"
+	@echo "  make bench-desktop  release app's start-up and idle memory vs a minimal Tauri app (also in bench)"
 	@echo "  make package      release .deb (and AppImage where its tools can be had) in target/release/bundle"
 	@echo "  make fuzz         the parsers' property tests with FUZZ_CASES=$(FUZZ_CASES) cases each and a fresh seed"
 	@echo "  make clean        cargo clean and test results;  make distclean  also .tools and node_modules"
@@ -137,6 +138,16 @@ bench: deps ui
 	@mkdir -p tests/results/bench
 	@$(TOOL_ENV) SWITCHBOARD_BENCH_OUT="$(ROOT)/tests/results/bench" \
 		"$(ROOT)/target/release/sb-bench" $(BENCH_ARGS)
+	@CARGO="$(CARGO)" CARGO_FEATURES="$(CARGO_FEATURES)" SWITCHBOARD_BENCH_OUT="$(ROOT)/tests/results/bench" \
+		scripts/bench-desktop.sh
+
+# The desktop app's start-up time and idle memory against a minimal Tauri 2 app, release builds,
+# under Xvfb (issue 14; scripts/bench-desktop.sh). Also the last step of `bench`.
+bench-desktop: deps ui
+	@echo "==> bench-desktop: scripts/bench-desktop.sh"
+	@mkdir -p tests/results/bench
+	@CARGO="$(CARGO)" CARGO_FEATURES="$(CARGO_FEATURES)" SWITCHBOARD_BENCH_OUT="$(ROOT)/tests/results/bench" \
+		scripts/bench-desktop.sh
 
 # The property tests of every parser that reads outside bytes (src-tauri/crates/core/tests/props;
 # `make test` runs them with 64 cases and a fixed seed) with many more cases and a fresh seed,
