@@ -193,23 +193,38 @@ fn unknown(id: String) -> ModelInfo {
     }
 }
 
+/// GETs `url` and returns its array field `field`; an answer without one is not a model list.
+async fn get_list(
+    http: &reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    timeout: Duration,
+    field: &str,
+) -> Result<Vec<Value>, ModelsError> {
+    let mut v = call(http, url.clone(), headers, timeout).get().await?;
+    match v.get_mut(field).map(Value::take) {
+        Some(Value::Array(list)) => Ok(list),
+        _ => Err(ModelsError::NotJson {
+            url,
+            reason: format!("no `{field}` array"),
+        }),
+    }
+}
+
 /// Ollama's installed models, each with what `/api/show` says of tools.
 pub async fn ollama_models(
     http: &reqwest::Client,
     root: &str,
     timeout: Duration,
 ) -> Result<Vec<ModelInfo>, ModelsError> {
-    let url = format!("{root}/api/tags");
-    let tags = call(http, url.clone(), HeaderMap::new(), timeout)
-        .get()
-        .await?;
-    let list = tags
-        .get("models")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ModelsError::NotJson {
-            url,
-            reason: "no `models` array".into(),
-        })?;
+    let list = get_list(
+        http,
+        format!("{root}/api/tags"),
+        HeaderMap::new(),
+        timeout,
+        "models",
+    )
+    .await?;
     let mut names: Vec<String> = list
         .iter()
         .filter_map(|m| {
@@ -268,15 +283,14 @@ pub async fn lmstudio_models(
     headers: HeaderMap,
     timeout: Duration,
 ) -> Result<Vec<ModelInfo>, ModelsError> {
-    let url = format!("{root}/api/v0/models");
-    let v = call(http, url.clone(), headers, timeout).get().await?;
-    let data = v
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ModelsError::NotJson {
-            url,
-            reason: "no `data` array".into(),
-        })?;
+    let data = get_list(
+        http,
+        format!("{root}/api/v0/models"),
+        headers,
+        timeout,
+        "data",
+    )
+    .await?;
     let mut out: Vec<ModelInfo> = Vec::new();
     for m in data.iter().take(MAX_MODELS) {
         let Some(id) = m.get("id").and_then(Value::as_str) else {
@@ -309,17 +323,14 @@ async fn compatible_models(
     http: &reqwest::Client,
     root: &str,
 ) -> Result<Vec<ModelInfo>, ModelsError> {
-    let url = format!("{root}/v1/models");
-    let v = call(http, url.clone(), HeaderMap::new(), PROBE_TIMEOUT)
-        .get()
-        .await?;
-    let data = v
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ModelsError::NotJson {
-            url,
-            reason: "no `data` array".into(),
-        })?;
+    let data = get_list(
+        http,
+        format!("{root}/v1/models"),
+        HeaderMap::new(),
+        PROBE_TIMEOUT,
+        "data",
+    )
+    .await?;
     Ok(data
         .iter()
         .filter_map(|m| m.get("id").and_then(Value::as_str))
