@@ -105,6 +105,18 @@ async fn theme_and_idle_time_survive_a_restart_and_shortcuts_move_between_pages(
     s.wait_text(".settings-data-note", "SWITCHBOARD_DATA_DIR", WAIT)
         .await
         .unwrap();
+    // The build it is: the same version and commit as `switchboard --version`.
+    s.wait_text(
+        ".settings-version",
+        &format!(
+            "Switchboard {} (commit {})",
+            switchboard_buildinfo::VERSION,
+            switchboard_buildinfo::COMMIT
+        ),
+        WAIT,
+    )
+    .await
+    .unwrap();
 
     // The theme applies as it is picked.
     assert_eq!(theme_attr(&s).await, "system");

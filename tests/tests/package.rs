@@ -164,7 +164,7 @@ fn bundle_deb(tauri: &Path, out: &BundleDir) -> PathBuf {
 }
 
 /// The commit the CLI's build script saw: git's short hash, else SWITCHBOARD_COMMIT, else
-/// "unknown" (the same order as src-tauri/crates/cli/build.rs).
+/// "unknown" (the same order as src-tauri/crates/buildinfo/build.rs).
 fn expected_commit() -> String {
     let git = Command::new("git")
         .args(["rev-parse", "--short=7", "HEAD"])

@@ -149,6 +149,44 @@ async fn executables_resolve_to_absolute_paths_via_the_search_path() {
     host.shutdown().await;
 }
 
+/// The login shell is asked for its PATH only when a command is not on the app's own PATH
+/// (it costs a process and the person's start-up files): an absolute command never runs it, a
+/// bare name found only there does, once.
+#[tokio::test]
+async fn the_login_shell_is_probed_only_when_the_app_path_lacks_the_command() {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fake_server(), bin.path().join("only-in-login-path")).unwrap();
+    let marker = bin.path().join("probed");
+    let shell = bin.path().join("fake-login-shell");
+    std::fs::write(
+        &shell,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\nprintf '__SBPATH__%s__SBPATH__' '{}'\n",
+            marker.display(),
+            bin.path().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let (host, _dir) = test_host_with(|b| b.login_shell(shell.clone())).await;
+    host.add_server(fake_spec("absolute", &[])).await.unwrap();
+    host.trust_view(&sid("absolute")).await.unwrap();
+    host.list_servers().await.unwrap();
+    assert!(!marker.exists(), "an absolute command needed no probe");
+    host.add_server(stdio_spec("bare", "only-in-login-path", &[]))
+        .await
+        .unwrap();
+    let view = host.trust_view(&sid("bare")).await.unwrap();
+    assert_eq!(
+        view.lines[0].1,
+        bin.path().join("only-in-login-path").display().to_string()
+    );
+    host.trust_view(&sid("bare")).await.unwrap();
+    let runs = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(runs.lines().count(), 1, "probed once, then remembered");
+    host.shutdown().await;
+}
+
 /// SP-01/SP-03: env values are shown and approved; a changed value (here one that makes the
 /// runtime load other code) voids the approval, and the warning says why it matters.
 #[tokio::test]

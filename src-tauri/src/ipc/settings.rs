@@ -72,6 +72,10 @@ pub struct SettingsView {
     pub warning: Option<String>,
     /// Whether `SWITCHBOARD_LOG` or `RUST_LOG` chose the log filter at start-up.
     pub log_env_override: bool,
+    /// The app's version.
+    pub version: String,
+    /// The commit it was built from (short id, or "unknown").
+    pub commit: String,
 }
 
 impl From<Settings> for SettingsDto {
@@ -128,6 +132,8 @@ fn view(host: &Host, settings: Settings, warning: Option<String>) -> SettingsVie
         data_dir_env: DATA_DIR_ENV.into(),
         warning,
         log_env_override: crate::logging::env_override(),
+        version: switchboard_buildinfo::VERSION.into(),
+        commit: switchboard_buildinfo::COMMIT.into(),
     }
 }
 

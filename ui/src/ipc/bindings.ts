@@ -2659,6 +2659,10 @@ export type SettingsView_Deserialize = {
 	warning?: string | null,
 	/**  Whether `SWITCHBOARD_LOG` or `RUST_LOG` chose the log filter at start-up. */
 	log_env_override: boolean,
+	/**  The app's version. */
+	version: string,
+	/**  The commit it was built from (short id, or "unknown"). */
+	commit: string,
 };
 
 /**  The page: the settings and what cannot be changed here. */
@@ -2673,6 +2677,10 @@ export type SettingsView_Serialize = {
 	warning: string | null,
 	/**  Whether `SWITCHBOARD_LOG` or `RUST_LOG` chose the log filter at start-up. */
 	log_env_override: boolean,
+	/**  The app's version. */
+	version: string,
+	/**  The commit it was built from (short id, or "unknown"). */
+	commit: string,
 };
 
 /**  A server's sign-in: everything but the tokens. */

@@ -38,13 +38,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use switchboard_core::mcp::supervisor::SupervisorConfig;
 
-/// `--version`: the package version and the commit it was built from (build.rs).
-const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (",
-    env!("SWITCHBOARD_BUILD_COMMIT"),
-    ")"
-);
+/// `--version`: the package version and the commit it was built from.
+const VERSION: &str = switchboard_buildinfo::DESCRIBE;
 
 /// Switchboard: manage MCP servers, browse their tools, resources and prompts, and call them.
 #[derive(Parser, Debug)]

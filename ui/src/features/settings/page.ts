@@ -29,6 +29,7 @@ export function mountSettings(root: HTMLElement): () => void {
   const warning = h("p", { class: "settings-warning", role: "alert", hidden: true });
   const dataDir = h("input", { class: "settings-data-dir", readonly: true, "aria-label": "Data directory" });
   const dataNote = h("p", { class: "hint settings-data-note" });
+  const about = h("p", { class: "settings-version" });
   const themeBoxes = THEMES.map(([value]) => h("input", { type: "radio", name: "settings-theme", value, class: `settings-theme-${value}` }));
   const provider = h("select", { class: "settings-provider", "aria-label": "Default provider" });
   const model = h("input", { class: "settings-model", list: "settings-models", placeholder: "the provider's default", autocomplete: "off", "aria-label": "Default model" });
@@ -52,6 +53,7 @@ export function mountSettings(root: HTMLElement): () => void {
     const s = v.settings;
     saved = s.theme;
     dataDir.value = v.data_dir;
+    about.textContent = `Switchboard ${v.version} (commit ${v.commit})`;
     dataNote.textContent = `Your servers, conversations, audit log, logs and these settings live here. To use another folder, start Switchboard with ${v.data_dir_env}=/path/to/folder (the switchboard command line takes --data-dir or the same variable).`;
     warning.hidden = v.warning === null;
     warning.textContent = v.warning ?? "";
@@ -139,6 +141,8 @@ export function mountSettings(root: HTMLElement): () => void {
       status,
     ),
     section("Keyboard shortcuts", "settings-shortcuts", shortcutsTable()),
+    section("About", "settings-about", about,
+      h("p", { class: "hint" }, "The command line says the same with switchboard --version; name both in a bug report.")),
   );
   void load();
   return () => {

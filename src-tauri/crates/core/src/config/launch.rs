@@ -178,12 +178,27 @@ impl SearchPath {
     /// The host's PATH from the environment, plus a login-shell probe (which may take up to
     /// two seconds; call it off the UI thread and cache the result).
     pub fn probe() -> Self {
-        let host = std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).collect())
-            .unwrap_or_default();
         Self {
-            host,
             login_shell: probe_login_shell_path(),
+            ..Self::from_env()
+        }
+    }
+
+    /// [`SearchPath::probe`] with `shell` as the login shell.
+    pub fn probe_with(shell: &Path) -> Self {
+        Self {
+            login_shell: probe_shell_path(shell),
+            ..Self::from_env()
+        }
+    }
+
+    /// The host's PATH from the environment alone, without the login-shell probe.
+    pub fn from_env() -> Self {
+        Self {
+            host: std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect())
+                .unwrap_or_default(),
+            login_shell: Vec::new(),
         }
     }
 }

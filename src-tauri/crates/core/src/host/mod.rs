@@ -207,6 +207,7 @@ pub struct HostBuilder {
     data_dir: PathBuf,
     secrets: Option<Secrets>,
     search_path: Option<SearchPath>,
+    login_shell: Option<PathBuf>,
     supervisor: SupervisorConfig,
     host_env: Option<Vec<(String, String)>>,
     browser: Option<PathBuf>,
@@ -220,6 +221,7 @@ impl HostBuilder {
             data_dir: data_dir.into(),
             secrets: None,
             search_path: None,
+            login_shell: None,
             supervisor: SupervisorConfig::default(),
             host_env: None,
             browser: None,
@@ -233,9 +235,16 @@ impl HostBuilder {
         self
     }
 
-    /// The PATH directories for resolving commands (default: probed on first use).
+    /// The PATH directories for resolving commands (default: the app's PATH, then the login
+    /// shell's, probed the first time a command is not on the app's PATH).
     pub fn search_path(mut self, s: SearchPath) -> Self {
         self.search_path = Some(s);
+        self
+    }
+
+    /// The shell whose login PATH is probed (default: `$SHELL`, else `/bin/sh`).
+    pub fn login_shell(mut self, shell: PathBuf) -> Self {
+        self.login_shell = Some(shell);
         self
     }
 
@@ -285,9 +294,17 @@ impl HostBuilder {
             .secrets
             .unwrap_or_else(|| Secrets::new(crate::secrets::KeyringStore::new(APP_ID)));
         let search = OnceCell::new();
-        if let Some(s) = self.search_path {
-            let _ = search.set(s);
-        }
+        let host_search = match self.search_path {
+            Some(s) => {
+                let host = SearchPath {
+                    host: s.host.clone(),
+                    login_shell: Vec::new(),
+                };
+                let _ = search.set(s);
+                host
+            }
+            None => SearchPath::from_env(),
+        };
         let (events, _) = broadcast::channel(1024);
         let host = Host {
             inner: Arc::new(Inner {
@@ -295,6 +312,8 @@ impl HostBuilder {
                 store,
                 secrets,
                 search,
+                host_search,
+                login_shell: self.login_shell,
                 servers: Mutex::default(),
                 supervisor: self.supervisor,
                 host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
@@ -336,7 +355,12 @@ pub(crate) struct Inner {
     data_dir: PathBuf,
     store: Store,
     secrets: Secrets,
+    /// The host's PATH and the login shell's, probed once when first needed.
     search: OnceCell<SearchPath>,
+    /// The host's PATH alone (no probe), tried first by `trust::resolve`.
+    host_search: SearchPath,
+    /// The shell `search` is probed with (`None`: `$SHELL`).
+    login_shell: Option<PathBuf>,
     servers: Mutex<BTreeMap<ServerId, ServerHandle>>,
     events: broadcast::Sender<HostEvent>,
     supervisor: SupervisorConfig,
@@ -408,9 +432,13 @@ impl Inner {
     async fn search_path(&self) -> &SearchPath {
         self.search
             .get_or_init(|| async {
-                tokio::task::spawn_blocking(SearchPath::probe)
-                    .await
-                    .unwrap_or_default()
+                let shell = self.login_shell.clone();
+                tokio::task::spawn_blocking(move || match shell {
+                    Some(shell) => SearchPath::probe_with(&shell),
+                    None => SearchPath::probe(),
+                })
+                .await
+                .unwrap_or_default()
             })
             .await
     }

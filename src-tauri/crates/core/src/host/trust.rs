@@ -218,8 +218,20 @@ async fn view(inner: &Inner, spec: &ServerSpec) -> Result<TrustView, HostError> 
     })
 }
 
+/// The host's own PATH first, and the login shell's only when that finds nothing: probing a
+/// login shell costs a process and whatever the person's start-up files do (up to 2 s), which
+/// the servers page paid on its first render while most commands are absolute or on the
+/// app's PATH. The order of the search, and so the result, is the same as one pass over both.
 pub(super) async fn resolve(inner: &Inner, spec: &ServerSpec) -> Result<LaunchPlan, ResolveError> {
-    LaunchPlan::resolve(spec, &inner.data_dir, inner.search_path().await)
+    if let Some(full) = inner.search.get() {
+        return LaunchPlan::resolve(spec, &inner.data_dir, full);
+    }
+    match LaunchPlan::resolve(spec, &inner.data_dir, &inner.host_search) {
+        Err(ResolveError::NotFound { .. }) => {
+            LaunchPlan::resolve(spec, &inner.data_dir, inner.search_path().await)
+        }
+        done => done,
+    }
 }
 
 /// Whether `plan` is what the person approved for `spec`'s server. Remote servers are no

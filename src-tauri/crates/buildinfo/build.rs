@@ -1,4 +1,4 @@
-//! Build script of the CLI: the commit it is built from, for `switchboard --version`
+//! Build script of the build info: the commit it is built from, for `switchboard --version`
 //! (`switchboard 0.1.0 (abc1234)`), so a bug report or an installed package names the exact
 //! source. From `git rev-parse` in a checkout; a source tarball has no `.git`, so there the
 //! packager's `SWITCHBOARD_COMMIT` is used, and "unknown" when neither exists.
