@@ -49,6 +49,9 @@ fn is_app_origin(url: &tauri::Url) -> bool {
     }
 }
 
+/// The longest the servers kept always on wait for the window's first page.
+const ALWAYS_ON_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn main() -> anyhow::Result<()> {
     let data_dir = std::env::var_os("SWITCHBOARD_DATA_DIR")
         .map(std::path::PathBuf::from)
@@ -105,10 +108,14 @@ fn main() -> anyhow::Result<()> {
         }
     };
     let starter = host.clone();
-    // Servers start when needed (issue 14): only those kept always on come up now, in the
-    // background; the window is interactive at once. Idle ones stop again.
+    // Servers start when needed (issue 14): only those kept always on come up, in the
+    // background, once the window has drawn its first page (`window_ready`, at most
+    // ALWAYS_ON_WAIT after launch): twenty processes spawned while WebKit starts and the first
+    // page asks for its data slowed the first render by a third on 2 cores.
+    let (first_render, drawn) = tokio::sync::oneshot::channel::<()>();
     tauri::async_runtime::spawn(async move {
         starter.serve_on_demand();
+        let _ = tokio::time::timeout(ALWAYS_ON_WAIT, drawn).await;
         if let Err(e) = starter.start_always_on().await {
             tracing::warn!(error = %e, "could not start the servers kept always on");
         }
@@ -121,6 +128,9 @@ fn main() -> anyhow::Result<()> {
         .register_asynchronous_uri_scheme_protocol(apps::SCHEME, apps::serve)
         .manage(host)
         .manage(ipc::startup::StartupProblem(None))
+        .manage(ipc::startup::FirstRender(std::sync::Mutex::new(Some(
+            first_render,
+        ))))
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -196,6 +206,7 @@ fn run_without_host(
     let app = tauri::Builder::default()
         .plugin(navigation_lock())
         .manage(ipc::startup::StartupProblem(Some(problem)))
+        .manage(ipc::startup::FirstRender::default())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

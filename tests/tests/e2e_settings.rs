@@ -208,7 +208,7 @@ async fn theme_and_idle_time_survive_a_restart_and_shortcuts_move_between_pages(
     keys(&s, &format!("{CTRL}1")).await;
     assert_eq!(becomes(&s, "chat").await, "chat");
     keys(&s, &format!("{CTRL}{PAGE_DOWN}")).await;
-    assert_eq!(becomes(&s, "servers").await, "servers");
+    assert_eq!(becomes(&s, "agents").await, "agents");
 
     // `?` lists the shortcuts.
     keys(&s, "?").await;

@@ -32,6 +32,8 @@ const LEAVES: &[&str] = &[
     "audit_data",
     "policy_data",
     "pin_data",
+    // Agent profiles (issue 15): kept by store, validated by host, enforced by the agent runtime.
+    "agent_data",
     // The URL check, pure, apart from the browser launcher in `opener`.
     "url_check",
     // What servers offer and their compiled schemas, out of `mcp` so approval need not use it.
@@ -39,6 +41,8 @@ const LEAVES: &[&str] = &[
     "schema",
     // The person's settings file (theme, log level, idle time, registry URL): plain data.
     "settings",
+    // Tool pipelines as plain data (definitions, mappings, their check): kept by store, run by host.
+    "pipeline_data",
 ];
 
 /// What `module` may depend on besides the leaves; `None` when it may depend on everything.

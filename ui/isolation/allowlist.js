@@ -66,6 +66,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "doctor": {
     "name": "string"
   },
+  "export_agents": {},
   "export_config": {
     "format": "string"
   },
@@ -86,6 +87,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "index": "number",
     "server": "string"
   },
+  "import_agents": {
+    "replace": "boolean",
+    "toml": "string"
+  },
   "import_config": {
     "format": "string?",
     "replaceSecrets": "boolean",
@@ -98,7 +103,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "format": "string?",
     "text": "string"
   },
+  "list_agents": {},
   "list_conversations": {},
+  "list_pipelines": {},
   "list_provider_models": {
     "name": "string"
   },
@@ -119,6 +126,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "pending_questions": {},
   "pin_review": {
     "server": "string"
+  },
+  "pipeline_runs": {
+    "name": "string?"
   },
   "policy_rules": {},
   "propose_link": {
@@ -146,6 +156,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "registry_show": {
     "name": "string"
   },
+  "remove_agent": {
+    "name": "string"
+  },
   "remove_policy_rule": {
     "id": "string"
   },
@@ -159,9 +172,19 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "id": "string",
     "title": "string"
   },
+  "replay_pipeline_run": {
+    "past": "string",
+    "runId": "string"
+  },
   "reset_grants": {},
   "result_review": {
     "server": "string"
+  },
+  "run_pipeline": {
+    "inputsJson": "string",
+    "name": "string",
+    "runId": "string",
+    "version": "number?"
   },
   "run_tool": {
     "argsJson": "string",
@@ -172,6 +195,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   },
   "sandbox_findings": {
     "server": "string"
+  },
+  "save_agent": {
+    "agent": "object",
+    "isNew": "boolean"
   },
   "save_settings": {
     "settings": "object"
@@ -250,6 +277,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "server": "string",
     "tool": "string"
   },
+  "show_pipeline": {
+    "name": "string",
+    "version": "number?"
+  },
   "sign_in": {
     "clientId": "string?",
     "onEvent": "channel",
@@ -282,5 +313,6 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "replaceSecrets": "boolean",
     "request": "object"
   },
-  "verify_audit": {}
+  "verify_audit": {},
+  "window_ready": {}
 };

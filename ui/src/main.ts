@@ -3,7 +3,9 @@
 import "./styles.css";
 import { h } from "./app/dom";
 import { mountChat } from "./features/chat/page";
+import { mountAgents } from "./features/agents/page";
 import { mountCatalog } from "./features/catalog/page";
+import { mountPipelines } from "./features/pipelines/page";
 import { mountPrompts } from "./features/context/prompts";
 import { mountResources } from "./features/context/resources";
 import { mountSkills } from "./features/skills/page";
@@ -21,10 +23,12 @@ import { commands } from "./ipc/bindings";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
+  agents: { label: "Agents", mount: mountAgents },
   servers: { label: "Servers", mount: mountServers },
   registry: { label: "Registry", mount: mountRegistry },
   credentials: { label: "Credentials", mount: mountCredentials },
   tools: { label: "Tools", mount: mountCatalog },
+  pipelines: { label: "Pipelines", mount: mountPipelines },
   resources: { label: "Resources", mount: mountResources },
   prompts: { label: "Prompts", mount: mountPrompts },
   skills: { label: "Skills", mount: mountSkills },

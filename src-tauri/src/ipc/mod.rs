@@ -23,12 +23,17 @@
 //! server-sent or person-typed text that has no place in the log.
 
 pub mod access;
+pub mod agents;
 #[cfg(test)]
 mod allowlist;
 pub mod apps;
 #[cfg(test)]
 mod audit;
+#[cfg(test)]
+mod audit_agents;
 pub mod audit_log;
+#[cfg(test)]
+mod audit_pipelines;
 #[cfg(test)]
 mod audit_signin;
 pub mod catalog;
@@ -41,6 +46,7 @@ pub mod history;
 pub mod links;
 pub mod models;
 pub mod pins;
+pub mod pipelines;
 pub mod policy;
 pub mod providers;
 pub mod questions;
@@ -210,6 +216,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             form::update_server,
             form::server_form,
             startup::startup_problem,
+            startup::window_ready,
             run::open_run,
             run::run_tool,
             run::cancel_run,
@@ -269,6 +276,16 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             apps::open_app_link,
             settings::get_settings,
             settings::save_settings,
+            agents::list_agents,
+            agents::save_agent,
+            agents::remove_agent,
+            agents::export_agents,
+            agents::import_agents,
+            pipelines::list_pipelines,
+            pipelines::show_pipeline,
+            pipelines::run_pipeline,
+            pipelines::pipeline_runs,
+            pipelines::replay_pipeline_run,
         ])
 }
 

@@ -80,6 +80,8 @@ export const commands = {
 	serverForm: (name: string) => typedError<ServerFormDto, IpcError>(__TAURI_INVOKE("server_form", { name })),
 	/**  Why Switchboard could not open its data, or `null` when it did. */
 	startupProblem: () => __TAURI_INVOKE<string | null>("startup_problem"),
+	/**  The window drew its first page: background work held for it may start. Idempotent. */
+	windowReady: () => __TAURI_INVOKE<void>("window_ready"),
 	/**
 	 *  Opens a run for a tool call or a chat turn and returns its id, minted by the host: pass it
 	 *  to `run_tool` or `send_chat`, and to `cancel_run` to stop it.
@@ -261,6 +263,32 @@ export const commands = {
 	getSettings: () => typedError<SettingsView_Serialize, IpcError>(__TAURI_INVOKE("get_settings")),
 	/**  Validates and saves the settings, applies the log level now, and returns them as saved. */
 	saveSettings: (settings: SettingsDto_Deserialize) => typedError<SettingsView_Serialize, IpcError>(__TAURI_INVOKE("save_settings", { settings })),
+	/**  Every agent profile, by name. */
+	listAgents: () => typedError<AgentDto_Serialize[], IpcError>(__TAURI_INVOKE("list_agents")),
+	/**  Adds a profile (`is_new`) or replaces the one of the same name. */
+	saveAgent: (agent: AgentDto_Deserialize, isNew: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("save_agent", { agent, isNew })),
+	/**  Removes a profile (refused while another one delegates to it). */
+	removeAgent: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("remove_agent", { name })),
+	/**  Every profile as a TOML file. */
+	exportAgents: () => typedError<string, IpcError>(__TAURI_INVOKE("export_agents")),
+	/**  Saves every profile of a TOML file, or none; a taken name fails unless `replace`. */
+	importAgents: (toml: string, replace: boolean) => typedError<AgentImportDto, IpcError>(__TAURI_INVOKE("import_agents", { toml, replace })),
+	/**  The newest version of every pipeline. */
+	listPipelines: () => typedError<PipelineDto[], IpcError>(__TAURI_INVOKE("list_pipelines")),
+	/**
+	 *  One version (the newest when `version` is null), with what flows where or why it would
+	 *  not run, checked against the live catalogs (the servers it uses are started for the look).
+	 */
+	showPipeline: (name: string, version: number | null) => typedError<PipelineDto, IpcError>(__TAURI_INVOKE("show_pipeline", { name, version })),
+	/**
+	 *  Runs a pipeline with `inputs_json` (a JSON object) as part of `run_id` (`open_run`): asked
+	 *  about as a whole in the approval dialog, then step by step through the policy.
+	 */
+	runPipeline: (runId: string, name: string, version: number | null, inputsJson: string) => typedError<PipelineRunDto_Serialize, IpcError>(__TAURI_INVOKE("run_pipeline", { runId, name, version, inputsJson })),
+	/**  Past runs, newest first (of one pipeline when `name` is given). */
+	pipelineRuns: (name: string | null) => typedError<PipelineRunDto_Serialize[], IpcError>(__TAURI_INVOKE("pipeline_runs", { name })),
+	/**  Runs a past run's pipeline version again with the same inputs, asked about as a whole. */
+	replayPipelineRun: (runId: string, past: string) => typedError<PipelineRunDto_Serialize, IpcError>(__TAURI_INVOKE("replay_pipeline_run", { runId, past })),
 };
 
 /** Events */
@@ -292,6 +320,81 @@ name: string;
 url: string; 
 /**  Headers. */
 headers: ValueEntry[] };
+
+/**  One agent profile as the page shows and edits it. */
+export type AgentDto = AgentDto_Serialize | AgentDto_Deserialize;
+
+/**  One agent profile as the page shows and edits it. */
+export type AgentDto_Deserialize = {
+	/**  Its name (lowercase letters, digits, '-', '_'). */
+	name: string,
+	/**  What it is for. */
+	description: string,
+	/**  The configured provider. */
+	provider: string,
+	/**  The model; `null` = the provider's default. */
+	model?: string | null,
+	/**  The system prompt. */
+	system?: string | null,
+	/**  Servers it may use (`*` = every server); empty = none. */
+	servers: string[],
+	/**  `server/tool` patterns; empty = every tool of its servers. */
+	tools: string[],
+	/**  Patterns whose calls always ask. */
+	ask: string[],
+	/**  Patterns whose calls are refused. */
+	deny: string[],
+	/**  Whom it may delegate to; `null` = every agent, empty = nobody. */
+	delegates?: string[] | null,
+	/**  Token budget. */
+	max_tokens?: number | null,
+	/**  Estimated cost budget in US dollars. */
+	max_cost_usd?: number | null,
+	/**  Tool call budget. */
+	max_tool_calls?: number | null,
+	/**  Wall-time budget in seconds. */
+	max_wall_secs?: number | null,
+};
+
+/**  One agent profile as the page shows and edits it. */
+export type AgentDto_Serialize = {
+	/**  Its name (lowercase letters, digits, '-', '_'). */
+	name: string,
+	/**  What it is for. */
+	description: string,
+	/**  The configured provider. */
+	provider: string,
+	/**  The model; `null` = the provider's default. */
+	model: string | null,
+	/**  The system prompt. */
+	system: string | null,
+	/**  Servers it may use (`*` = every server); empty = none. */
+	servers: string[],
+	/**  `server/tool` patterns; empty = every tool of its servers. */
+	tools: string[],
+	/**  Patterns whose calls always ask. */
+	ask: string[],
+	/**  Patterns whose calls are refused. */
+	deny: string[],
+	/**  Whom it may delegate to; `null` = every agent, empty = nobody. */
+	delegates: string[] | null,
+	/**  Token budget. */
+	max_tokens: number | null,
+	/**  Estimated cost budget in US dollars. */
+	max_cost_usd: number | null,
+	/**  Tool call budget. */
+	max_tool_calls: number | null,
+	/**  Wall-time budget in seconds. */
+	max_wall_secs: number | null,
+};
+
+/**  What an import did. */
+export type AgentImportDto = {
+	/**  Profiles that were new. */
+	added: string[],
+	/**  Profiles that replaced one of the same name. */
+	replaced: string[],
+};
 
 /**  How the person answered a pending call. */
 export type ApprovalAnswerDto = ApprovalAnswerDto_Serialize | ApprovalAnswerDto_Deserialize;
@@ -1470,6 +1573,110 @@ export type PinReviewDto_Serialize = {
 	first_pin_cap: number,
 	/**  Everything that differs. */
 	changes: ChangeDto_Serialize[],
+};
+
+/**  One pipeline (its newest version, in the list). */
+export type PipelineDto = {
+	/**  Its name. */
+	name: string,
+	/**  Its version. */
+	version: number,
+	/**  What it does. */
+	description: string,
+	/**  Declared inputs: name and JSON schema (text). */
+	inputs: ([string, string])[],
+	/**  Its steps: id and `server/tool`. */
+	steps: ([string, string])[],
+	/**  What flows where, one line per argument (empty when the check failed). */
+	flows: string[],
+	/**  Why it would not run now (the check's mistakes); empty when it passes. */
+	problems: string[],
+};
+
+/**  A run (with its steps, when one was asked for). */
+export type PipelineRunDto = PipelineRunDto_Serialize | PipelineRunDto_Deserialize;
+
+/**  A run (with its steps, when one was asked for). */
+export type PipelineRunDto_Deserialize = {
+	/**  The run's id. */
+	id: string,
+	/**  The pipeline. */
+	name: string,
+	/**  Its version. */
+	version: number,
+	/**  The inputs (JSON). */
+	inputs: string,
+	/**  `running`, `succeeded` or `failed`. */
+	status: string,
+	/**  Why it failed. */
+	error?: string | null,
+	/**  The run it replayed. */
+	replay_of?: string | null,
+	/**  When it started, ms since the epoch. */
+	started_ms: number | null,
+	/**  Its steps (empty in lists). */
+	steps: PipelineStepDto_Deserialize[],
+};
+
+/**  A run (with its steps, when one was asked for). */
+export type PipelineRunDto_Serialize = {
+	/**  The run's id. */
+	id: string,
+	/**  The pipeline. */
+	name: string,
+	/**  Its version. */
+	version: number,
+	/**  The inputs (JSON). */
+	inputs: string,
+	/**  `running`, `succeeded` or `failed`. */
+	status: string,
+	/**  Why it failed. */
+	error: string | null,
+	/**  The run it replayed. */
+	replay_of: string | null,
+	/**  When it started, ms since the epoch. */
+	started_ms: number | null,
+	/**  Its steps (empty in lists). */
+	steps: PipelineStepDto_Serialize[],
+};
+
+/**  A run's step as recorded. */
+export type PipelineStepDto = PipelineStepDto_Serialize | PipelineStepDto_Deserialize;
+
+/**  A run's step as recorded. */
+export type PipelineStepDto_Deserialize = {
+	/**  Its position, from 1. */
+	index: number,
+	/**  Its id. */
+	step_id: string,
+	/**  `server/tool`. */
+	tool: string,
+	/**  The arguments it was called with (JSON). */
+	arguments: string,
+	/**  Its `structuredContent` (JSON), when it returned one. */
+	structured?: string | null,
+	/**  `running`, `succeeded` or `failed`. */
+	status: string,
+	/**  Why it failed. */
+	error?: string | null,
+};
+
+/**  A run's step as recorded. */
+export type PipelineStepDto_Serialize = {
+	/**  Its position, from 1. */
+	index: number,
+	/**  Its id. */
+	step_id: string,
+	/**  `server/tool`. */
+	tool: string,
+	/**  The arguments it was called with (JSON). */
+	arguments: string,
+	/**  Its `structuredContent` (JSON), when it returned one. */
+	structured: string | null,
+	/**  `running`, `succeeded` or `failed`. */
+	status: string,
+	/**  Why it failed. */
+	error: string | null,
 };
 
 /**  One server an import would add. */

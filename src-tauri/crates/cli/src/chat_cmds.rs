@@ -393,6 +393,11 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
             message: e,
         }
         .into()),
+        TurnEnd::BudgetExceeded(why) => Err(CliError::Turn {
+            model_failed: false,
+            message: format!("stopped: {why}"),
+        }
+        .into()),
     }
 }
 

@@ -10,6 +10,7 @@
 #[macro_use]
 mod output;
 mod access_cmds;
+mod agent_cmds;
 mod approve;
 mod audit_cmds;
 mod auth_cmds;
@@ -24,12 +25,14 @@ mod limits_cmds;
 mod link_cmds;
 mod models_cmds;
 mod pin_cmds;
+mod pipeline_cmds;
 mod policy_cmds;
 mod questions;
 mod registry_cmds;
 mod sandbox_cmds;
 mod server_cmds;
 mod skill_cmds;
+mod state_cmds;
 mod transfer_cmds;
 
 use std::path::PathBuf;
@@ -99,6 +102,15 @@ enum Command {
     /// The audit log of tool calls and decisions: list, verify, export.
     #[command(subcommand)]
     Audit(audit_cmds::AuditCmd),
+    /// Agent profiles: add, list, show, edit, remove, export and import (TOML).
+    #[command(subcommand)]
+    Agent(agent_cmds::AgentCmd),
+    /// Tool pipelines: add, list, show, run, runs, replay.
+    #[command(subcommand)]
+    Pipeline(pipeline_cmds::PipelineCmd),
+    /// A run's shared state, as agents wrote it: list, get, notes.
+    #[command(subcommand)]
+    State(state_cmds::StateCmd),
     /// Approval rules and grants, and server tags.
     #[command(subcommand)]
     Policy(policy_cmds::PolicyCmd),
@@ -267,6 +279,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Chat(a) => chat_cmds::chat(&ctx, a).await,
         Command::History(c) => chat_cmds::history(&ctx, c).await,
         Command::Audit(c) => audit_cmds::run(&ctx, c).await,
+        Command::Agent(c) => agent_cmds::run(&ctx, c).await,
+        Command::Pipeline(c) => pipeline_cmds::run(&ctx, c).await,
+        Command::State(c) => state_cmds::run(&ctx, c).await,
         Command::Policy(c) => policy_cmds::run(&ctx, c).await,
         Command::Auth(c) => auth_cmds::run(&ctx, c).await,
         Command::Skill(c) => skill_cmds::run(&ctx, c).await,

@@ -52,6 +52,8 @@ pub enum HostEvent {
     },
     /// The server list changed (added, removed, edited, trusted).
     ServersChanged,
+    /// The agent profiles changed (added, edited, removed, imported).
+    AgentsChanged,
     /// A tool call started or stopped waiting for the user's approval.
     ApprovalsChanged,
     /// A question for the person (a server's form, URL or sampling request, a tool result held

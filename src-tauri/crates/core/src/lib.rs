@@ -32,6 +32,8 @@
 //!   JSON file of the data directory, a leaf.
 //! - [`registry`]: the MCP Registry's v0.1 API (search, cache) and `server.json` turned into a
 //!   server proposal that goes through the trust gate; leaves only.
+//! - [`pipeline_data`]: tool pipelines as plain data (definitions, argument mappings and the
+//!   check they pass before anything runs), a leaf kept by `store` and run by `host`.
 //! - [`host`]: the composition root that wires concrete implementations together, and the
 //!   one governed seam (`host::run`) every request to a server passes through.
 //! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
@@ -40,6 +42,7 @@
 //! through [`host::HostBuilder`].
 #![deny(missing_docs)]
 
+pub mod agent_data;
 pub mod approval;
 pub mod audit_data;
 pub mod catalog;
@@ -55,6 +58,7 @@ pub mod llm;
 pub mod mcp;
 pub mod opener;
 pub mod pin_data;
+pub mod pipeline_data;
 pub mod policy_data;
 pub mod redact;
 pub mod registry;

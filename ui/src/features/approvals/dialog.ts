@@ -18,6 +18,7 @@ import { h } from "../../app/dom";
 import { attachFindings } from "./findings";
 import { hintsLine, message, parseArguments, reasonLine, sameArguments, warningBox, whoAsks } from "./args";
 import { batchDialog, type BatchHandle } from "./batch";
+import { pipelineAsk } from "../pipelines/ask";
 
 export { parseArguments } from "./args";
 
@@ -30,6 +31,7 @@ function title(req: ApprovalDto): string {
   switch (req.kind) {
     case "resource": return `Read ${req.tool} from ${req.server}?`;
     case "prompt": return `Get the prompt ${req.tool} from ${req.server}?`;
+    case "pipeline": return `Run the pipeline ${req.tool}?`;
     default: return `Run ${req.tool} on ${req.server}?`;
   }
 }
@@ -199,8 +201,11 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
     reasonLine(req),
     hintsLine(req),
     warningBox(req),
-    h("div", { class: "approval-args-head" }, h("h3", {}, "Arguments"), edit),
-    args,
+    pipelineAsk(req),
+    // A pipeline's steps and flows are shown above; its request as JSON stays one click away.
+    ...(req.kind === "pipeline"
+      ? [h("details", { class: "approval-pipeline-json" }, h("summary", {}, "The request as JSON"), args)]
+      : [h("div", { class: "approval-args-head" }, h("h3", {}, "Arguments"), edit), args]),
     error,
     h("div", { class: "actions approval-actions" }, reason, deny),
     h("div", { class: "actions approval-allow-actions" }, always, conversation, allow),

@@ -56,6 +56,7 @@ export function mountServers(root: HTMLElement): () => void {
   let signIns = new Map<string, ServerCredentials>();
   const refresh = async () => {
     const [r, c] = await Promise.all([commands.listServers(), commands.credentials()]);
+    announceFirstRender();
     if (r.status === "error") return showError(r.error.message);
     showError(null);
     rows = r.data as ServerRow[];
@@ -290,6 +291,16 @@ export function mountServers(root: HTMLElement): () => void {
     window.clearInterval(tick);
     void unlisten.then((stop) => stop());
   };
+}
+
+let firstRenderAnnounced = false;
+/** The servers page is the window's first: once it has its data, the host may start the servers
+ * kept always on, which it held back so they would not compete with this render (issue 14). */
+function announceFirstRender() {
+  if (firstRenderAnnounced) return;
+  firstRenderAnnounced = true;
+  // After this frame is drawn, not before.
+  requestAnimationFrame(() => void Promise.resolve().then(() => commands.windowReady()).catch(() => undefined));
 }
 
 /** The first-run sample: the reference server from npm, pinned so what is approved is what runs. */

@@ -176,6 +176,14 @@ pub enum ConfigChange {
     SecretSet,
     /// A secret was deleted (its name).
     SecretDeleted,
+    /// An agent profile was added.
+    AgentAdded,
+    /// An agent profile was changed.
+    AgentChanged,
+    /// An agent profile was removed.
+    AgentRemoved,
+    /// Agent profiles were imported from a TOML file.
+    AgentsImported,
 }
 
 /// One thing worth recording. `#[non_exhaustive]`: more kinds may come with agents.
@@ -286,6 +294,21 @@ pub enum AuditEvent {
         /// (still redacted on the way in, like every detail).
         detail: Value,
     },
+    /// An agent or a person wrote to a run's shared state (issue 15): which key or note and
+    /// how large, never the value or the note's text. Recorded under [`AuditKind::Config`]
+    /// until the log has a kind of its own for it.
+    StateWritten {
+        /// Who wrote it: the agent (as a model, by name) or a person.
+        by: Actor,
+        /// The run whose state it is.
+        run: String,
+        /// The key, for a value; `None` for a note.
+        key: Option<String>,
+        /// The version written, or the note's place in the log.
+        version: u32,
+        /// The value's size in bytes of JSON, or the note's in bytes of text.
+        bytes: u64,
+    },
 }
 
 impl AuditEvent {
@@ -334,16 +357,17 @@ impl AuditEvent {
             Self::Grant { .. } => AuditKind::Grant,
             Self::Policy { .. } => AuditKind::Policy,
             Self::Pin { .. } => AuditKind::Pin,
-            Self::Config { .. } => AuditKind::Config,
+            Self::Config { .. } | Self::StateWritten { .. } => AuditKind::Config,
         }
     }
 
     /// Who the entry is attributed to.
     pub fn actor(&self) -> Actor {
         match self {
-            Self::Proposed { by, .. } | Self::Decided { by, .. } | Self::Grant { by, .. } => {
-                by.clone()
-            }
+            Self::Proposed { by, .. }
+            | Self::Decided { by, .. }
+            | Self::Grant { by, .. }
+            | Self::StateWritten { by, .. } => by.clone(),
             Self::Edited { .. }
             | Self::Elicitation { .. }
             | Self::Sampling { .. }
@@ -445,6 +469,22 @@ impl AuditEvent {
             Self::Config { change, detail } => json!({
                 "change": change,
                 "detail": capped(redact_value(detail), ARGUMENTS_MAX),
+            }),
+            Self::StateWritten {
+                run,
+                key,
+                version,
+                bytes,
+                ..
+            } => json!({
+                // Shaped like `Config`'s, so summaries and filters read it the same way.
+                "change": if key.is_some() { "state_written" } else { "state_note_added" },
+                "detail": {
+                    "run": run,
+                    "key": key.as_ref().map(|k| redact_value(&json!(k))),
+                    "version": version,
+                    "bytes": bytes,
+                },
             }),
         }
     }

@@ -85,6 +85,10 @@ pub enum RequestKind {
     Prompt,
     /// `completion/complete` for a prompt's argument: the name is the prompt's.
     Completion,
+    /// A pipeline approved as a whole before its first step (issue 15, point 6): the name is
+    /// the pipeline's, the server its first step's. Nothing is sent for it itself; its steps
+    /// are tool calls, each decided on its own.
+    Pipeline,
 }
 
 impl RequestKind {
@@ -95,6 +99,7 @@ impl RequestKind {
             Self::Resource => "resource",
             Self::Prompt => "prompt",
             Self::Completion => "completion",
+            Self::Pipeline => "pipeline",
         }
     }
 }
@@ -293,9 +298,13 @@ pub fn decide(policy: &Policy, call: &Call<'_>, ctx: &Context<'_>) -> Decision {
         },
         // A person's own read, prompt or completion: they asked for it by hand, it changes
         // nothing at the server, and its result is theirs to look at.
-        None if call.kind != RequestKind::Tool && call.origin.is_person() => Decision::Allow {
-            by: AllowedBy::Default,
-        },
+        None if !matches!(call.kind, RequestKind::Tool | RequestKind::Pipeline)
+            && call.origin.is_person() =>
+        {
+            Decision::Allow {
+                by: AllowedBy::Default,
+            }
+        }
         None => Decision::Ask {
             reason: format!(
                 "no rule or grant allows this {}, so it is asked about",
@@ -304,6 +313,7 @@ pub fn decide(policy: &Policy, call: &Call<'_>, ctx: &Context<'_>) -> Decision {
                     RequestKind::Resource => "read",
                     RequestKind::Prompt => "prompt",
                     RequestKind::Completion => "completion",
+                    RequestKind::Pipeline => "pipeline",
                 }
             ),
             warning,
@@ -351,6 +361,12 @@ fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
         }
     }
     out
+}
+
+/// Whether a call counts as writing, as `Condition::Writes` judges it: anything but a tool a
+/// trusted server claims is read-only (claims relax nothing on an untrusted server, TD-01).
+pub fn writes(claims: Claims, trusted_server: bool) -> bool {
+    !(trusted_server && claims.read_only)
 }
 
 fn condition(c: &Condition, call: &Call<'_>, ctx: &Context<'_>) -> Applies {

@@ -1,5 +1,6 @@
 //! The turn loop against a scripted provider and a scripted tool runner.
 
+mod budget;
 mod span;
 
 use std::collections::VecDeque;
@@ -97,6 +98,9 @@ fn usage(i: u64, o: u64) -> Item {
     }))
 }
 
+/// A tool the runner answers itself (an agent's built-in tool).
+const LOCAL_TOOL: &str = "agent__note";
+
 /// Tools `fs__read` and `fs__slow`; `read` echoes, `slow` reports progress then waits for
 /// cancel; anything named `deny` is refused as if the user said no.
 struct Runner {
@@ -105,17 +109,43 @@ struct Runner {
 
 impl ToolRunner for Runner {
     fn specs(&self) -> Vec<ToolSpec> {
-        ["fs__read", "fs__slow", "fs__deny", "fs__big", "fs__edit"]
-            .iter()
-            .map(|n| ToolSpec {
-                name: (*n).into(),
-                description: "d".into(),
-                input_schema: json!({"type": "object"}),
+        [
+            "fs__read", "fs__slow", "fs__deny", "fs__big", "fs__edit", LOCAL_TOOL,
+        ]
+        .iter()
+        .map(|n| ToolSpec {
+            name: (*n).into(),
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+        })
+        .collect()
+    }
+
+    fn is_local(&self, llm_name: &str) -> bool {
+        llm_name == LOCAL_TOOL
+    }
+
+    fn run_local(
+        &self,
+        _llm_name: &str,
+        arguments: Map<String, Value>,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        Box::pin(async move {
+            Ok(ToolResult {
+                content: vec![Content::Text {
+                    text: format!("noted {}", Value::Object(arguments)),
+                }],
+                structured_content: None,
+                is_error: false,
             })
-            .collect()
+        })
     }
 
     fn resolve(&self, llm_name: &str) -> Option<ToolRef> {
+        if llm_name == LOCAL_TOOL {
+            return None;
+        }
         if !self.specs().iter().any(|s| s.name == llm_name) {
             return None;
         }
@@ -505,4 +535,52 @@ async fn a_silent_model_fails_the_turn_after_the_idle_timeout_keeping_the_partia
             .any(|e| matches!(e, ChatEvent::Partial { message } if message.text() == "Hel")),
         "{events:?}"
     );
+}
+
+#[tokio::test]
+async fn local_tools_are_answered_by_the_runner_without_a_server() {
+    let mut first = call(0, "c1", LOCAL_TOOL, r#"{"text":"found it"}"#);
+    first.extend(call(1, "c2", LOCAL_TOOL, "[1]"));
+    first.extend(call(2, "c3", "fs__read", r#"{"path":"/a"}"#));
+    first.push(done(StopReason::ToolUse));
+    let p = Scripted::new(vec![first, vec![text("ok"), done(StopReason::EndTurn)]]);
+    let tools = runner();
+    let (end, transcript, events) = turn(&p, &tools, CancellationToken::new()).await;
+    assert_eq!(end, TurnEnd::Done(StopReason::EndTurn));
+    // Only the server tool reached `run`.
+    let ran = tools.ran.lock().unwrap().clone();
+    assert_eq!(ran, vec![("read".to_owned(), json!({"path": "/a"}))]);
+    let results: Vec<(String, bool)> = transcript[2]
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolResult {
+                content, is_error, ..
+            } => Some((
+                content
+                    .iter()
+                    .map(|c| match c {
+                        ResultPart::Text { text } => text.clone(),
+                        _ => String::new(),
+                    })
+                    .collect(),
+                *is_error,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results[0],
+        (r#"noted {"text":"found it"}"#.to_owned(), false)
+    );
+    assert_eq!(
+        results[1],
+        ("The arguments must be a JSON object.".to_owned(), true)
+    );
+    assert!(!results[2].1, "{results:?}");
+    // Proposed with no server behind it.
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ChatEvent::ToolCallProposed { name, server: None, .. } if name == LOCAL_TOOL
+    )));
 }

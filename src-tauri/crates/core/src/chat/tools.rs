@@ -46,4 +46,22 @@ pub trait ToolRunner: Send + Sync {
         progress: mpsc::UnboundedSender<Progress>,
         started: oneshot::Sender<Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>>;
+
+    /// Whether the runner answers `llm_name` itself, with no server behind it: an agent's
+    /// built-in tools (delegation, the shared state). They are offered in [`Self::specs`] like
+    /// any tool and [`Self::resolve`] does not know them.
+    fn is_local(&self, _llm_name: &str) -> bool {
+        false
+    }
+
+    /// Runs a local tool (see [`Self::is_local`]). `Err` is a sentence for the model.
+    fn run_local(
+        &self,
+        llm_name: &str,
+        _arguments: Map<String, Value>,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        let why = format!("There is no tool named {llm_name:?}. Use one of the tools offered.");
+        Box::pin(async move { Err(why) })
+    }
 }

@@ -29,9 +29,11 @@ use super::cap::{cap_parts, read_output_spec, to_parts, Outputs, READ_OUTPUT_TOO
 use super::events::ChatEvent;
 use super::tools::{Started, ToolRunner};
 use crate::ids::{ConversationId, ProviderName};
+use crate::llm::limits::Price;
 use crate::llm::{
     Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason, Usage,
 };
+use crate::mcp::catalog::ToolResult;
 
 /// How a turn runs.
 #[derive(Clone, Debug)]
@@ -56,6 +58,70 @@ pub struct TurnConfig {
     /// How long a model stream may stay silent (no event at all) before the turn fails. Local
     /// models can take a while to load, so this is generous.
     pub idle_timeout: Duration,
+    /// What the turn may spend; an agent's budget (issue 15). Unlimited by default.
+    pub budget: TurnBudget,
+}
+
+/// What one turn may spend before it stops with [`TurnEnd::BudgetExceeded`]. Checked by the
+/// loop itself, so no model and no tool can talk its way past it: before every model call
+/// (tokens, cost, time), before a tool call is sent (the number of calls) and while anything
+/// runs (time).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnBudget {
+    /// Input and output tokens of every model call together.
+    pub tokens: Option<u64>,
+    /// Estimated dollars at `price`; without a price the cost cannot be known and this limit
+    /// stops the turn before its first model call rather than guessing.
+    pub cost_usd: Option<f64>,
+    /// The model's list price, for `cost_usd`.
+    pub price: Option<Price>,
+    /// Tool calls sent (refused ones do not count).
+    pub tool_calls: Option<u32>,
+    /// When the turn must have ended.
+    pub deadline: Option<tokio::time::Instant>,
+}
+
+impl TurnBudget {
+    /// Why the turn may not ask the model again, if it may not.
+    fn spent(&self, usage: &Usage) -> Option<String> {
+        let tokens = usage.input_tokens + usage.output_tokens;
+        if let Some(max) = self.tokens {
+            if tokens >= max {
+                return Some(format!(
+                    "its budget of {max} tokens is spent ({tokens} used)"
+                ));
+            }
+        }
+        if let Some(max) = self.cost_usd {
+            match &self.price {
+                Some(p) => {
+                    let cost = p.cost(usage.input_tokens, usage.output_tokens);
+                    if cost >= max {
+                        return Some(format!(
+                            "its budget of ${max:.4} is spent (${cost:.4} estimated)"
+                        ));
+                    }
+                }
+                None => {
+                    return Some(format!(
+                        "it has a cost budget (${max:.4}) but its model's price is unknown, so \
+                         what it spends cannot be counted"
+                    ))
+                }
+            }
+        }
+        self.late()
+    }
+
+    /// Why the turn is out of time, if it is.
+    fn late(&self) -> Option<String> {
+        match self.deadline {
+            Some(d) if tokio::time::Instant::now() >= d => {
+                Some("its time budget is spent".to_owned())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The default [`TurnConfig::idle_timeout`].
@@ -74,6 +140,7 @@ impl TurnConfig {
             max_tokens: None,
             temperature: None,
             idle_timeout: IDLE_TIMEOUT,
+            budget: TurnBudget::default(),
         }
     }
 }
@@ -89,6 +156,8 @@ pub enum TurnEnd {
     Failed(String),
     /// The user stopped it.
     Cancelled,
+    /// It spent its budget ([`TurnConfig::budget`]); the reason, for the parent or the person.
+    BudgetExceeded(String),
 }
 
 /// The turn's states (see the module docs).
@@ -110,9 +179,45 @@ pub async fn run_turn(
     events: mpsc::UnboundedSender<ChatEvent>,
 ) -> TurnEnd {
     let span = turn_span(cfg, provider);
-    turn(provider, tools, outputs, cfg, transcript, cancel, events)
-        .instrument(span)
-        .await
+    // A time budget cancels everything the turn runs when it is up, and says why.
+    let Some(deadline) = cfg.budget.deadline else {
+        return turn(provider, tools, outputs, cfg, transcript, cancel, events)
+            .instrument(span)
+            .await;
+    };
+    let inner = cancel.child_token();
+    let timer = {
+        let inner = inner.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            inner.cancel();
+        })
+    };
+    let end = turn(
+        provider,
+        tools,
+        outputs,
+        cfg,
+        transcript,
+        inner,
+        events.clone(),
+    )
+    .instrument(span)
+    .await;
+    timer.abort();
+    match end {
+        TurnEnd::Cancelled | TurnEnd::Failed(_) if !cancel.is_cancelled() => {
+            if let Some(why) = cfg.budget.late() {
+                // The loop already said "cancelled"; the reason follows.
+                let _ = events.send(ChatEvent::Failed {
+                    error: format!("stopped: {why}"),
+                });
+                return TurnEnd::BudgetExceeded(why);
+            }
+            end
+        }
+        other => other,
+    }
 }
 
 /// The span one turn runs in: identifiers only (see the module docs).
@@ -150,10 +255,14 @@ async fn turn(
     specs.push(read_output_spec());
     let mut usage = Usage::default();
     let mut steps = 0;
+    let mut calls_sent: usize = 0;
     let mut state = State::Ask;
     loop {
         state = match state {
             State::Ask if steps >= cfg.max_steps => State::End(TurnEnd::StepLimit),
+            State::Ask if cfg.budget.spent(&usage).is_some() => State::End(
+                TurnEnd::BudgetExceeded(cfg.budget.spent(&usage).unwrap_or_default()),
+            ),
             State::Ask => {
                 steps += 1;
                 let req = ChatRequest {
@@ -185,7 +294,16 @@ async fn turn(
                 }
             }
             State::RunTools(calls) => {
-                let results = run_calls(tools, outputs, cfg, calls, &cancel, &events).await;
+                let limit = cfg
+                    .budget
+                    .tool_calls
+                    .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
+                let allowed = limit.map(|max| max.saturating_sub(calls_sent));
+                let asked = calls.iter().filter(|c| c.1 != READ_OUTPUT_TOOL).count();
+                calls_sent += allowed.map_or(asked, |a| a.min(asked));
+                let results =
+                    run_calls(tools, outputs, cfg, calls, allowed, &cancel, &events).await;
+                let over = allowed.is_some_and(|a| asked > a);
                 let message = Message {
                     role: Role::User,
                     parts: results,
@@ -194,6 +312,11 @@ async fn turn(
                 emit(ChatEvent::MessageDone { message });
                 if cancel.is_cancelled() {
                     State::End(TurnEnd::Cancelled)
+                } else if over {
+                    State::End(TurnEnd::BudgetExceeded(format!(
+                        "its budget of {} tool calls is spent",
+                        limit.unwrap_or_default()
+                    )))
                 } else {
                     State::Ask
                 }
@@ -211,6 +334,9 @@ async fn turn(
                         ),
                     }),
                     TurnEnd::Failed(e) => emit(ChatEvent::Failed { error: e.clone() }),
+                    TurnEnd::BudgetExceeded(why) => emit(ChatEvent::Failed {
+                        error: format!("stopped: {why}"),
+                    }),
                     TurnEnd::Cancelled => emit(ChatEvent::Cancelled),
                 }
                 return end;
@@ -316,6 +442,7 @@ async fn run_calls(
     outputs: &mut Outputs,
     cfg: &TurnConfig,
     calls: Vec<(String, String, Value)>,
+    allowed: Option<usize>,
     cancel: &CancellationToken,
     events: &mpsc::UnboundedSender<ChatEvent>,
 ) -> Vec<Part> {
@@ -337,7 +464,9 @@ async fn run_calls(
         if name == READ_OUTPUT_TOOL {
             builtin.push((id, args));
         } else {
-            external.push((id, name, args, resolved));
+            let local = resolved.is_none() && tools.is_local(&name);
+            let over = allowed.is_some_and(|a| external.len() >= a);
+            external.push((id, name, args, resolved, local, over));
         }
     }
     let mut done: Vec<(String, Vec<ResultPart>, bool)> = Vec::new();
@@ -352,68 +481,87 @@ async fn run_calls(
         });
         done.push((id, vec![ResultPart::Text { text }], is_error));
     }
-    let runs = external.into_iter().map(|(id, name, args, resolved)| {
-        let cancel = cancel.child_token();
-        async move {
-            let started = Instant::now();
-            let refused = |why: String| (None, vec![ResultPart::Text { text: why }], true);
-            let (full, parts, is_error) = match (resolved, args) {
-                (None, _) => refused(format!(
-                    "There is no tool named {name:?}. Use one of the tools offered."
-                )),
-                (Some(_), Value::String(raw)) => refused(format!(
-                    "The arguments are not valid JSON: {}",
-                    raw.chars().take(200).collect::<String>()
-                )),
-                (Some(_), other) if !other.is_object() => {
-                    refused("The arguments must be a JSON object.".into())
-                }
-                (Some(tool), Value::Object(map)) => {
-                    let (ptx, mut prx) = mpsc::unbounded_channel();
-                    let (stx, srx) = tokio::sync::oneshot::channel::<Started>();
-                    let forward_id = id.clone();
-                    let forward_events = events.clone();
-                    // "Running" only once the call is approved and sent; then its progress.
-                    let forward = tokio::spawn(async move {
-                        let edited = match srx.await {
-                            Ok(started) => {
-                                let edited = started.edited.map(Value::Object);
-                                let _ = forward_events.send(ChatEvent::ToolRunning {
-                                    call_id: forward_id.clone(),
-                                    edited_arguments: edited.clone(),
-                                    allowed_by: started.allowed_by,
-                                });
-                                edited
-                            }
-                            Err(_) => None,
-                        };
-                        while let Some(progress) = prx.recv().await {
-                            let _ = forward_events.send(ChatEvent::ToolProgress {
-                                call_id: forward_id.clone(),
-                                progress,
-                            });
-                        }
-                        edited
-                    });
-                    let r = tools.run(tool, map, cancel, ptx, stx).await;
-                    let edited = forward.await.ok().flatten();
-                    match r {
-                        Ok(result) => {
-                            let full = serde_json::to_value(&result).ok();
-                            let mut parts = to_parts(&result);
-                            if let Some(edited) = edited {
-                                parts.insert(0, edited_note(&edited));
-                            }
-                            (full, parts, result.is_error)
-                        }
-                        Err(why) => refused(why),
+    let runs = external
+        .into_iter()
+        .map(|(id, name, args, resolved, local, over)| {
+            let cancel = cancel.child_token();
+            async move {
+                let started = Instant::now();
+                let refused = |why: String| (None, vec![ResultPart::Text { text: why }], true);
+                let done = |r: Result<ToolResult, String>| match r {
+                    Ok(result) => (
+                        serde_json::to_value(&result).ok(),
+                        to_parts(&result),
+                        result.is_error,
+                    ),
+                    Err(why) => refused(why),
+                };
+                let (full, parts, is_error) = match (resolved, args) {
+                    _ if over => refused(
+                        "Not run: the tool-call budget of this agent is spent; answer with what \
+                         you have."
+                            .into(),
+                    ),
+                    (None, Value::Object(map)) if local => {
+                        done(tools.run_local(&name, map, cancel).await)
                     }
-                }
-                (Some(_), _) => refused("The arguments must be a JSON object.".into()),
-            };
-            (id, full, parts, is_error, started.elapsed())
-        }
-    });
+                    (None, _) if local => refused("The arguments must be a JSON object.".into()),
+                    (None, _) => refused(format!(
+                        "There is no tool named {name:?}. Use one of the tools offered."
+                    )),
+                    (Some(_), Value::String(raw)) => refused(format!(
+                        "The arguments are not valid JSON: {}",
+                        raw.chars().take(200).collect::<String>()
+                    )),
+                    (Some(_), other) if !other.is_object() => {
+                        refused("The arguments must be a JSON object.".into())
+                    }
+                    (Some(tool), Value::Object(map)) => {
+                        let (ptx, mut prx) = mpsc::unbounded_channel();
+                        let (stx, srx) = tokio::sync::oneshot::channel::<Started>();
+                        let forward_id = id.clone();
+                        let forward_events = events.clone();
+                        // "Running" only once the call is approved and sent; then its progress.
+                        let forward = tokio::spawn(async move {
+                            let edited = match srx.await {
+                                Ok(started) => {
+                                    let edited = started.edited.map(Value::Object);
+                                    let _ = forward_events.send(ChatEvent::ToolRunning {
+                                        call_id: forward_id.clone(),
+                                        edited_arguments: edited.clone(),
+                                        allowed_by: started.allowed_by,
+                                    });
+                                    edited
+                                }
+                                Err(_) => None,
+                            };
+                            while let Some(progress) = prx.recv().await {
+                                let _ = forward_events.send(ChatEvent::ToolProgress {
+                                    call_id: forward_id.clone(),
+                                    progress,
+                                });
+                            }
+                            edited
+                        });
+                        let r = tools.run(tool, map, cancel, ptx, stx).await;
+                        let edited = forward.await.ok().flatten();
+                        match r {
+                            Ok(result) => {
+                                let full = serde_json::to_value(&result).ok();
+                                let mut parts = to_parts(&result);
+                                if let Some(edited) = edited {
+                                    parts.insert(0, edited_note(&edited));
+                                }
+                                (full, parts, result.is_error)
+                            }
+                            Err(why) => refused(why),
+                        }
+                    }
+                    (Some(_), _) => refused("The arguments must be a JSON object.".into()),
+                };
+                (id, full, parts, is_error, started.elapsed())
+            }
+        });
     let finished = futures::future::join_all(runs).await;
     for (id, full, parts, is_error, took) in finished {
         let (parts, whole) = cap_parts(&id, parts, cfg.output_cap);

@@ -134,6 +134,7 @@ fn approval_what(kind: RequestKind, tool: &str) -> String {
         RequestKind::Prompt | RequestKind::Completion => {
             format!("wants to use the prompt {}", name(tool))
         }
+        RequestKind::Pipeline => format!("wants to run the pipeline {}", name(tool)),
     }
 }
 

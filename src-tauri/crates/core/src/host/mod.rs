@@ -9,12 +9,15 @@
 //! The guard is held only to insert, remove or clone a handle, never across an `.await`; all
 //! lifecycle state lives in the supervisor tasks themselves.
 
+mod agent_tools;
+mod agents;
 pub mod apps;
 mod attention;
 mod audit;
 mod chat;
 mod chat_tools;
 pub mod credentials;
+mod delegation;
 mod demand;
 mod doctor;
 mod history;
@@ -22,10 +25,12 @@ mod links;
 mod models;
 mod ops;
 mod pins;
+mod pipelines;
 mod policy;
 mod providers;
 mod requests;
 mod run;
+mod run_state;
 mod runs;
 mod sandbox;
 mod secret_layout;
@@ -45,9 +50,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
+pub use agent_tools::AgentTools;
+pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
 pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use chat_tools::HostTools;
+pub use delegation::{Lineage, TaskOutcome, DELEGATE_TOOL, MAX_CHILDREN, MAX_DEPTH};
 pub use demand::DEFAULT_IDLE_STOP;
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
@@ -55,10 +63,12 @@ pub use links::LinkView;
 pub use models::{ModelEntry, ProviderModels};
 pub use ops::ServerCatalog;
 pub use pins::{Held, PinReview, ToolFindings};
+pub use pipelines::{PipelineError, PipelineOutcome, RUNS_LISTED};
 pub use policy::tool_digest;
 pub use providers::ProviderView;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
+pub use run_state::{is_state_tool, state_tool_specs, StateAuthor, STATE_TOOLS};
 pub use sandbox::SandboxChange;
 pub use server_secrets::ValueStatus;
 pub use servers::{AddOptions, AddOutcome, ServerView};

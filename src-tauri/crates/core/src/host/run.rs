@@ -60,6 +60,9 @@ pub struct CallOptions {
     pub started: Option<oneshot::Sender<Started>>,
     /// The cancellation of a caller inside the core (a chat turn's).
     pub(crate) cancel: Option<CancellationToken>,
+    /// This very call (tool and arguments) as a person approved it with its pipeline: the
+    /// policy's default question is not asked again for it when it does not write.
+    pub(crate) preapproved: Option<super::pipelines::Preapproved>,
 }
 
 impl CallOptions {
@@ -198,12 +201,30 @@ impl Host {
             }
             from_memory = false;
         };
+        // 3a. approved with its pipeline: only the policy's default question (no rule asked, no
+        // warning) about a call that does not write is answered by that approval.
+        let approved_with = match (&decision, opts.preapproved.take()) {
+            (
+                Decision::Ask {
+                    rule: None,
+                    warning: None,
+                    ..
+                },
+                Some(p),
+            ) => self.approved_with(p, tool, &arguments, info).await?,
+            _ => None,
+        };
         match decision {
             Decision::Allow { by } => {
                 started.allowed_by = Some(by);
             }
             Decision::Deny { reason, .. } => {
                 return Err(trail.refuse(denied(tool, reason)).await);
+            }
+            Decision::Ask { .. } if approved_with.is_some() => {
+                trail.decided(Verdict::Allow, Actor::User, approved_with);
+                trail.note(AuditEvent::Started);
+                trail.commit().await;
             }
             Decision::Ask {
                 reason, warning, ..
@@ -287,6 +308,51 @@ impl Host {
             self.note_flow(conversation, &tool.server).await;
         }
         Ok(result)
+    }
+
+    /// Why a call the policy asks about by default is already approved: it is the call its
+    /// pipeline's approval computed (same tool, same arguments) and it does not write.
+    async fn approved_with(
+        &self,
+        p: super::pipelines::Preapproved,
+        tool: &ToolRef,
+        arguments: &Arguments,
+        info: Option<&ToolInfo>,
+    ) -> Result<Option<String>, HostError> {
+        if p.tool != *tool || p.arguments != *arguments {
+            return Ok(None);
+        }
+        let tags = self.inner.store.server_tags(&tool.server).await?;
+        let trusted = tags.contains(&crate::store::ServerTag::Trusted);
+        Ok((!crate::approval::policy::writes(claims(info), trusted))
+            .then(|| format!("approved with the pipeline {}", p.label)))
+    }
+
+    /// Asks a person about a request approved as a whole before its parts run (a pipeline):
+    /// always asked, whatever the rules say about its parts, and audited as proposed and
+    /// decided. `Err(reason)` inside: the person said no.
+    pub(super) async fn ask_whole(
+        &self,
+        ask: Ask,
+        cancel: &CancellationToken,
+    ) -> Result<Result<(), Option<String>>, HostError> {
+        let mut trail = Trail::new(self, &ask.server, &ask.tool, &ask.origin);
+        let arguments = ask.arguments.as_object().cloned().unwrap_or_default();
+        trail.note(AuditEvent::proposed(ask.kind, &arguments, &ask.origin));
+        trail.decided(Verdict::Ask, Actor::System, Some(ask.reason.clone()));
+        let answer = self.ask_person(&mut trail, ask, cancel).await?;
+        let out = match answer {
+            Answer::Allow { .. } => {
+                trail.decided(Verdict::Allow, Actor::User, None);
+                Ok(())
+            }
+            Answer::Deny { reason } => {
+                trail.decided(Verdict::Deny, Actor::User, reason.clone());
+                Err(reason)
+            }
+        };
+        trail.commit().await;
+        Ok(out)
     }
 
     /// The person's answer to a parked tool call, recorded on the trail.

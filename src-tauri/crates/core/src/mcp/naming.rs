@@ -52,6 +52,11 @@ fn hash_hex(t: &ToolRef, len: usize) -> String {
     hex::encode(h.finalize())[..len].to_owned()
 }
 
+/// Switchboard's own built-in tools are named `switchboard__...` (`chat::cap`): a server tool
+/// whose plain name would start so (a server named `switchboard`) is hashed instead, and a
+/// hashed name (`{prefix}_{hex}`) never equals a built-in one.
+const RESERVED_PREFIX: &str = "switchboard__";
+
 fn hashed(base: &str, t: &ToolRef, hash_len: usize) -> String {
     let keep = MAX_LEN - hash_len - 1;
     let prefix: String = base.chars().take(keep).collect();
@@ -79,7 +84,12 @@ impl ToolNames {
             let (server, lossy_s) = sanitize(t.server.as_str());
             let (tool, lossy_t) = sanitize(&t.tool);
             let base = format!("{server}{SEP}{tool}");
-            let name = if lossy_s || lossy_t || base.len() > MAX_LEN || tool.is_empty() {
+            let name = if lossy_s
+                || lossy_t
+                || base.len() > MAX_LEN
+                || tool.is_empty()
+                || base.to_ascii_lowercase().starts_with(RESERVED_PREFIX)
+            {
                 hashed(&base, t, 8)
             } else {
                 base
@@ -159,6 +169,28 @@ mod tests {
             assert!(is_valid(n), "{n:?} is not a valid LLM tool name");
             assert!(seen.insert(n.to_ascii_lowercase()), "duplicate {n}");
             assert_eq!(names.resolve(n), Some(tool));
+        }
+    }
+
+    /// A server named `switchboard` cannot take the name of a built-in tool (the big-output
+    /// reader; the agents' state tools use another shape altogether).
+    #[test]
+    fn a_server_named_switchboard_never_gets_a_builtin_name() {
+        let tools = [
+            t("switchboard", "read_tool_output"),
+            t("Switchboard", "Read_Tool_Output"),
+            t("switchboard", "other"),
+        ];
+        let names = ToolNames::build(tools.clone());
+        check_bijective(&names, &tools);
+        for tool in &tools {
+            let name = names.llm_name(tool).unwrap();
+            // `chat::cap::READ_OUTPUT_TOOL` (spelled out: `mcp` sits below `chat`).
+            assert_ne!(
+                name.to_ascii_lowercase(),
+                "switchboard__read_tool_output",
+                "{tool}"
+            );
         }
     }
 

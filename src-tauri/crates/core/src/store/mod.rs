@@ -31,6 +31,7 @@
 //! `DATABASE_URL`.
 
 mod access;
+mod agents;
 mod audit;
 mod conversations;
 mod damage;
@@ -40,8 +41,10 @@ mod full_tests;
 #[cfg(test)]
 mod open_tests;
 mod pins;
+mod pipelines;
 mod policy;
 mod providers;
+mod run_state;
 mod servers;
 
 use std::path::{Path, PathBuf};
@@ -53,6 +56,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 pub use access::ResultReview;
+pub use agents::AgentsImported;
 pub use audit::{
     chain_hash, AppendStamp, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry,
     Refreshed, Tamper, VerifyReport, AUDIT_PAGE_MAX, DETAIL_MAX, GENESIS_HASH,
@@ -67,8 +71,13 @@ pub use conversations::{
 };
 pub use demand::LastTools;
 pub use pins::PendingItem;
+pub use pipelines::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 pub use policy::{PolicyRows, ServerTag, StoredRule};
 pub use providers::ProviderRecord;
+pub use run_state::{
+    check_key, RunStateError, StateEntry, StateKey, StateLimits, StateNote, LIMITS as STATE_LIMITS,
+    PERSON,
+};
 pub use servers::TrustRecord;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");

@@ -1,0 +1,224 @@
+//! An agent's view of the tools (issue 15): the host's tools cut to the agent's scope, its
+//! policy tightenings applied before anything reaches the approval seam, and its built-in
+//! tools (the run's shared state).
+//!
+//! [`AgentTools`] wraps the runner a turn would get ([`super::HostTools`]) and is itself a
+//! [`ToolRunner`], so the turn loop runs an agent exactly as it runs a conversation: same
+//! validation, same approval seam, same audit. What the agent may not see is neither offered
+//! (`specs`) nor resolvable (`resolve`): a model that names a tool outside its scope gets "no
+//! such tool", the same answer as for a tool that does not exist, so the scope does not leak
+//! what else is configured. Tightenings can only take away: `deny` refuses before the seam is
+//! asked; `ask` is refused too until the seam can be told to ask a person for a call the policy
+//! would allow (a tightening must never be weaker than written).
+//!
+//! State tools are local (answered here, no server): a read is one agent's output reaching
+//! another, so it is untrusted text like any tool result. So is the delegate tool
+//! (`delegation`), offered only when the agent may delegate from where it is.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::delegation::{
+    delegate_spec, parse_delegate, refusal, Lineage, DELEGATE_TOOL, MAX_CHILDREN,
+};
+use super::{is_state_tool, state_tool_specs, Host, StateAuthor};
+use crate::agent_data::{AgentName, AgentProfile, Tighten};
+use crate::chat::{Started, ToolRunner, TurnEnd};
+use crate::ids::ToolRef;
+use crate::llm::ToolSpec;
+use crate::mcp::catalog::{Content, Progress, ToolResult};
+
+/// The tools one agent sees in one run.
+pub struct AgentTools {
+    inner: Arc<dyn ToolRunner>,
+    host: Host,
+    profile: AgentProfile,
+    lineage: Lineage,
+    specs: Vec<ToolSpec>,
+    /// Whether the delegate tool is offered.
+    delegates: bool,
+    /// Tasks delegated so far (at most `MAX_CHILDREN`).
+    children: AtomicUsize,
+}
+
+impl AgentTools {
+    /// `inner`'s tools as `profile` may see them, plus the state tools of the lineage's run.
+    pub fn new(
+        host: &Host,
+        inner: Arc<dyn ToolRunner>,
+        profile: AgentProfile,
+        lineage: Lineage,
+    ) -> Self {
+        let mut specs: Vec<ToolSpec> = inner
+            .specs()
+            .into_iter()
+            .filter(|s| {
+                inner
+                    .resolve(&s.name)
+                    .is_some_and(|r| in_scope(&profile, &r))
+            })
+            .collect();
+        specs.extend(state_tool_specs());
+        Self {
+            inner,
+            host: host.clone(),
+            profile,
+            lineage,
+            specs,
+            delegates: false,
+            children: AtomicUsize::new(0),
+        }
+    }
+
+    /// Offers the delegate tool, naming `choices` (the agents it may pick, with what they are
+    /// for); nothing changes when there is none.
+    pub fn with_delegation(mut self, choices: Vec<(AgentName, String)>) -> Self {
+        if !choices.is_empty() {
+            self.specs.push(delegate_spec(&choices));
+            self.delegates = true;
+        }
+        self
+    }
+
+    /// Runs a delegate call: the checks, then the child's task; its answer, or why not.
+    async fn delegate(
+        &self,
+        arguments: &Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> Result<ToolResult, String> {
+        let (to, task) = parse_delegate(arguments)?;
+        if let Some(why) = refusal(&self.profile, &self.lineage.above, &to) {
+            return Err(why);
+        }
+        if self.children.fetch_add(1, Ordering::SeqCst) >= MAX_CHILDREN {
+            return Err(format!(
+                "At most {MAX_CHILDREN} delegations per task; finish with what you have."
+            ));
+        }
+        let mut above = self.lineage.above.clone();
+        above.push(self.profile.name.clone());
+        let child = Lineage {
+            above,
+            ..self.lineage.clone()
+        };
+        let outcome = self
+            .host
+            .run_agent_task(child, to.clone(), task, cancel)
+            .await
+            .map_err(|e| format!("Agent {to} could not start: {e}"))?;
+        let answer = if outcome.answer.is_empty() {
+            "(no answer)".to_owned()
+        } else {
+            outcome.answer
+        };
+        match outcome.end {
+            TurnEnd::Done(_) => Ok(text_result(answer)),
+            TurnEnd::BudgetExceeded(why) => Err(format!(
+                "Agent {to} stopped: {why}. What it had so far: {answer}"
+            )),
+            TurnEnd::StepLimit => Err(format!(
+                "Agent {to} stopped at its step limit. What it had so far: {answer}"
+            )),
+            TurnEnd::Failed(why) => Err(format!("Agent {to} failed: {why}")),
+            TurnEnd::Cancelled => Err(format!("Agent {to} was stopped.")),
+        }
+    }
+
+    /// The agent these tools are for.
+    pub fn profile(&self) -> &AgentProfile {
+        &self.profile
+    }
+}
+
+fn in_scope(profile: &AgentProfile, r: &ToolRef) -> bool {
+    profile.scope.allows(r.server.as_str(), &r.tool)
+}
+
+fn text_result(text: String) -> ToolResult {
+    ToolResult {
+        content: vec![Content::Text { text }],
+        structured_content: None,
+        is_error: false,
+    }
+}
+
+impl ToolRunner for AgentTools {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn resolve(&self, llm_name: &str) -> Option<ToolRef> {
+        self.inner
+            .resolve(llm_name)
+            .filter(|r| in_scope(&self.profile, r))
+    }
+
+    fn run(
+        &self,
+        tool: ToolRef,
+        arguments: Map<String, Value>,
+        cancel: CancellationToken,
+        progress: mpsc::UnboundedSender<Progress>,
+        started: oneshot::Sender<Started>,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        // `resolve` already kept out-of-scope tools away; this is the second lock on the door.
+        if !in_scope(&self.profile, &tool) {
+            let why = format!("There is no tool named {tool} for this agent.");
+            return Box::pin(async move { Err(why) });
+        }
+        match self
+            .profile
+            .tightening_for(tool.server.as_str(), &tool.tool)
+        {
+            None => self.inner.run(tool, arguments, cancel, progress, started),
+            Some(t) => {
+                let agent = self.profile.name.clone();
+                let why = match t {
+                    Tighten::Deny => {
+                        format!("Agent {agent}'s policy does not allow {tool}; do without it.")
+                    }
+                    Tighten::Ask => format!(
+                        "Agent {agent}'s policy requires a person to approve {tool}, which an \
+                         agent run cannot ask for yet; do without it."
+                    ),
+                };
+                Box::pin(async move { Err(why) })
+            }
+        }
+    }
+
+    fn is_local(&self, llm_name: &str) -> bool {
+        is_state_tool(llm_name) || (self.delegates && llm_name == DELEGATE_TOOL)
+    }
+
+    fn run_local(
+        &self,
+        llm_name: &str,
+        arguments: Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        let name = llm_name.to_owned();
+        Box::pin(async move {
+            if self.delegates && name == DELEGATE_TOOL {
+                return self.delegate(&arguments, cancel).await;
+            }
+            let author = StateAuthor::Agent(self.profile.name.clone());
+            match self
+                .host
+                .run_state_tool(&self.lineage.run, &author, &name, &arguments)
+                .await
+            {
+                Some(Ok(text)) => Ok(text_result(text)),
+                Some(Err(why)) => Err(why),
+                None => Err(format!(
+                    "There is no tool named {name:?}. Use one of the tools offered."
+                )),
+            }
+        })
+    }
+}

@@ -1,0 +1,372 @@
+//! Tool pipelines (issue 15, point 6): stored definitions, their check against the live
+//! catalog, and runs.
+//!
+//! A run is checked as a whole before its first step: the servers it uses are started, every
+//! step's tool must be offered (running, switched on, not held for review), and every mapping
+//! must pass `pipeline_data::check` against the tools' schemas. Only then does step 1 run.
+//! Each step is an ordinary tool call through [`Host::run_tool`], the one governed seam:
+//! argument validation, holds, the policy (a step that writes still asks unless a rule allows
+//! it), the audit log. A step's `structuredContent` is validated against its tool's
+//! `outputSchema` before anything maps from it; a result that does not match, a tool error or
+//! a refusal stops the run there. Every step is recorded with its arguments and result, so a
+//! run can be shown, and replayed with the same inputs on the same version.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{CallOptions, Host, HostError};
+use crate::approval::Origin;
+use crate::ids::{RunId, ServerId, ToolRef};
+use crate::pipeline_data::{check, MappingError, Pipeline, PipelineName, Plan, ToolSchemas};
+use crate::schema::ArgValidator;
+use crate::store::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
+
+#[path = "pipelines_plan.rs"]
+mod plan;
+
+use plan::{arguments_of, check_inputs, whole_ask};
+
+/// The most runs listed at once.
+pub const RUNS_LISTED: u32 = 200;
+
+/// Why a pipeline operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// The host failed (storage, a server that would not start, ...).
+    #[error(transparent)]
+    Host(#[from] HostError),
+    /// No pipeline (or version) of that name.
+    #[error("there is no pipeline {0}; `switchboard pipeline list` shows them")]
+    NotFound(String),
+    /// No run with that id.
+    #[error("there is no pipeline run {0}; `switchboard pipeline runs` lists them")]
+    NoRun(String),
+    /// The definition is invalid.
+    #[error(transparent)]
+    Definition(#[from] crate::pipeline_data::DefinitionError),
+    /// The mappings do not fit the tools; nothing ran.
+    #[error("the pipeline was not run, nothing was called: {}", join(.0))]
+    Mapping(Vec<MappingError>),
+    /// The inputs given do not fit the declared ones; nothing ran.
+    #[error("the pipeline was not run, nothing was called: {0}")]
+    Inputs(String),
+    /// The person said no to the pipeline as a whole; nothing ran or was recorded.
+    #[error("the pipeline was not run, nothing was called: the user said no{}", .0.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    Declined(Option<String>),
+}
+
+/// One step's call as its pipeline was approved (the tool and the arguments the plan computed
+/// for it), carried to [`Host::run_tool`] in `CallOptions::preapproved`.
+#[derive(Clone, Debug)]
+pub(crate) struct Preapproved {
+    /// `name@version` and the run, for the audit log.
+    pub(crate) label: String,
+    /// The step's tool.
+    pub(crate) tool: ToolRef,
+    /// The step's arguments.
+    pub(crate) arguments: Map<String, Value>,
+}
+
+fn join(errors: &[MappingError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl From<crate::store::StoreError> for PipelineError {
+    fn from(e: crate::store::StoreError) -> Self {
+        Self::Host(e.into())
+    }
+}
+
+/// A run as it ended: its record and its steps.
+#[derive(Clone, Debug, Serialize)]
+pub struct PipelineOutcome {
+    /// The run.
+    pub run: PipelineRun,
+    /// Its steps, in order, as far as it got.
+    pub steps: Vec<PipelineStepRecord>,
+}
+
+impl Host {
+    /// Stores a definition: as version 1, or the next version when it differs from the newest
+    /// one of its name (the same definition again changes nothing). Returns it as stored and
+    /// whether it was new.
+    pub async fn add_pipeline(
+        &self,
+        p: &Pipeline,
+    ) -> Result<(StoredPipeline, bool), PipelineError> {
+        crate::pipeline_data::validate(p)
+            .map_err(crate::pipeline_data::DefinitionError::Invalid)?;
+        let (version, added) = self.inner.store.add_pipeline(p).await?;
+        let stored = self.pipeline(&p.name, Some(version)).await?;
+        Ok((stored, added))
+    }
+
+    /// The newest version of every pipeline.
+    pub async fn list_pipelines(&self) -> Result<Vec<StoredPipeline>, PipelineError> {
+        Ok(self.inner.store.pipelines().await?)
+    }
+
+    /// One version of a pipeline, the newest when `version` is `None`.
+    pub async fn pipeline(
+        &self,
+        name: &PipelineName,
+        version: Option<u32>,
+    ) -> Result<StoredPipeline, PipelineError> {
+        self.inner
+            .store
+            .pipeline(name, version)
+            .await?
+            .ok_or_else(|| {
+                PipelineError::NotFound(match version {
+                    Some(v) => format!("{name} version {v}"),
+                    None => name.to_string(),
+                })
+            })
+    }
+
+    /// Checks a pipeline against the catalogs as they are (a stopped server's last-known
+    /// tools count; it starts when the pipeline runs). `Ok(Err(..))` lists the mistakes.
+    pub async fn check_pipeline(
+        &self,
+        p: &Pipeline,
+    ) -> Result<Result<Plan, Vec<MappingError>>, PipelineError> {
+        let catalogs = self.catalogs().await?;
+        let lookup = |server: &ServerId, tool: &str| -> Result<ToolSchemas, String> {
+            let Some(c) = catalogs.iter().find(|c| &c.server == server) else {
+                return Err(format!(
+                    "the server {server} is not running and has never listed its tools"
+                ));
+            };
+            let Some(t) = c.catalog.tools.iter().find(|t| t.name == tool) else {
+                return Err(format!("{server} offers no tool of that name"));
+            };
+            if c.disabled_tools.iter().any(|d| d == tool) {
+                return Err(format!(
+                    "it is switched off, or held for review since it changed (`switchboard server review {server}`)"
+                ));
+            }
+            Ok(ToolSchemas {
+                input: t.input_schema.clone(),
+                output: t.output_schema.clone(),
+            })
+        };
+        Ok(check(p, &lookup))
+    }
+
+    /// Checks a pipeline against the live catalogs: the servers it uses are started first (as
+    /// a run does), so a stopped server's tools are known. `Ok(Err(..))` lists the mistakes.
+    pub async fn check_live(
+        &self,
+        p: &Pipeline,
+    ) -> Result<Result<Plan, Vec<MappingError>>, PipelineError> {
+        for step in &p.steps {
+            let (server, _) = step
+                .tool_ref()
+                .map_err(crate::pipeline_data::DefinitionError::Invalid)?;
+            if self.handle(&server).is_none() {
+                self.ensure_started(&server).await?;
+            }
+        }
+        self.check_pipeline(p).await
+    }
+
+    /// Runs a stored pipeline with `inputs`, each step through the governed seam as `origin`.
+    /// `run` (from [`Host::open_run`]) lets [`Host::cancel_run`] stop it. Mistakes found
+    /// before the first step are errors and record nothing; once a step ran, the outcome says
+    /// how the run ended (a failed step ends it as failed).
+    pub async fn run_pipeline(
+        &self,
+        name: &PipelineName,
+        version: Option<u32>,
+        inputs: Map<String, Value>,
+        origin: Origin,
+        run: Option<RunId>,
+    ) -> Result<PipelineOutcome, PipelineError> {
+        let stored = self.pipeline(name, version).await?;
+        self.run_stored(&stored.pipeline, inputs, origin, run, None)
+            .await
+    }
+
+    /// Runs the pipeline version of a past run again with the same inputs.
+    pub async fn replay_pipeline_run(
+        &self,
+        run_id: &str,
+        origin: Origin,
+        run: Option<RunId>,
+    ) -> Result<PipelineOutcome, PipelineError> {
+        let (past, _) = self
+            .inner
+            .store
+            .pipeline_run(run_id)
+            .await?
+            .ok_or_else(|| PipelineError::NoRun(run_id.to_owned()))?;
+        let name = PipelineName::new(&past.name)
+            .map_err(|e| PipelineError::NotFound(format!("{:?}: {e}", past.name)))?;
+        let stored = self.pipeline(&name, Some(past.version)).await?;
+        let Value::Object(inputs) = past.inputs else {
+            return Err(PipelineError::Inputs(
+                "the stored inputs of that run are not an object".into(),
+            ));
+        };
+        self.run_stored(&stored.pipeline, inputs, origin, run, Some(run_id))
+            .await
+    }
+
+    /// Past runs, newest first (of one pipeline when `name` is given).
+    pub async fn pipeline_runs(
+        &self,
+        name: Option<&PipelineName>,
+    ) -> Result<Vec<PipelineRun>, PipelineError> {
+        Ok(self.inner.store.pipeline_runs(name, RUNS_LISTED).await?)
+    }
+
+    /// One past run with its steps.
+    pub async fn pipeline_run(&self, run_id: &str) -> Result<PipelineOutcome, PipelineError> {
+        let (run, steps) = self
+            .inner
+            .store
+            .pipeline_run(run_id)
+            .await?
+            .ok_or_else(|| PipelineError::NoRun(run_id.to_owned()))?;
+        Ok(PipelineOutcome { run, steps })
+    }
+
+    async fn run_stored(
+        &self,
+        p: &Pipeline,
+        inputs: Map<String, Value>,
+        origin: Origin,
+        run: Option<RunId>,
+        replay_of: Option<&str>,
+    ) -> Result<PipelineOutcome, PipelineError> {
+        check_inputs(p, &inputs)?;
+        // The run is claimed here, once, for every step: stopping it stops the step under way
+        // and no later step starts.
+        let claimed = self.claim_run(run.as_ref(), None)?;
+        let cancel = claimed.cancel.clone();
+        let plan = self.check_live(p).await?.map_err(PipelineError::Mapping)?;
+        let id = RunId::random().to_string();
+        let inputs_value = Value::Object(inputs.clone());
+        // Approved as a whole, every step and what flows where shown, before anything is
+        // recorded or sent.
+        let ask = whole_ask(p, &plan, &inputs_value, &origin, replay_of)?;
+        if let Err(reason) = self.ask_whole(ask, &cancel).await? {
+            return Err(PipelineError::Declined(reason));
+        }
+        let label = format!("{}@{} (run {id})", p.name, p.version);
+        self.inner
+            .store
+            .start_pipeline_run(&id, p, &inputs_value, replay_of)
+            .await?;
+        let mut structured: Vec<Option<Value>> = Vec::with_capacity(plan.steps.len());
+        let mut failure = None;
+        for (step, planned) in p.steps.iter().zip(&plan.steps) {
+            let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
+            let arguments = match arguments_of(step, &inputs, &p.steps, &structured) {
+                Ok(a) => a,
+                Err(why) => {
+                    failure = Some(format!("step {index} ({:?}): {why}", step.id));
+                    break;
+                }
+            };
+            self.inner
+                .store
+                .start_pipeline_step(
+                    &id,
+                    index,
+                    &step.id,
+                    &step.tool,
+                    &Value::Object(arguments.clone()),
+                )
+                .await?;
+            let tool = ToolRef {
+                server: planned.server.clone(),
+                tool: planned.tool.as_str().into(),
+            };
+            let opts = CallOptions {
+                cancel: Some(cancel.clone()),
+                preapproved: Some(Preapproved {
+                    label: label.clone(),
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                }),
+                ..CallOptions::default()
+            };
+            let called = self.run_tool(&tool, arguments, origin.clone(), opts).await;
+            let (result, error) = match called {
+                Err(e) => (None, Some(e.to_string())),
+                Ok(r) => {
+                    let error = self.result_problem(&tool, &r);
+                    (Some(r), error)
+                }
+            };
+            let result_value = result.as_ref().and_then(|r| serde_json::to_value(r).ok());
+            let status = if error.is_some() {
+                RunStatus::Failed
+            } else {
+                RunStatus::Succeeded
+            };
+            self.inner
+                .store
+                .end_pipeline_step(&id, index, status, result_value.as_ref(), error.as_deref())
+                .await?;
+            if let Some(why) = error {
+                failure = Some(format!(
+                    "step {index} ({:?}, {}): {why}",
+                    step.id, step.tool
+                ));
+                break;
+            }
+            structured.push(result.and_then(|r| r.structured_content));
+        }
+        let status = if failure.is_some() {
+            RunStatus::Failed
+        } else {
+            RunStatus::Succeeded
+        };
+        self.inner
+            .store
+            .end_pipeline_run(&id, status, failure.as_deref())
+            .await?;
+        drop(claimed);
+        self.pipeline_run(&id).await
+    }
+
+    /// Why a step's result cannot be used: a tool error, or `structuredContent` missing or
+    /// not matching the tool's `outputSchema`.
+    fn result_problem(&self, tool: &ToolRef, r: &crate::catalog::ToolResult) -> Option<String> {
+        if r.is_error {
+            let text: Vec<&str> = r
+                .content
+                .iter()
+                .filter_map(|c| match c {
+                    crate::catalog::Content::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            return Some(format!("the tool reported an error: {}", text.join(" ")));
+        }
+        let catalog = self.handle(&tool.server)?.catalog();
+        let info = catalog.tools.iter().find(|t| t.name == *tool.tool)?;
+        let schema = info.output_schema.as_ref()?;
+        let Some(value) = &r.structured_content else {
+            return Some(
+                "the tool declares an outputSchema but returned no structuredContent".into(),
+            );
+        };
+        match ArgValidator::compile(schema) {
+            Err(e) => Some(format!("the tool's outputSchema cannot be used: {e}")),
+            Ok(v) => v.check(value).err().map(|errors| {
+                format!(
+                    "its structuredContent does not match its outputSchema: {}",
+                    errors.join("; ")
+                )
+            }),
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Delegation across vendors (issue 15, points 2, 3, 5 and 7): a supervisor on an
+//! OpenAI-format model hands a task to an agent on an Anthropic-format model; the sub-agent
+//! writes the shared state, its answer comes back as the supervisor's tool result, and each
+//! model saw only its own tools in its own wire format. Budgets stop a sub-agent with the reason
+//! given to its parent; cycles and agents outside the profile's list are refused. Both models
+//! are scripted servers on loopback that record every request.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+use serde_json::Value;
+use switchboard_core::agent_data::{AgentName, AgentProfile, Budget};
+use switchboard_core::chat::TurnEnd;
+use switchboard_core::host::{Host, Lineage, DELEGATE_TOOL};
+use switchboard_core::ids::{ConversationId, ProviderName, RunId};
+use switchboard_core::redact::Secret;
+use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
+use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::*;
+use tokio_util::sync::CancellationToken;
+
+fn name(s: &str) -> AgentName {
+    AgentName::new(s).unwrap()
+}
+
+/// A provider `pname` of `kind` at `base` with a key, and an agent on it.
+async fn agent_on(
+    host: &Host,
+    pname: &str,
+    kind: &str,
+    base: String,
+    agent: &str,
+    delegates: Option<Vec<AgentName>>,
+    budget: Budget,
+) {
+    let provider = ProviderName::new(pname).unwrap();
+    if host.provider_view(&provider).await.is_err() {
+        host.add_provider(&provider, kind, Some(base), Some("model-1".into()), None)
+            .await
+            .unwrap();
+        host.set_provider_key(&provider, Secret::new("sk-test-delegation"))
+            .await
+            .unwrap();
+    }
+    let mut p = AgentProfile::new(name(agent), provider);
+    p.description = format!("the {agent}");
+    p.delegates = delegates;
+    p.budget = budget;
+    host.add_agent(p).await.unwrap();
+}
+
+fn delegate(agent: &str, task: &str) -> Reply {
+    let args = serde_json::json!({"agent": agent, "task": task}).to_string();
+    Reply::calls(vec![ScriptedCall::new("call_d", DELEGATE_TOOL, &[&args])])
+}
+
+async fn run(host: &Host, agent: &str, task: &str) -> switchboard_core::host::TaskOutcome {
+    let lineage = Lineage {
+        run: RunId::random(),
+        conversation: ConversationId::random(),
+        above: Vec::new(),
+    };
+    host.run_agent_task(lineage, name(agent), task.into(), CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .filter_map(|t| {
+                    t["function"]["name"]
+                        .as_str()
+                        .or_else(|| t["name"].as_str())
+                        .map(str::to_owned)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_state() {
+    let sup = FakeLlm::spawn(Scenario::new([
+        delegate("summariser", "Summarise the three findings."),
+        Reply::text(&["The summariser says: ", "three points."]),
+    ]))
+    .await
+    .unwrap();
+    let sub = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "toolu_1",
+            "switchboard_state_put",
+            &[r#"{"key":"summary","value":"three points"}"#],
+        )]),
+        Reply::text(&["Stored the summary: three points."]),
+    ]))
+    .await
+    .unwrap();
+    let (host, _tmp) = test_host().await;
+    agent_on(
+        &host,
+        "oa",
+        "openai",
+        sup.openai_base(),
+        "planner",
+        None,
+        Budget::default(),
+    )
+    .await;
+    agent_on(
+        &host,
+        "an",
+        "anthropic",
+        sub.anthropic_base(),
+        "summariser",
+        Some(vec![]),
+        Budget::default(),
+    )
+    .await;
+
+    let lineage = Lineage {
+        run: RunId::random(),
+        conversation: ConversationId::random(),
+        above: Vec::new(),
+    };
+    let out = host
+        .run_agent_task(
+            lineage.clone(),
+            name("planner"),
+            "Plan the report.".into(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(out.end, TurnEnd::Done(_)), "{out:?}");
+    assert_eq!(out.answer, "The summariser says: three points.");
+
+    // Each vendor in its own wire format, each with its own tools.
+    let sup_reqs = sup.requests();
+    let sub_reqs = sub.requests();
+    assert_eq!(sup_reqs.len(), 2);
+    assert_eq!(sub_reqs.len(), 2);
+    assert!(
+        sup_reqs[0].path.ends_with("/chat/completions"),
+        "{}",
+        sup_reqs[0].path
+    );
+    assert!(
+        sub_reqs[0].path.ends_with("/v1/messages"),
+        "{}",
+        sub_reqs[0].path
+    );
+    let sup_tools = tool_names(&sup_reqs[0].body);
+    assert!(
+        sup_tools.contains(&DELEGATE_TOOL.to_owned()),
+        "{sup_tools:?}"
+    );
+    let sub_tools = tool_names(&sub_reqs[0].body);
+    assert!(
+        !sub_tools.contains(&DELEGATE_TOOL.to_owned()),
+        "{sub_tools:?}"
+    );
+    assert!(sub_tools.contains(&"switchboard_state_put".to_owned()));
+    // The delegate tool names whom it may pick: not the planner itself.
+    let spec = sup_reqs[0].body["tools"].to_string();
+    assert!(
+        spec.contains("summariser") && !spec.contains("\"planner\""),
+        "{spec}"
+    );
+    // The task reached the sub-agent; its answer came back as the supervisor's tool result.
+    assert!(sub_reqs[0]
+        .body
+        .to_string()
+        .contains("Summarise the three findings."));
+    assert!(sub_reqs[0].body["system"]
+        .to_string()
+        .contains("agent planner gave you"));
+    let back = sup_reqs[1].body.to_string();
+    assert!(back.contains("Stored the summary: three points."), "{back}");
+    // The state one vendor's model wrote, with its author.
+    let entry = host
+        .state_get(&lineage.run, "summary")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(entry.author, "summariser");
+    assert_eq!(entry.value, Value::from("three points"));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agent_over_budget_stops_and_its_parent_is_told_why() {
+    let sup = FakeLlm::spawn(Scenario::new([
+        delegate("coder", "Write two notes."),
+        Reply::text(&["The coder ran out."]),
+    ]))
+    .await
+    .unwrap();
+    let note = |id: &str, text: &str| {
+        ScriptedCall::new(
+            id,
+            "switchboard_note_add",
+            &[&format!(r#"{{"text":"{text}"}}"#)],
+        )
+    };
+    let sub = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![note("toolu_1", "one"), note("toolu_2", "two")]),
+        Reply::text(&["never asked for"]),
+    ]))
+    .await
+    .unwrap();
+    let (host, _tmp) = test_host().await;
+    agent_on(
+        &host,
+        "oa",
+        "openai",
+        sup.openai_base(),
+        "planner",
+        None,
+        Budget::default(),
+    )
+    .await;
+    let one_call = Budget {
+        tool_calls: Some(1),
+        ..Budget::default()
+    };
+    agent_on(
+        &host,
+        "an",
+        "anthropic",
+        sub.anthropic_base(),
+        "coder",
+        Some(vec![]),
+        one_call,
+    )
+    .await;
+
+    let out = run(&host, "planner", "Get two notes written.").await;
+    assert!(matches!(out.end, TurnEnd::Done(_)), "{out:?}");
+    assert_eq!(sub.requests().len(), 1, "the sub-agent was not asked again");
+    let back = sup.requests()[1].body.to_string();
+    assert!(
+        back.contains("Agent coder stopped: its budget of 1 tool calls is spent"),
+        "{back}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cycles_and_agents_outside_the_list_are_refused() {
+    let sup = FakeLlm::spawn(Scenario::new([
+        delegate("planner", "Do it yourself."),
+        delegate("outsider", "Not on the list."),
+        Reply::text(&["done"]),
+    ]))
+    .await
+    .unwrap();
+    let (host, _tmp) = test_host().await;
+    agent_on(
+        &host,
+        "oa",
+        "openai",
+        sup.openai_base(),
+        "helper",
+        Some(vec![]),
+        Budget::default(),
+    )
+    .await;
+    agent_on(
+        &host,
+        "oa",
+        "openai",
+        sup.openai_base(),
+        "outsider",
+        Some(vec![]),
+        Budget::default(),
+    )
+    .await;
+    agent_on(
+        &host,
+        "oa",
+        "openai",
+        sup.openai_base(),
+        "planner",
+        Some(vec![name("helper")]),
+        Budget::default(),
+    )
+    .await;
+
+    let out = run(&host, "planner", "Try.").await;
+    assert!(matches!(out.end, TurnEnd::Done(_)), "{out:?}");
+    let reqs = sup.requests();
+    assert_eq!(
+        reqs.len(),
+        3,
+        "no sub-agent ran: every request is the planner's"
+    );
+    assert!(
+        reqs[1].body.to_string().contains("round in a circle"),
+        "{}",
+        reqs[1].body
+    );
+    assert!(
+        reqs[2]
+            .body
+            .to_string()
+            .contains("may not delegate to outsider"),
+        "{}",
+        reqs[2].body
+    );
+    host.shutdown().await;
+}
