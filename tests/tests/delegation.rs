@@ -13,7 +13,7 @@ use switchboard_core::host::{Host, Lineage, DELEGATE_TOOL};
 use switchboard_core::ids::{ConversationId, ProviderName, RunId};
 use switchboard_core::redact::Secret;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
-use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::fake_llm::{FakeLlm, Outcome};
 use switchboard_tests::*;
 use tokio_util::sync::CancellationToken;
 
@@ -309,5 +309,93 @@ async fn cycles_and_agents_outside_the_list_are_refused() {
         "{}",
         reqs[2].body
     );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_supervisor_stops_the_agent_it_delegated_to() {
+    let sup = FakeLlm::spawn(Scenario::new([
+        delegate("slowpoke", "Take your time."),
+        Reply::text(&["never reached"]),
+    ]))
+    .await
+    .unwrap();
+    // The sub-agent's model answers two deltas a second for minutes: it is mid-answer when the
+    // stop comes, and its next write finds the client gone.
+    let deltas = vec!["."; 400];
+    let sub = FakeLlm::spawn(Scenario::new([Reply {
+        chunk_delay_ms: 500,
+        ..Reply::text(&deltas)
+    }]))
+    .await
+    .unwrap();
+    let (host, _tmp) = test_host().await;
+    agent_on(
+        &host,
+        "oa",
+        "openai",
+        sup.openai_base(),
+        "planner",
+        None,
+        Budget::default(),
+    )
+    .await;
+    agent_on(
+        &host,
+        "an",
+        "anthropic",
+        sub.anthropic_base(),
+        "slowpoke",
+        Some(vec![]),
+        Budget::default(),
+    )
+    .await;
+
+    let cancel = CancellationToken::new();
+    let lineage = Lineage {
+        run: RunId::random(),
+        conversation: ConversationId::random(),
+        above: Vec::new(),
+    };
+    let task = {
+        let host = host.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            host.run_agent_task(lineage, name("planner"), "Go.".into(), cancel)
+                .await
+                .unwrap()
+        })
+    };
+    // Wait (bounded) until the sub-agent's model has the request, then stop the supervisor.
+    for _ in 0..500 {
+        if !sub.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        sub.requests().len(),
+        1,
+        "the sub-agent never asked its model"
+    );
+    cancel.cancel();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), task)
+        .await
+        .expect("the tree stopped")
+        .unwrap();
+    assert_eq!(out.end, TurnEnd::Cancelled, "{out:?}");
+    assert_eq!(
+        sup.requests().len(),
+        1,
+        "the supervisor was not asked again"
+    );
+    // The sub-agent's stream was dropped, not left running: its model saw the client go.
+    for _ in 0..500 {
+        if sub.requests()[0].outcome.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(sub.requests()[0].outcome, Some(Outcome::ClientGone));
     host.shutdown().await;
 }
