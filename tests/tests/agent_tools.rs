@@ -42,8 +42,7 @@ async fn agent_tools(host: &Host, p: AgentProfile, run: &RunId) -> AgentTools {
         .unwrap();
     let lineage = Lineage {
         run: run.clone(),
-        conversation: ConversationId::random(),
-        above: Vec::new(),
+        ..Lineage::root(ConversationId::random())
     };
     AgentTools::new(host, inner as Arc<dyn ToolRunner>, p, lineage)
 }

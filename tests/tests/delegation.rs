@@ -53,11 +53,7 @@ fn delegate(agent: &str, task: &str) -> Reply {
 }
 
 async fn run(host: &Host, agent: &str, task: &str) -> switchboard_core::host::TaskOutcome {
-    let lineage = Lineage {
-        run: RunId::random(),
-        conversation: ConversationId::random(),
-        above: Vec::new(),
-    };
+    let lineage = Lineage::root(ConversationId::random());
     host.run_agent_task(lineage, name(agent), task.into(), CancellationToken::new())
         .await
         .unwrap()
@@ -97,7 +93,7 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     ]))
     .await
     .unwrap();
-    let (host, _tmp) = test_host().await;
+    let (host, tmp) = test_host().await;
     agent_on(
         &host,
         "oa",
@@ -119,11 +115,7 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     )
     .await;
 
-    let lineage = Lineage {
-        run: RunId::random(),
-        conversation: ConversationId::random(),
-        above: Vec::new(),
-    };
+    let lineage = Lineage::root(ConversationId::random());
     let out = host
         .run_agent_task(
             lineage.clone(),
@@ -178,6 +170,46 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
         .contains("agent planner gave you"));
     let back = sup_reqs[1].body.to_string();
     assert!(back.contains("Stored the summary: three points."), "{back}");
+    // The run tree: the planner at the root, the summariser under it, each on its vendor.
+    let tree = host.agent_run_tree(&lineage.run).await.unwrap();
+    assert_eq!(tree.len(), 2, "{tree:?}");
+    assert_eq!(
+        (tree[0].agent.as_str(), tree[0].parent.as_ref()),
+        ("planner", None)
+    );
+    assert_eq!(tree[1].agent, "summariser");
+    assert_eq!(tree[1].parent.as_ref(), Some(&tree[0].node));
+    assert_eq!(
+        (tree[0].provider.as_str(), tree[1].provider.as_str()),
+        ("oa", "an")
+    );
+    assert_eq!(tree[1].task, "Summarise the three findings.");
+    assert!(
+        tree.iter()
+            .all(|n| n.status == "done" && n.ended_ms.is_some()),
+        "{tree:?}"
+    );
+    assert_eq!((tree[0].tool_calls, tree[1].tool_calls), (1, 1));
+    assert_eq!(out.node, tree[0].node);
+    // `switchboard agent runs RUN` prints the same tree.
+    let printed = run_cli(
+        tmp.path(),
+        &["agent", "runs", lineage.run.as_str()],
+        "",
+        &[],
+    );
+    let text = String::from_utf8_lossy(&printed.stdout).into_owned();
+    assert!(printed.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("planner [oa/model-1] done: 1 calls"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("  summariser [an/model-1] done: 1 calls"),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("total: 2 agents"), "{text}");
     // The state one vendor's model wrote, with its author.
     let entry = host
         .state_get(&lineage.run, "summary")
@@ -238,6 +270,18 @@ async fn a_sub_agent_over_budget_stops_and_its_parent_is_told_why() {
 
     let out = run(&host, "planner", "Get two notes written.").await;
     assert!(matches!(out.end, TurnEnd::Done(_)), "{out:?}");
+    let roots = host.agent_runs(10).await.unwrap();
+    let tree = host
+        .agent_run_tree(&RunId::parse(&roots[0].run).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(tree[1].agent, "coder");
+    assert_eq!(tree[1].status, "over_budget");
+    assert!(tree[1]
+        .reason
+        .as_deref()
+        .unwrap_or_default()
+        .contains("1 tool calls"));
     assert_eq!(sub.requests().len(), 1, "the sub-agent was not asked again");
     let back = sup.requests()[1].body.to_string();
     assert!(
@@ -352,11 +396,7 @@ async fn cancelling_the_supervisor_stops_the_agent_it_delegated_to() {
     .await;
 
     let cancel = CancellationToken::new();
-    let lineage = Lineage {
-        run: RunId::random(),
-        conversation: ConversationId::random(),
-        above: Vec::new(),
-    };
+    let lineage = Lineage::root(ConversationId::random());
     let task = {
         let host = host.clone();
         let cancel = cancel.clone();

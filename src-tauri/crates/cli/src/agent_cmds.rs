@@ -49,6 +49,12 @@ pub enum AgentCmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The newest delegation runs, or one run as a tree (who did what, on which model, at
+    /// what cost).
+    Runs {
+        /// The run (`run-...`); without it, the newest runs.
+        run: Option<String>,
+    },
     /// Add the agent profiles of a TOML file (all of them, or none if one is refused).
     Import {
         /// The file.
@@ -176,6 +182,7 @@ pub async fn run(ctx: &Ctx, cmd: AgentCmd) -> anyhow::Result<ExitCode> {
             host.add_agent(p.clone()).await?;
             done(ctx, &p, "added")?;
         }
+        AgentCmd::Runs { run } => crate::agent_runs_cmds::runs(ctx, host, run).await?,
         AgentCmd::List => {
             let all = host.list_agents().await?;
             if ctx.json {

@@ -11,6 +11,7 @@
 mod output;
 mod access_cmds;
 mod agent_cmds;
+mod agent_runs_cmds;
 mod approve;
 mod audit_cmds;
 mod auth_cmds;

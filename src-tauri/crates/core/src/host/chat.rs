@@ -91,6 +91,8 @@ impl Host {
     /// Flags answers that were streaming when a previous run died (ST-02). Call once at start,
     /// in the process that runs chats.
     pub async fn recover_interrupted(&self) -> Result<u64, HostError> {
+        // Agents that were working when it died are shown as cut off, not as running forever.
+        self.inner.store.mark_agent_runs_interrupted().await?;
         Ok(self
             .inner
             .store

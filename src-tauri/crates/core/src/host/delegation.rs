@@ -29,6 +29,7 @@ use crate::chat::cap::Outputs;
 use crate::chat::{run_turn, ChatEvent, TurnBudget, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, RunId};
 use crate::llm::{limits, Message, Role, ToolSpec, Usage};
+use crate::store::{AgentRunEnd, AgentRunNode, NewAgentRun};
 
 /// The built-in tool an agent delegates with.
 pub const DELEGATE_TOOL: &str = "switchboard_delegate";
@@ -38,7 +39,7 @@ pub const MAX_DEPTH: usize = 3;
 pub const MAX_CHILDREN: usize = 16;
 
 /// Where an agent runs: its run (the state it shares), the conversation its calls belong to,
-/// and the agents above it, root first.
+/// the agents above it, root first, and the run-tree node of the one that delegated to it.
 #[derive(Clone, Debug)]
 pub struct Lineage {
     /// The run of the whole tree.
@@ -47,11 +48,27 @@ pub struct Lineage {
     pub conversation: ConversationId,
     /// The agents above, root first (empty for the root).
     pub above: Vec<AgentName>,
+    /// The node of the agent that delegated (`None` for the root).
+    pub parent_node: Option<String>,
+}
+
+impl Lineage {
+    /// The root of a new run for `conversation`.
+    pub fn root(conversation: ConversationId) -> Self {
+        Self {
+            run: RunId::random(),
+            conversation,
+            above: Vec::new(),
+            parent_node: None,
+        }
+    }
 }
 
 /// How a task ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskOutcome {
+    /// Its node in the run tree.
+    pub node: String,
     /// The agent that ran it.
     pub agent: AgentName,
     /// Its last answer's text (possibly empty).
@@ -182,8 +199,26 @@ impl Host {
             let inner = HostTools::load(self, &lineage.conversation).await?;
             let choices = self.delegation_choices(&profile, &lineage.above).await?;
             let parent = lineage.above.last().cloned();
+            let node = format!("node-{}", hex::encode(rand::random::<[u8; 8]>()));
+            self.inner
+                .store
+                .start_agent_run(&NewAgentRun {
+                    node: node.clone(),
+                    run: lineage.run.clone(),
+                    parent: lineage.parent_node.clone(),
+                    conversation: lineage.conversation.to_string(),
+                    agent: agent.to_string(),
+                    task: task.clone(),
+                    provider: profile.provider.to_string(),
+                    model: model.clone(),
+                })
+                .await?;
+            let below = Lineage {
+                parent_node: Some(node.clone()),
+                ..lineage
+            };
             let tools =
-                AgentTools::new(self, inner, profile.clone(), lineage).with_delegation(choices);
+                AgentTools::new(self, inner, profile.clone(), below).with_delegation(choices);
             let mut cfg = TurnConfig::new(model.clone());
             cfg.provider = Some(profile.provider.clone());
             cfg.system = Some(system_for(&profile, parent.as_ref()));
@@ -210,9 +245,12 @@ impl Host {
             )
             .await;
             let mut usage = Usage::default();
+            let mut calls: u32 = 0;
             while let Ok(ev) = rx.try_recv() {
-                if let ChatEvent::Usage { usage: u } = ev {
-                    usage.add(u);
+                match ev {
+                    ChatEvent::Usage { usage: u } => usage.add(u),
+                    ChatEvent::ToolCallProposed { .. } => calls = calls.saturating_add(1),
+                    _ => {}
                 }
             }
             let answer = transcript
@@ -221,13 +259,49 @@ impl Host {
                 .find(|m| m.role == Role::Assistant)
                 .map(Message::text)
                 .unwrap_or_default();
+            let (status, reason) = match &end {
+                TurnEnd::Done(_) => ("done", None),
+                TurnEnd::Failed(e) => ("failed", Some(e.clone())),
+                TurnEnd::Cancelled => ("cancelled", None),
+                TurnEnd::BudgetExceeded(why) => ("over_budget", Some(why.clone())),
+                TurnEnd::StepLimit => ("step_limit", None),
+            };
+            let cost_usd = cfg
+                .budget
+                .price
+                .map(|p| p.cost(usage.input_tokens, usage.output_tokens));
+            self.inner
+                .store
+                .finish_agent_run(
+                    &node,
+                    &AgentRunEnd {
+                        status,
+                        reason,
+                        usage_input: usage.input_tokens,
+                        usage_output: usage.output_tokens,
+                        cost_usd,
+                        tool_calls: calls,
+                    },
+                )
+                .await?;
             Ok(TaskOutcome {
+                node,
                 agent,
                 answer,
                 end,
                 usage,
             })
         })
+    }
+
+    /// Every node of a run tree, in the order they started (the root first).
+    pub async fn agent_run_tree(&self, run: &RunId) -> Result<Vec<AgentRunNode>, HostError> {
+        Ok(self.inner.store.agent_run_tree(run).await?)
+    }
+
+    /// The newest runs' roots, newest first.
+    pub async fn agent_runs(&self, limit: u32) -> Result<Vec<AgentRunNode>, HostError> {
+        Ok(self.inner.store.agent_run_roots(limit).await?)
     }
 
     /// The agents `profile` may delegate to from where it is, with their descriptions; empty

@@ -31,6 +31,7 @@
 //! `DATABASE_URL`.
 
 mod access;
+mod agent_runs;
 mod agents;
 mod audit;
 mod conversations;
@@ -56,6 +57,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 pub use access::ResultReview;
+pub use agent_runs::{AgentRunEnd, AgentRunNode, NewAgentRun};
 pub use agents::AgentsImported;
 pub use audit::{
     chain_hash, AppendStamp, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry,
