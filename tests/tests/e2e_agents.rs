@@ -125,6 +125,12 @@ async fn the_agents_page_lists_adds_and_refuses_profiles() {
     s.set_value(".agents-provider", "local").await.unwrap();
     s.set_value(".agents-delegation", "some").await.unwrap();
     s.set_value(".agents-delegates", "ghost").await.unwrap();
+    s.wait_for(
+        ".agents-form:not([hidden]) .agents-save:not([disabled])",
+        WAIT,
+    )
+    .await
+    .unwrap();
     s.click_on(".agents-save", WAIT).await.unwrap();
     s.wait_text(".agents-form-error", "no agent named ghost", WAIT)
         .await

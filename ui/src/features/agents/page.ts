@@ -88,8 +88,13 @@ export function mountAgents(root: HTMLElement): () => void {
   f.delegation.addEventListener("change", syncDelegates);
   f.delegation.addEventListener("input", syncDelegates);
 
+  // Each opening of the form fills the provider list once; an answer for an earlier opening
+  // that arrives late must not reset what the person has chosen since.
+  let opening = 0;
   const fillProviders = async (chosen: string) => {
+    const mine = ++opening;
     const r = await commands.listProviders();
+    if (mine !== opening) return;
     const names = r.status === "ok" ? r.data.map((p) => p.name) : [];
     f.provider.replaceChildren(h("option", { value: "" }, "(choose a provider)"),
       ...names.map((n) => h("option", { value: n }, n)),
@@ -105,6 +110,9 @@ export function mountAgents(root: HTMLElement): () => void {
     say(formError, null);
     syncDelegates();
     form.hidden = false;
+    // Until the list arrives the select offers nothing, so no choice is made from a stale list
+    // and then reset by the fresh one.
+    f.provider.replaceChildren();
     void fillProviders(v.provider);
     (a ? f.description : f.name).focus();
   };
@@ -116,16 +124,14 @@ export function mountAgents(root: HTMLElement): () => void {
   save.addEventListener("click", async () => {
     const checked = toAgent(values());
     if (!checked.ok) return say(formError, checked.why);
+    // Disabled while the save is in flight only: the list's reload after it must not hold the
+    // button of the next agent someone is already filling in.
     save.disabled = true;
-    try {
-      const r = await commands.saveAgent(checked.agent, editing === null);
-      if (r.status === "error") return say(formError, r.error.message);
-      form.hidden = true;
-      say(status, `Agent ${checked.agent.name} saved.`);
-      await reload();
-    } finally {
-      save.disabled = false;
-    }
+    const r = await commands.saveAgent(checked.agent, editing === null).finally(() => (save.disabled = false));
+    if (r.status === "error") return say(formError, r.error.message);
+    form.hidden = true;
+    say(status, `Agent ${checked.agent.name} saved.`);
+    await reload();
   });
 
   // The table.
