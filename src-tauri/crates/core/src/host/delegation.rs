@@ -196,6 +196,9 @@ impl Host {
                     name: profile.provider.to_string(),
                     reason: format!("agent {agent} names no model and the provider has no default"),
                 })?;
+            // As a chat turn does: servers that start when needed come up before the agent's
+            // tools are read (a no-op where the host does not serve on demand, as in the CLI).
+            self.start_for_turn().await?;
             let inner = HostTools::load(self, &lineage.conversation).await?;
             let choices = self.delegation_choices(&profile, &lineage.above).await?;
             let parent = lineage.above.last().cloned();
