@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::ServerId;
+use crate::ids::{ConversationId, ServerId};
 use crate::status::{Progress, ServerStatus};
 
 /// Something that happened in the host.
@@ -54,6 +54,13 @@ pub enum HostEvent {
     ServersChanged,
     /// The agent profiles changed (added, edited, removed, imported).
     AgentsChanged,
+    /// A node of a run tree of agents started or ended (issue 15): the app redraws the tree.
+    AgentRunChanged {
+        /// The run (the tree), as text: a shell reads it, never mints one.
+        run: String,
+        /// The conversation it works for.
+        conversation: ConversationId,
+    },
     /// A tool call started or stopped waiting for the user's approval.
     ApprovalsChanged,
     /// A question for the person (a server's form, URL or sampling request, a tool result held

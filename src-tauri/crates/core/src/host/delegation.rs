@@ -216,6 +216,8 @@ impl Host {
                     model: model.clone(),
                 })
                 .await?;
+            let (run, conversation) = (lineage.run.clone(), lineage.conversation.clone());
+            self.agent_run_changed(&run, &conversation);
             let below = Lineage {
                 parent_node: Some(node.clone()),
                 ..lineage
@@ -287,6 +289,7 @@ impl Host {
                     },
                 )
                 .await?;
+            self.agent_run_changed(&run, &conversation);
             Ok(TaskOutcome {
                 node,
                 agent,
@@ -295,6 +298,30 @@ impl Host {
                 usage,
             })
         })
+    }
+
+    /// Tells the shells a node of `lineage`'s run started or ended.
+    fn agent_run_changed(&self, run: &RunId, conversation: &ConversationId) {
+        let _ = self
+            .inner
+            .events
+            .send(crate::events::HostEvent::AgentRunChanged {
+                run: run.to_string(),
+                conversation: conversation.clone(),
+            });
+    }
+
+    /// Every node of every run that worked for `conversation` (runs and their nodes in the
+    /// order they started).
+    pub async fn conversation_agent_runs(
+        &self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<AgentRunNode>, HostError> {
+        Ok(self
+            .inner
+            .store
+            .agent_runs_of_conversation(conversation.as_str())
+            .await?)
     }
 
     /// Every node of a run tree, in the order they started (the root first).

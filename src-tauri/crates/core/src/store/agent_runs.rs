@@ -82,6 +82,58 @@ pub struct AgentRunNode {
     pub ended_ms: Option<i64>,
 }
 
+/// What a run (or any set of nodes) spent in all: the total the app and the CLI show under a
+/// tree, and the same per agent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunTotals {
+    /// Nodes counted.
+    pub nodes: u32,
+    /// Input tokens.
+    pub usage_input: u64,
+    /// Output tokens.
+    pub usage_output: u64,
+    /// Estimated dollars of the nodes whose price is known.
+    pub cost_usd: f64,
+    /// Whether some node's price is unknown (the dollars are then a lower bound).
+    pub cost_partial: bool,
+    /// Tool calls.
+    pub tool_calls: u32,
+}
+
+impl RunTotals {
+    /// The totals of `nodes`.
+    pub fn of<'a>(nodes: impl IntoIterator<Item = &'a AgentRunNode>) -> Self {
+        let mut t = Self::default();
+        for n in nodes {
+            t.nodes += 1;
+            t.usage_input += n.usage_input;
+            t.usage_output += n.usage_output;
+            match n.cost_usd {
+                Some(c) => t.cost_usd += c,
+                None => t.cost_partial = true,
+            }
+            t.tool_calls = t.tool_calls.saturating_add(n.tool_calls);
+        }
+        t
+    }
+
+    /// The totals per agent, agents by name.
+    pub fn per_agent(nodes: &[AgentRunNode]) -> Vec<(String, Self)> {
+        let mut agents: Vec<&str> = nodes.iter().map(|n| n.agent.as_str()).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        agents
+            .into_iter()
+            .map(|a| {
+                (
+                    a.to_owned(),
+                    Self::of(nodes.iter().filter(|n| n.agent == a)),
+                )
+            })
+            .collect()
+    }
+}
+
 type NodeRow = (
     String,
     String,
@@ -194,6 +246,23 @@ impl Store {
             " FROM agent_runs WHERE run = ? ORDER BY started_ms, rowid"
         ))
         .bind(run.as_str())
+        .fetch_all(self.reader())
+        .await?;
+        Ok(rows.into_iter().map(node).collect())
+    }
+
+    /// Every node of every run working for `conversation`, runs in the order they started,
+    /// nodes of one run in the order they started.
+    pub async fn agent_runs_of_conversation(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<AgentRunNode>, StoreError> {
+        let rows: Vec<NodeRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            columns!(),
+            " FROM agent_runs WHERE conversation = ? ORDER BY started_ms, rowid"
+        ))
+        .bind(conversation)
         .fetch_all(self.reader())
         .await?;
         Ok(rows.into_iter().map(node).collect())

@@ -57,7 +57,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 pub use access::ResultReview;
-pub use agent_runs::{AgentRunEnd, AgentRunNode, NewAgentRun};
+pub use agent_runs::{AgentRunEnd, AgentRunNode, NewAgentRun, RunTotals};
 pub use agents::AgentsImported;
 pub use audit::{
     chain_hash, AppendStamp, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry,
