@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
@@ -44,7 +43,7 @@ async fn agent_tools(host: &Host, p: AgentProfile, run: &RunId) -> AgentTools {
         run: run.clone(),
         ..Lineage::root(ConversationId::random())
     };
-    AgentTools::new(host, inner as Arc<dyn ToolRunner>, p, lineage)
+    AgentTools::new(host, inner, p, lineage)
 }
 
 fn args(v: Value) -> Map<String, Value> {

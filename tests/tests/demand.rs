@@ -165,6 +165,7 @@ async fn a_chat_turn_of_the_app_starts_the_servers_it_offers() {
                     max_steps: None,
                     attached: Vec::new(),
                     run: None,
+                    agent: None,
                 },
                 tx,
             )

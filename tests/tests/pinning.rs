@@ -267,6 +267,7 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
                     max_steps: None,
                     attached: Vec::new(),
                     run: None,
+                    agent: None,
                 },
                 tx,
             )
@@ -356,9 +357,7 @@ async fn poisoned_descriptions_are_flagged_and_lying_annotations_still_ask() {
             .run_tool(
                 &tref("evil", "lying_write"),
                 args,
-                Origin::Model {
-                    conversation: ConversationId::random(),
-                },
+                Origin::model(ConversationId::random()),
                 CallOptions::default(),
             )
             .await

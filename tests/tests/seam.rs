@@ -268,7 +268,7 @@ async fn arguments_a_person_edits_are_decided_again() {
             .run_tool(
                 &tref("fake", "echo"),
                 args(json!({"text": "/tmp/harmless"})),
-                Origin::Model { conversation },
+                Origin::model(conversation),
                 CallOptions::default(),
             )
             .await
@@ -377,6 +377,7 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
                     max_steps: None,
                     attached,
                     run: None,
+                    agent: None,
                 },
                 tx,
             )

@@ -63,9 +63,7 @@ fn run(
     let host = host.clone();
     let tool = tool(name);
     let origin = match conv {
-        Some(c) => Origin::Model {
-            conversation: ConversationId::parse(c).unwrap(),
-        },
+        Some(c) => Origin::model(ConversationId::parse(c).unwrap()),
         None => Origin::Manual,
     };
     tokio::spawn(async move {

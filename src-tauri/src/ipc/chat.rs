@@ -310,6 +310,7 @@ fn request(
         model: optional("model", model)?,
         attached: self::attached(attached)?,
         run: Some(parse_run(run_id)?),
+        agent: None,
         max_steps: None,
     })
 }

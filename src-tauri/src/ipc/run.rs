@@ -119,6 +119,10 @@ pub struct ApprovalDto {
     pub origin: String,
     /// The conversation, for model calls.
     pub conversation: Option<String>,
+    /// The agent whose model asks, when an agent profile runs it (issue 15).
+    pub agent: Option<String>,
+    /// The agent it works for; `None` with an agent: it works for the person.
+    pub for_agent: Option<String>,
     /// Hints the server claims (never trusted).
     pub hints: Vec<String>,
     /// Why it is asked (the policy's reason).
@@ -152,10 +156,11 @@ impl From<&Condition> for ConstraintDto {
 
 impl From<ApprovalRequest> for ApprovalDto {
     fn from(r: ApprovalRequest) -> Self {
+        let acting = r.origin.acting().cloned();
         let (origin, conversation) = match r.origin {
             Origin::Manual => ("manual", None),
             Origin::Attach { conversation } => ("manual", conversation.map(|c| c.to_string())),
-            Origin::Model { conversation } => ("model", Some(conversation.to_string())),
+            Origin::Model { conversation, .. } => ("model", Some(conversation.to_string())),
         };
         let suggested_constraints = match &r.arguments {
             serde_json::Value::Object(args) => {
@@ -175,6 +180,8 @@ impl From<ApprovalRequest> for ApprovalDto {
             arguments: serde_json::to_string_pretty(&r.arguments).unwrap_or_default(),
             origin: origin.into(),
             conversation,
+            agent: acting.as_ref().map(|a| a.agent.to_string()),
+            for_agent: acting.and_then(|a| a.for_agent).map(|a| a.to_string()),
             hints: r.hints,
             reason: r.reason,
             warning: r.warning,

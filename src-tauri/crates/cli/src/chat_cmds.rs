@@ -370,6 +370,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 max_steps: a.max_steps,
                 attached: Vec::new(),
                 run: Some(run),
+                agent: None,
             },
             tx,
         )

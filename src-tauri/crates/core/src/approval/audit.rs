@@ -56,7 +56,9 @@ impl Actor {
     pub fn from_origin(origin: &Origin) -> Self {
         match origin {
             Origin::Manual | Origin::Attach { .. } => Self::User,
-            Origin::Model { .. } => Self::Model { name: None },
+            Origin::Model { agent, .. } => Self::Model {
+                name: agent.as_ref().map(|a| a.agent.to_string()),
+            },
         }
     }
 }

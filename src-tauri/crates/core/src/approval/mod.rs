@@ -31,7 +31,7 @@ pub use pending::{
     Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Scope, Ticket, REASON_MAX,
 };
 pub use policy::{
-    decide, AllowedBy, Call, Claims, Context, Decision, Flow, Origin, Policy, RequestKind,
+    decide, Acting, AllowedBy, Call, Claims, Context, Decision, Flow, Origin, Policy, RequestKind,
 };
 pub use rules::{
     Condition, Effect, Limit, On, Per, PolicyFile, Rule, RuleError, Source, GRANT_PREFIX,

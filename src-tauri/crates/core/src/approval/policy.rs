@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::rules::{glob, whole_match, Condition, Effect, Rule, Source};
+use crate::agent_data::AgentName;
 use crate::ids::{ConversationId, ServerId};
 
 /// Who wants the request made.
@@ -45,7 +46,33 @@ pub enum Origin {
     Model {
         /// The conversation.
         conversation: ConversationId,
+        /// The agent whose model asked, when an agent profile runs it (issue 15); `None` for
+        /// a plain conversation.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<Acting>,
     },
+}
+
+/// An agent making a request, and on whose behalf (issue 15, point 4): what an approval prompt
+/// names and the audit log records as the actor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acting {
+    /// The agent whose model asked.
+    pub agent: AgentName,
+    /// The agent that gave it the task; `None` when it works for the person directly (it runs
+    /// the conversation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_agent: Option<AgentName>,
+}
+
+impl Acting {
+    /// Who asks, in words: "agent researcher, for agent planner" or "agent planner, for you".
+    pub fn describe(&self) -> String {
+        match &self.for_agent {
+            Some(p) => format!("agent {}, for agent {p}", self.agent),
+            None => format!("agent {}, for you", self.agent),
+        }
+    }
 }
 
 impl Origin {
@@ -62,7 +89,23 @@ impl Origin {
         match self {
             Self::Manual => None,
             Self::Attach { conversation } => conversation.as_ref(),
-            Self::Model { conversation } => Some(conversation),
+            Self::Model { conversation, .. } => Some(conversation),
+        }
+    }
+
+    /// A plain conversation's model (no agent profile).
+    pub fn model(conversation: ConversationId) -> Self {
+        Self::Model {
+            conversation,
+            agent: None,
+        }
+    }
+
+    /// The agent that asks, if an agent does.
+    pub fn acting(&self) -> Option<&Acting> {
+        match self {
+            Self::Model { agent, .. } => agent.as_ref(),
+            _ => None,
         }
     }
 

@@ -36,9 +36,7 @@ fn tool(server: &str, name: &str) -> ToolRef {
 }
 
 fn model() -> Origin {
-    Origin::Model {
-        conversation: conv(),
-    }
+    Origin::model(conv())
 }
 
 /// The one conversation of these tests.

@@ -8,8 +8,9 @@
 //! (`specs`) nor resolvable (`resolve`): a model that names a tool outside its scope gets "no
 //! such tool", the same answer as for a tool that does not exist, so the scope does not leak
 //! what else is configured. Tightenings can only take away: `deny` refuses before the seam is
-//! asked; `ask` is refused too until the seam can be told to ask a person for a call the policy
-//! would allow (a tightening must never be weaker than written).
+//! asked; `ask` tells the seam to ask a person even where the policy would allow the call.
+//! Every call goes through the seam as this agent ([`super::AsAgent`]): the approval prompt
+//! says which agent asks and for whom, the audit log names it as the actor.
 //!
 //! State tools are local (answered here, no server): a read is one agent's output reaching
 //! another, so it is untrusted text like any tool result. So is the delegate tool
@@ -26,8 +27,9 @@ use tokio_util::sync::CancellationToken;
 use super::delegation::{
     delegate_spec, parse_delegate, refusal, Lineage, DELEGATE_TOOL, MAX_CHILDREN,
 };
-use super::{is_state_tool, state_tool_specs, Host, StateAuthor};
+use super::{is_state_tool, state_tool_specs, AsAgent, Host, HostTools, StateAuthor};
 use crate::agent_data::{AgentName, AgentProfile, Tighten};
+use crate::approval::Acting;
 use crate::chat::{Started, ToolRunner, TurnEnd};
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
@@ -35,7 +37,7 @@ use crate::mcp::catalog::{Content, Progress, ToolResult};
 
 /// The tools one agent sees in one run.
 pub struct AgentTools {
-    inner: Arc<dyn ToolRunner>,
+    inner: Arc<HostTools>,
     host: Host,
     profile: AgentProfile,
     lineage: Lineage,
@@ -50,7 +52,7 @@ impl AgentTools {
     /// `inner`'s tools as `profile` may see them, plus the state tools of the lineage's run.
     pub fn new(
         host: &Host,
-        inner: Arc<dyn ToolRunner>,
+        inner: Arc<HostTools>,
         profile: AgentProfile,
         lineage: Lineage,
     ) -> Self {
@@ -129,6 +131,14 @@ impl AgentTools {
         }
     }
 
+    /// This agent, and the one it works for (none: the person).
+    pub fn acting(&self) -> Acting {
+        Acting {
+            agent: self.profile.name.clone(),
+            for_agent: self.lineage.above.last().cloned(),
+        }
+    }
+
     /// The agent these tools are for.
     pub fn profile(&self) -> &AgentProfile {
         &self.profile
@@ -171,25 +181,29 @@ impl ToolRunner for AgentTools {
             let why = format!("There is no tool named {tool} for this agent.");
             return Box::pin(async move { Err(why) });
         }
-        match self
+        let ask = match self
             .profile
             .tightening_for(tool.server.as_str(), &tool.tool)
         {
-            None => self.inner.run(tool, arguments, cancel, progress, started),
-            Some(t) => {
-                let agent = self.profile.name.clone();
-                let why = match t {
-                    Tighten::Deny => {
-                        format!("Agent {agent}'s policy does not allow {tool}; do without it.")
-                    }
-                    Tighten::Ask => format!(
-                        "Agent {agent}'s policy requires a person to approve {tool}, which an \
-                         agent run cannot ask for yet; do without it."
-                    ),
-                };
-                Box::pin(async move { Err(why) })
+            None => None,
+            Some(Tighten::Ask) => Some(format!(
+                "Agent {}'s profile asks a person before every call of {tool}.",
+                self.profile.name
+            )),
+            Some(Tighten::Deny) => {
+                let why = format!(
+                    "Agent {}'s policy does not allow {tool}; do without it.",
+                    self.profile.name
+                );
+                return Box::pin(async move { Err(why) });
             }
-        }
+        };
+        let agent = AsAgent {
+            acting: self.acting(),
+            ask,
+        };
+        self.inner
+            .run_as(tool, arguments, Some(agent), cancel, progress, started)
     }
 
     fn is_local(&self, llm_name: &str) -> bool {

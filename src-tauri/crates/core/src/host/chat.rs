@@ -76,6 +76,10 @@ pub struct SendRequest {
     /// The run this turn belongs to ([`Host::open_run`]); [`Host::cancel_run`] stops it,
     /// keeping what arrived. Without one the turn cannot be stopped from outside.
     pub run: Option<RunId>,
+    /// The agent that runs the conversation (issue 15): its provider, model, system prompt,
+    /// scope, tightenings and budget replace `provider` and `model`, and it may delegate and
+    /// hand the conversation over. `None`: the plain model chat.
+    pub agent: Option<crate::agent_data::AgentName>,
 }
 
 /// How a send ended.

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::{CallOptions, Host, HostError};
-use crate::approval::Origin;
+use crate::approval::{Acting, Origin};
 use crate::chat::{Started, ToolRunner};
 use crate::ids::{ConversationId, ToolRef};
 use crate::llm::ToolSpec;
@@ -72,6 +72,55 @@ impl HostTools {
     }
 }
 
+/// An agent making a call (issue 15): named in the approval prompt and the audit log, and,
+/// when its profile tightens this tool to `ask`, why a person is asked even where the policy
+/// would allow the call.
+#[derive(Clone, Debug)]
+pub struct AsAgent {
+    /// Who asks, for whom.
+    pub acting: Acting,
+    /// The tightening's reason, when the profile says `ask` for this tool.
+    pub ask: Option<String>,
+}
+
+impl HostTools {
+    /// Runs `tool` as the conversation's model would, or as `agent` when one asks.
+    pub fn run_as(
+        &self,
+        tool: ToolRef,
+        arguments: Map<String, Value>,
+        agent: Option<AsAgent>,
+        cancel: CancellationToken,
+        progress: mpsc::UnboundedSender<Progress>,
+        started: oneshot::Sender<Started>,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        Box::pin(async move {
+            let (acting, ask) = match agent {
+                Some(a) => (Some(a.acting), a.ask),
+                None => (None, None),
+            };
+            self.host
+                .run_tool(
+                    &tool,
+                    arguments,
+                    Origin::Model {
+                        conversation: self.conversation.clone(),
+                        agent: acting,
+                    },
+                    CallOptions {
+                        cancel: Some(cancel),
+                        ask,
+                        ..CallOptions::default()
+                    }
+                    .progress(progress)
+                    .started(started),
+                )
+                .await
+                .map_err(for_model)
+        })
+    }
+}
+
 /// A host error as the model should read it.
 fn for_model(e: HostError) -> String {
     match e {
@@ -107,23 +156,6 @@ impl ToolRunner for HostTools {
         progress: mpsc::UnboundedSender<Progress>,
         started: oneshot::Sender<Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        Box::pin(async move {
-            self.host
-                .run_tool(
-                    &tool,
-                    arguments,
-                    Origin::Model {
-                        conversation: self.conversation.clone(),
-                    },
-                    CallOptions {
-                        cancel: Some(cancel),
-                        ..CallOptions::default()
-                    }
-                    .progress(progress)
-                    .started(started),
-                )
-                .await
-                .map_err(for_model)
-        })
+        self.run_as(tool, arguments, None, cancel, progress, started)
     }
 }

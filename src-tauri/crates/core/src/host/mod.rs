@@ -54,7 +54,7 @@ pub use agent_tools::AgentTools;
 pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
 pub use chat::{SendOutcome, SendRequest, TurnInput};
-pub use chat_tools::HostTools;
+pub use chat_tools::{AsAgent, HostTools};
 pub use delegation::{Lineage, TaskOutcome, DELEGATE_TOOL, MAX_CHILDREN, MAX_DEPTH};
 pub use demand::DEFAULT_IDLE_STOP;
 pub use doctor::{Check, CheckLevel, DoctorReport};

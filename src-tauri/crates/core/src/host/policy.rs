@@ -218,7 +218,7 @@ impl Host {
     ) -> Result<Option<String>, HostError> {
         let conversation = match (scope, origin) {
             (Scope::Once, _) => return Ok(None),
-            (Scope::Conversation, Origin::Model { conversation }) => Some(conversation.clone()),
+            (Scope::Conversation, Origin::Model { conversation, .. }) => Some(conversation.clone()),
             // A conversation grant for a run by hand has no conversation to be bound to.
             (Scope::Conversation, Origin::Manual | Origin::Attach { .. }) => return Ok(None),
             (Scope::Always, _) => None,

@@ -622,7 +622,7 @@ impl Host {
         audit: &AuditContext,
         cancel: Option<CancellationToken>,
     ) -> Result<ToolResult, HostError> {
-        let Origin::Model { conversation } = origin else {
+        let Origin::Model { conversation, .. } = origin else {
             return Ok(result);
         };
         let reason = match self.inner.store.result_review(&tool.server).await? {

@@ -63,6 +63,9 @@ pub struct CallOptions {
     /// This very call (tool and arguments) as a person approved it with its pipeline: the
     /// policy's default question is not asked again for it when it does not write.
     pub(crate) preapproved: Option<super::pipelines::Preapproved>,
+    /// Why a person must be asked even where the policy allows the call: an agent profile's
+    /// `ask` tightening (issue 15). It only ever turns an allow into a question.
+    pub(crate) ask: Option<String>,
 }
 
 impl CallOptions {
@@ -191,6 +194,7 @@ impl Host {
                 Some((d, g)) => (d, Some(g)),
                 None => (self.decide(&call, info).await?, None),
             };
+            let decision = tightened(decision, opts.ask.as_deref());
             let (verdict, by, reason) = decided(&decision);
             trail.decided(verdict, by, reason);
             if matches!(decision, Decision::Allow { .. }) {
@@ -203,7 +207,8 @@ impl Host {
         };
         // 3a. approved with its pipeline: only the policy's default question (no rule asked, no
         // warning) about a call that does not write is answered by that approval.
-        let approved_with = match (&decision, opts.preapproved.take()) {
+        let preapproved = opts.preapproved.take().filter(|_| opts.ask.is_none());
+        let approved_with = match (&decision, preapproved) {
             (
                 Decision::Ask {
                     rule: None,
@@ -304,7 +309,7 @@ impl Host {
             )
             .await?;
         // 7. note the flow
-        if let (false, Origin::Model { conversation }) = (result.is_error, &origin) {
+        if let (false, Origin::Model { conversation, .. }) = (result.is_error, &origin) {
             self.note_flow(conversation, &tool.server).await;
         }
         Ok(result)
@@ -675,6 +680,19 @@ fn tool_call<'a>(
         origin,
         arguments,
         claims: claims(info),
+    }
+}
+
+/// `decision` under an agent's `ask` tightening: an allow becomes a question with `ask` as its
+/// reason; a question or a refusal stays what it is (a tightening never loosens).
+fn tightened(decision: Decision, ask: Option<&str>) -> Decision {
+    match (decision, ask) {
+        (Decision::Allow { .. }, Some(why)) => Decision::Ask {
+            reason: why.to_owned(),
+            warning: None,
+            rule: None,
+        },
+        (d, _) => d,
     }
 }
 

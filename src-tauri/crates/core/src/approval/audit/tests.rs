@@ -107,13 +107,7 @@ fn context_from_origin() {
     };
     let conv = ConversationId::random();
     let r = CallRef::random();
-    let ctx = AuditContext::for_call(
-        &tool,
-        &Origin::Model {
-            conversation: conv.clone(),
-        },
-        r.clone(),
-    );
+    let ctx = AuditContext::for_call(&tool, &Origin::model(conv.clone()), r.clone());
     assert_eq!(ctx.conversation, Some(conv));
     assert_eq!(ctx.call_ref, Some(r));
     assert_eq!(
