@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
+use switchboard_core::agent_data::AgentName;
 use switchboard_core::chat::ChatEvent;
 use switchboard_core::host::{Host, SendRequest, TurnInput};
 use switchboard_core::ids::ServerId;
@@ -113,6 +114,15 @@ pub enum ChatEventDto {
         /// Its text.
         text: String,
     },
+    /// The conversation's agent handed it over; what follows is `to`'s answer.
+    HandedOver {
+        /// The agent that handed over.
+        from: String,
+        /// The agent taking over.
+        to: String,
+        /// Its note (a model's words, untrusted text).
+        note: String,
+    },
 }
 
 fn cap(mut s: String, max: usize) -> String {
@@ -205,6 +215,11 @@ impl From<ChatEvent> for ChatEventDto {
             ChatEvent::Compacted { summary, messages } => Self::Compacted { summary, messages },
             ChatEvent::Partial { message } => Self::Partial {
                 text: message.text(),
+            },
+            ChatEvent::HandedOver { from, to, note } => Self::HandedOver {
+                from,
+                to,
+                note: cap(note, 4_000),
             },
         }
     }
@@ -302,6 +317,7 @@ fn request(
     model: Option<String>,
     attached: &[String],
     run_id: &str,
+    agent: Option<String>,
 ) -> Result<SendRequest, IpcError> {
     Ok(SendRequest {
         input: self::input(input)?,
@@ -310,7 +326,9 @@ fn request(
         model: optional("model", model)?,
         attached: self::attached(attached)?,
         run: Some(parse_run(run_id)?),
-        agent: None,
+        agent: agent
+            .map(|a| AgentName::new(&a).map_err(|e| IpcError::invalid(e.to_string())))
+            .transpose()?,
         max_steps: None,
     })
 }
@@ -345,7 +363,9 @@ fn forward(
 /// Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
 /// message, an edit of an earlier one, or a regenerated answer. `attached` names the servers
 /// the message brings something from (attached resources, slash prompts), for the trifecta
-/// guard. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
+/// guard. With `agent`, that agent profile answers (its provider and model replace
+/// `provider` and `model`, which must still name a configured provider) and may delegate and
+/// hand over. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
 /// conversation id once the turn is over.
 #[tauri::command]
 #[specta::specta]
@@ -364,9 +384,18 @@ pub async fn send_message(
     model: Option<String>,
     input: TurnInputDto,
     attached: Vec<String>,
+    agent: Option<String>,
     on_event: Channel<ChatEventDto>,
 ) -> Result<String, IpcError> {
-    let req = request(input, conversation, &provider, model, &attached, &run_id)?;
+    let req = request(
+        input,
+        conversation,
+        &provider,
+        model,
+        &attached,
+        &run_id,
+        agent,
+    )?;
     let (tx, forwarding) = forward(host.inner().clone(), on_event);
     let outcome = host.send_message(req, tx).await;
     let _ = forwarding.await;

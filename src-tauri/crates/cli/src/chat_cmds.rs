@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
+use switchboard_core::agent_data::AgentName;
 use switchboard_core::chat::{ChatEvent, TurnEnd};
 use switchboard_core::host::{Host, SendRequest, TurnInput};
 use switchboard_core::ids::{ConversationId, MessageId};
@@ -71,6 +72,11 @@ pub struct ChatArgs {
     /// `PROVIDER` or `PROVIDER:MODEL`; the only configured provider when omitted.
     #[arg(long)]
     model: Option<String>,
+    /// Let this agent profile answer (`switchboard agent list`): its provider, model, scope,
+    /// policy and budget apply, and it may delegate to other agents and hand the
+    /// conversation over.
+    #[arg(long, conflicts_with = "model")]
+    agent: Option<String>,
     /// Continue this conversation.
     #[arg(long)]
     conversation: Option<String>,
@@ -255,12 +261,18 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
-    let (provider, model) = match a.model.as_deref() {
-        Some(m) => match m.split_once(':') {
+    let agent = a.agent.as_deref().map(AgentName::new).transpose()?;
+    let profile = match &agent {
+        Some(name) => Some(ctx.host.agent(name).await?),
+        None => None,
+    };
+    let (provider, model) = match (&profile, a.model.as_deref()) {
+        (Some(p), _) => (p.provider.to_string(), p.model.clone()),
+        (None, Some(m)) => match m.split_once(':') {
             Some((p, model)) => (p.to_owned(), Some(model.to_owned())),
             None => (m.to_owned(), None),
         },
-        None => {
+        (None, None) => {
             let list = ctx.host.list_providers().await?;
             match list.as_slice() {
                 [only] => (only.name.to_string(), None),
@@ -345,6 +357,9 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
                 ChatEvent::Failed { .. } => outln!(),
+                ChatEvent::HandedOver { from, to, .. } => {
+                    errln!("[agent {from} handed the conversation over to agent {to}]")
+                }
                 ChatEvent::Cancelled => errln!("\n[stopped]"),
                 ChatEvent::Compacted { messages, .. } => errln!(
                     "[{} summarized to fit the model's context; `history show` has the summary]",
@@ -370,7 +385,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 max_steps: a.max_steps,
                 attached: Vec::new(),
                 run: Some(run),
-                agent: None,
+                agent,
             },
             tx,
         )
@@ -381,6 +396,9 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     ctrl_c.abort();
     let outcome = result?;
     errln!("conversation {}", outcome.conversation);
+    if let Some(a) = &outcome.agent {
+        errln!("answered by agent {a}; `switchboard history show` has its run tree");
+    }
     match outcome.end {
         TurnEnd::Done(_) => Ok(ExitCode::SUCCESS),
         TurnEnd::Cancelled => Ok(ExitCode::from(crate::errors::exit::CANCELLED)),
@@ -467,6 +485,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                     (false, _) => "cost unknown (no list price for the model)".into(),
                 }
             );
+            crate::run_tree::print_conversation_runs(host, &id).await?;
         }
         HistoryCmd::Search { query } => {
             for hit in host.search_conversations(&query, 50).await? {

@@ -94,6 +94,16 @@ pub enum ChatEvent {
         /// How many messages it stands in for.
         messages: u32,
     },
+    /// The conversation's agent handed it over (issue 15): the next answer, in the same send,
+    /// is `to`'s. Sent after `from`'s turn is done, before `to`'s begins.
+    HandedOver {
+        /// The agent that handed over.
+        from: String,
+        /// The agent taking over.
+        to: String,
+        /// Its note (a model's words).
+        note: String,
+    },
     /// The answer so far, when a turn ends early (cancelled or failed) mid-answer. The store
     /// keeps it, marked as such; it is not part of the transcript sent to models.
     Partial {

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::chat_agent::{hand_over_spec, parse_hand_over, HandOver, HandOverSlot, HAND_OVER_TOOL};
 use super::delegation::{
     delegate_spec, parse_delegate, refusal, Lineage, DELEGATE_TOOL, MAX_CHILDREN,
 };
@@ -46,6 +47,8 @@ pub struct AgentTools {
     delegates: bool,
     /// Tasks delegated so far (at most `MAX_CHILDREN`).
     children: AtomicUsize,
+    /// Where a hand-over is left, when this agent runs a conversation and may hand it over.
+    hand_over: Option<HandOverSlot>,
 }
 
 impl AgentTools {
@@ -74,6 +77,7 @@ impl AgentTools {
             specs,
             delegates: false,
             children: AtomicUsize::new(0),
+            hand_over: None,
         }
     }
 
@@ -85,6 +89,37 @@ impl AgentTools {
             self.delegates = true;
         }
         self
+    }
+
+    /// Offers the hand-over tool (this agent runs a conversation), naming `choices`; a
+    /// hand-over asked for is left in `slot`. Nothing changes when there is no choice.
+    pub fn with_hand_over(mut self, choices: Vec<(AgentName, String)>, slot: HandOverSlot) -> Self {
+        if !choices.is_empty() {
+            self.specs.push(hand_over_spec(&choices));
+            self.hand_over = Some(slot);
+        }
+        self
+    }
+
+    /// Runs a hand-over call: leaves it for the conversation, to take effect when this turn
+    /// ends. A second one in the same turn replaces the first (the last word counts).
+    fn hand_over(&self, arguments: &Map<String, Value>) -> Result<ToolResult, String> {
+        let Some(slot) = &self.hand_over else {
+            return Err(format!("There is no tool named {HAND_OVER_TOOL:?}."));
+        };
+        let (to, note) = parse_hand_over(&self.profile, arguments)?;
+        let text = format!(
+            "Agent {to} takes over this conversation when you finish this answer; end with a \
+             short word to the person."
+        );
+        if let Ok(mut s) = slot.lock() {
+            *s = Some(HandOver {
+                from: self.profile.name.clone(),
+                to,
+                note,
+            });
+        }
+        Ok(text_result(text))
     }
 
     /// Runs a delegate call: the checks, then the child's task; its answer, or why not.
@@ -207,7 +242,9 @@ impl ToolRunner for AgentTools {
     }
 
     fn is_local(&self, llm_name: &str) -> bool {
-        is_state_tool(llm_name) || (self.delegates && llm_name == DELEGATE_TOOL)
+        is_state_tool(llm_name)
+            || (self.delegates && llm_name == DELEGATE_TOOL)
+            || (self.hand_over.is_some() && llm_name == HAND_OVER_TOOL)
     }
 
     fn run_local(
@@ -220,6 +257,9 @@ impl ToolRunner for AgentTools {
         Box::pin(async move {
             if self.delegates && name == DELEGATE_TOOL {
                 return self.delegate(&arguments, cancel).await;
+            }
+            if name == HAND_OVER_TOOL {
+                return self.hand_over(&arguments);
             }
             let author = StateAuthor::Agent(self.profile.name.clone());
             match self

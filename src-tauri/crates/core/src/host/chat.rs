@@ -14,12 +14,16 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::chat_agent::{HandOver, MAX_HAND_OVERS, TAKE_OVER};
+use super::delegation::{Lineage, Tally};
+use super::providers::ProviderView;
 use super::HostTools;
 use super::{Host, HostError};
+use crate::agent_data::AgentProfile;
 use crate::approval::AllowedBy;
 use crate::chat::{compact, run_turn, ChatEvent, ToolRunner, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, MessageId, ProviderName, RunId, ServerId, ToolCallRecordId};
-use crate::llm::{Message, Part, Role, StopReason, Usage};
+use crate::llm::{Message, Part, Provider, Role, StopReason, Usage};
 use crate::store::{
     ApprovalDecision, DecidedBy, MessageEnd, MessageStatus, NewSummary, NewToolCall, StoreError,
     StoredMessage, ToolCallEnd,
@@ -89,6 +93,8 @@ pub struct SendOutcome {
     pub conversation: ConversationId,
     /// How the turn ended.
     pub end: TurnEnd,
+    /// The agent that answered last (after any hand-over); `None` for a plain model.
+    pub agent: Option<crate::agent_data::AgentName>,
 }
 
 impl Host {
@@ -116,15 +122,22 @@ impl Host {
         for s in &req.attached {
             self.server(s).await?;
         }
-        let (provider, view) = self.provider(&req.provider).await?;
-        let model =
-            req.model
-                .clone()
-                .or(view.model.clone())
-                .ok_or_else(|| HostError::Provider {
-                    name: req.provider.to_string(),
-                    reason: "no model given and the provider has no default; pass --model".into(),
-                })?;
+        // An agent answers with its own provider and model; otherwise the request names them.
+        let mut agent = match &req.agent {
+            Some(a) => Some(self.agent(a).await?),
+            None => None,
+        };
+        let (mut provider_name, mut model, mut provider, mut view) = self
+            .answering(agent.as_ref(), &req.provider, req.model.clone())
+            .await?;
+        let task = match &req.input {
+            TurnInput::Message(parts) | TurnInput::Edit { parts, .. } => Message {
+                role: Role::User,
+                parts: parts.clone(),
+            }
+            .text(),
+            TurnInput::Regenerate => "(answer the last message again)".to_owned(),
+        };
         let store = &self.inner.store;
         let conversation = match (&req.conversation, &req.input) {
             (Some(id), _) => {
@@ -202,7 +215,7 @@ impl Host {
             TurnInput::Regenerate => {
                 begun = Some(
                     store
-                        .regenerate(&conversation, req.provider.as_str(), &model)
+                        .regenerate(&conversation, provider_name.as_str(), &model)
                         .await?,
                 );
             }
@@ -210,48 +223,158 @@ impl Host {
 
         // A turn offers the tools of every enabled server: those that start when needed start.
         self.start_for_turn().await?;
-        let tools = HostTools::load(self, &conversation).await?;
-        let mut cfg = TurnConfig::new(model.clone());
-        cfg.conversation = Some(conversation.clone());
-        cfg.provider = Some(req.provider.clone());
-        if let Some(n) = req.max_steps {
-            cfg.max_steps = n;
+        // With an agent, the message is a run: the agent its root, hand-overs below it.
+        let mut lineage = Lineage::root(conversation.clone());
+        let mut from: Option<HandOver> = None;
+        let mut hand_overs = 0;
+        loop {
+            let tools = HostTools::load(self, &conversation).await?;
+            let supervised = match &agent {
+                Some(p) => Some(
+                    self.supervise(
+                        p,
+                        &lineage,
+                        &task,
+                        &model,
+                        provider.profile_id(),
+                        tools.clone(),
+                        from.as_ref(),
+                    )
+                    .await?,
+                ),
+                None => None,
+            };
+            let runner: &dyn ToolRunner = match &supervised {
+                Some(s) => &s.tools,
+                None => tools.as_ref(),
+            };
+            let mut cfg = TurnConfig::new(model.clone());
+            cfg.conversation = Some(conversation.clone());
+            cfg.provider = Some(provider_name.clone());
+            if let Some(n) = req.max_steps {
+                cfg.max_steps = n;
+            }
+            let window = crate::llm::limits::context_window(&model, view.context_window);
+            let (system, mut transcript) = self
+                .context(
+                    &conversation,
+                    provider.as_ref(),
+                    &model,
+                    window,
+                    &runner.specs(),
+                    &events,
+                    &cancel,
+                )
+                .await?;
+            cfg.system = Some(match &supervised {
+                Some(s) => s.system(&system),
+                None => system,
+            });
+            if let Some(s) = &supervised {
+                cfg.budget = s.budget.clone();
+            }
+            if from.is_some() {
+                transcript.push(Message::user_text(TAKE_OVER));
+            }
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (tap_tx, tap_rx) = mpsc::unbounded_channel();
+            let mut outputs = crate::chat::cap::Outputs::default();
+            let writer = Writer {
+                host: self,
+                conversation: &conversation,
+                provider: provider_name.as_str(),
+                model: &model,
+            };
+            let tally = async move {
+                let mut tally = Tally::default();
+                while let Some(ev) = rx.recv().await {
+                    tally.see(&ev);
+                    if tap_tx.send(ev).is_err() {
+                        break;
+                    }
+                }
+                tally
+            };
+            let (end, tally, written) = tokio::join!(
+                run_turn(
+                    provider.as_ref(),
+                    runner,
+                    &mut outputs,
+                    &cfg,
+                    &mut transcript,
+                    cancel.clone(),
+                    tx,
+                ),
+                tally,
+                writer.run(tap_rx, events.clone(), begun.take()),
+            );
+            written?;
+            let Some(s) = supervised else {
+                return Ok(SendOutcome {
+                    conversation,
+                    end,
+                    agent: None,
+                });
+            };
+            self.finish_node(&lineage, &s.node, &end, &tally, &cfg.budget)
+                .await?;
+            let next = s.slot.lock().ok().and_then(|mut h| h.take());
+            let answered = agent.as_ref().map(|p| p.name.clone());
+            let (TurnEnd::Done(_), Some(h)) = (&end, next) else {
+                return Ok(SendOutcome {
+                    conversation,
+                    end,
+                    agent: answered,
+                });
+            };
+            if hand_overs == MAX_HAND_OVERS {
+                return Ok(SendOutcome {
+                    conversation,
+                    end,
+                    agent: answered,
+                });
+            }
+            hand_overs += 1;
+            let next_profile = self.agent(&h.to).await?;
+            (provider_name, model, provider, view) = self
+                .answering(Some(&next_profile), &next_profile.provider, None)
+                .await?;
+            let _ = events.send(ChatEvent::HandedOver {
+                from: h.from.to_string(),
+                to: h.to.to_string(),
+                note: h.note.clone(),
+            });
+            lineage.parent_node = Some(s.node);
+            agent = Some(next_profile);
+            from = Some(h);
         }
-        let window = crate::llm::limits::context_window(&model, view.context_window);
-        let (system, mut transcript) = self
-            .context(
-                &conversation,
-                provider.as_ref(),
-                &model,
-                window,
-                &tools.specs(),
-                &events,
-                &cancel,
-            )
-            .await?;
-        cfg.system = Some(system);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut outputs = crate::chat::cap::Outputs::default();
-        let writer = Writer {
-            host: self,
-            conversation: &conversation,
-            provider: req.provider.as_str(),
-            model: &model,
+    }
+
+    /// The provider and model that answer: the agent's, or else `provider` and `model`.
+    async fn answering(
+        &self,
+        agent: Option<&AgentProfile>,
+        provider: &ProviderName,
+        model: Option<String>,
+    ) -> Result<(ProviderName, String, Box<dyn Provider>, ProviderView), HostError> {
+        let (name, model) = match agent {
+            Some(p) => (p.provider.clone(), p.model.clone()),
+            None => (provider.clone(), model),
         };
-        let (end, written) = tokio::join!(
-            run_turn(
-                provider.as_ref(),
-                tools.as_ref(),
-                &mut outputs,
-                &cfg,
-                &mut transcript,
-                cancel,
-                tx,
-            ),
-            writer.run(rx, events, begun),
-        );
-        written?;
-        Ok(SendOutcome { conversation, end })
+        let (provider, view) = self.provider(&name).await?;
+        let model = model
+            .or(view.model.clone())
+            .ok_or_else(|| HostError::Provider {
+                name: name.to_string(),
+                reason: match agent {
+                    Some(p) => format!(
+                        "agent {} names no model and the provider has no default",
+                        p.name
+                    ),
+                    None => "no model given and the provider has no default; pass --model".into(),
+                },
+            })?;
+        Ok((name, model, provider, view))
     }
 
     /// The system prompt and transcript for the next request: the visible, complete messages

@@ -152,6 +152,38 @@ pub(super) fn refusal(from: &AgentProfile, above: &[AgentName], to: &AgentName) 
     None
 }
 
+/// What one agent's turn spent, counted from its events: its own model calls' tokens and the
+/// tool calls its model asked for (delegations and state tools included).
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    pub(super) usage: Usage,
+    pub(super) calls: u32,
+}
+
+impl Tally {
+    pub(super) fn see(&mut self, ev: &ChatEvent) {
+        match ev {
+            ChatEvent::Usage { usage } => self.usage.add(*usage),
+            ChatEvent::ToolCallProposed { .. } => self.calls = self.calls.saturating_add(1),
+            _ => {}
+        }
+    }
+}
+
+/// An agent's budget as a turn enforces it, priced at its model's list price.
+pub(super) fn agent_budget(profile: &AgentProfile, price: Option<limits::Price>) -> TurnBudget {
+    TurnBudget {
+        tokens: profile.budget.tokens,
+        cost_usd: profile.budget.cost_usd,
+        price,
+        tool_calls: profile.budget.tool_calls,
+        deadline: profile
+            .budget
+            .wall_secs
+            .map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
+    }
+}
+
 /// The system prompt of an agent working on a delegated task.
 fn system_for(profile: &AgentProfile, parent: Option<&AgentName>) -> String {
     let mut s = profile.system.clone().unwrap_or_default();
@@ -202,41 +234,17 @@ impl Host {
             let inner = HostTools::load(self, &lineage.conversation).await?;
             let choices = self.delegation_choices(&profile, &lineage.above).await?;
             let parent = lineage.above.last().cloned();
-            let node = format!("node-{}", hex::encode(rand::random::<[u8; 8]>()));
-            self.inner
-                .store
-                .start_agent_run(&NewAgentRun {
-                    node: node.clone(),
-                    run: lineage.run.clone(),
-                    parent: lineage.parent_node.clone(),
-                    conversation: lineage.conversation.to_string(),
-                    agent: agent.to_string(),
-                    task: task.clone(),
-                    provider: profile.provider.to_string(),
-                    model: model.clone(),
-                })
-                .await?;
-            let (run, conversation) = (lineage.run.clone(), lineage.conversation.clone());
-            self.agent_run_changed(&run, &conversation);
+            let node = self.start_node(&lineage, &profile, &task, &model).await?;
             let below = Lineage {
                 parent_node: Some(node.clone()),
-                ..lineage
+                ..lineage.clone()
             };
             let tools =
                 AgentTools::new(self, inner, profile.clone(), below).with_delegation(choices);
             let mut cfg = TurnConfig::new(model.clone());
             cfg.provider = Some(profile.provider.clone());
             cfg.system = Some(system_for(&profile, parent.as_ref()));
-            cfg.budget = TurnBudget {
-                tokens: profile.budget.tokens,
-                cost_usd: profile.budget.cost_usd,
-                price: limits::price(provider.profile_id(), &model),
-                tool_calls: profile.budget.tool_calls,
-                deadline: profile
-                    .budget
-                    .wall_secs
-                    .map(|s| tokio::time::Instant::now() + Duration::from_secs(s)),
-            };
+            cfg.budget = agent_budget(&profile, limits::price(provider.profile_id(), &model));
             let mut transcript = vec![Message::user_text(&task)];
             let (tx, mut rx) = mpsc::unbounded_channel();
             let end = run_turn(
@@ -249,14 +257,9 @@ impl Host {
                 tx,
             )
             .await;
-            let mut usage = Usage::default();
-            let mut calls: u32 = 0;
+            let mut tally = Tally::default();
             while let Ok(ev) = rx.try_recv() {
-                match ev {
-                    ChatEvent::Usage { usage: u } => usage.add(u),
-                    ChatEvent::ToolCallProposed { .. } => calls = calls.saturating_add(1),
-                    _ => {}
-                }
+                tally.see(&ev);
             }
             let answer = transcript
                 .iter()
@@ -264,32 +267,9 @@ impl Host {
                 .find(|m| m.role == Role::Assistant)
                 .map(Message::text)
                 .unwrap_or_default();
-            let (status, reason) = match &end {
-                TurnEnd::Done(_) => ("done", None),
-                TurnEnd::Failed(e) => ("failed", Some(e.clone())),
-                TurnEnd::Cancelled => ("cancelled", None),
-                TurnEnd::BudgetExceeded(why) => ("over_budget", Some(why.clone())),
-                TurnEnd::StepLimit => ("step_limit", None),
-            };
-            let cost_usd = cfg
-                .budget
-                .price
-                .map(|p| p.cost(usage.input_tokens, usage.output_tokens));
-            self.inner
-                .store
-                .finish_agent_run(
-                    &node,
-                    &AgentRunEnd {
-                        status,
-                        reason,
-                        usage_input: usage.input_tokens,
-                        usage_output: usage.output_tokens,
-                        cost_usd,
-                        tool_calls: calls,
-                    },
-                )
+            self.finish_node(&lineage, &node, &end, &tally, &cfg.budget)
                 .await?;
-            self.agent_run_changed(&run, &conversation);
+            let usage = tally.usage;
             Ok(TaskOutcome {
                 node,
                 agent,
@@ -298,6 +278,70 @@ impl Host {
                 usage,
             })
         })
+    }
+
+    /// Opens `profile`'s node below `lineage` (working on `task` with `model`) and announces it.
+    pub(super) async fn start_node(
+        &self,
+        lineage: &Lineage,
+        profile: &AgentProfile,
+        task: &str,
+        model: &str,
+    ) -> Result<String, HostError> {
+        let node = format!("node-{}", hex::encode(rand::random::<[u8; 8]>()));
+        self.inner
+            .store
+            .start_agent_run(&NewAgentRun {
+                node: node.clone(),
+                run: lineage.run.clone(),
+                parent: lineage.parent_node.clone(),
+                conversation: lineage.conversation.to_string(),
+                agent: profile.name.to_string(),
+                task: task.to_owned(),
+                provider: profile.provider.to_string(),
+                model: model.to_owned(),
+            })
+            .await?;
+        self.agent_run_changed(&lineage.run, &lineage.conversation);
+        Ok(node)
+    }
+
+    /// Closes `node` (of `lineage`'s run) with how its turn ended and what it spent.
+    pub(super) async fn finish_node(
+        &self,
+        lineage: &Lineage,
+        node: &str,
+        end: &TurnEnd,
+        tally: &Tally,
+        budget: &TurnBudget,
+    ) -> Result<(), HostError> {
+        let (status, reason) = match end {
+            TurnEnd::Done(_) => ("done", None),
+            TurnEnd::Failed(e) => ("failed", Some(e.clone())),
+            TurnEnd::Cancelled => ("cancelled", None),
+            TurnEnd::BudgetExceeded(why) => ("over_budget", Some(why.clone())),
+            TurnEnd::StepLimit => ("step_limit", None),
+        };
+        let usage = &tally.usage;
+        let cost_usd = budget
+            .price
+            .map(|p| p.cost(usage.input_tokens, usage.output_tokens));
+        self.inner
+            .store
+            .finish_agent_run(
+                node,
+                &AgentRunEnd {
+                    status,
+                    reason,
+                    usage_input: usage.input_tokens,
+                    usage_output: usage.output_tokens,
+                    cost_usd,
+                    tool_calls: tally.calls,
+                },
+            )
+            .await?;
+        self.agent_run_changed(&lineage.run, &lineage.conversation);
+        Ok(())
     }
 
     /// Tells the shells a node of `lineage`'s run started or ended.
@@ -336,7 +380,7 @@ impl Host {
 
     /// The agents `profile` may delegate to from where it is, with their descriptions; empty
     /// when it may not delegate at all (its list is empty, or the tree is as deep as it goes).
-    async fn delegation_choices(
+    pub(super) async fn delegation_choices(
         &self,
         profile: &AgentProfile,
         above: &[AgentName],
