@@ -135,19 +135,35 @@ impl Supervised {
     }
 }
 
+/// Where an agent's turn in a conversation sits.
+pub(super) struct Seat<'a> {
+    /// The message's run (with the node that handed over as `parent_node`, if one did).
+    pub(super) lineage: &'a Lineage,
+    /// The person's message, as the node's task.
+    pub(super) task: &'a str,
+    /// The model answering.
+    pub(super) model: &'a str,
+    /// Its provider's profile id (for the list price).
+    pub(super) profile_id: &'a str,
+    /// The hand-over that brought the conversation to this agent, if one did.
+    pub(super) from: Option<&'a HandOver>,
+}
+
 impl Host {
-    /// Sets up `profile`'s turn answering `task` in `lineage`'s run, handed over by `from`
-    /// (`None` for the agent the person picked).
+    /// Sets up `profile`'s turn at `seat`, with `inner` as the host's tools.
     pub(super) async fn supervise(
         &self,
         profile: &AgentProfile,
-        lineage: &Lineage,
-        task: &str,
-        model: &str,
-        profile_id: &str,
+        seat: Seat<'_>,
         inner: Arc<HostTools>,
-        from: Option<&HandOver>,
     ) -> Result<Supervised, HostError> {
+        let Seat {
+            lineage,
+            task,
+            model,
+            profile_id,
+            from,
+        } = seat;
         let node = self.start_node(lineage, profile, task, model).await?;
         let below = Lineage {
             parent_node: Some(node.clone()),
