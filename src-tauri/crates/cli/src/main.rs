@@ -30,6 +30,7 @@ mod pipeline_cmds;
 mod policy_cmds;
 mod questions;
 mod registry_cmds;
+mod run_tree;
 mod sandbox_cmds;
 mod server_cmds;
 mod skill_cmds;
