@@ -258,3 +258,107 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     assert_eq!(texts.last().map(String::as_str), Some("All done: ready."));
     host.shutdown().await;
 }
+
+/// `switchboard chat --agent`: the real CLI runs the conversation through the agent, the
+/// question on the terminal names the agent that asks and for whom, and `history show` prints
+/// the run tree. Both models speak the OpenAI format here (keyless local profiles, so the CLI
+/// needs no keyring); the vendors' formats are crossed in the test above.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_with_an_agent_on_the_command_line_names_the_agent_that_asks() {
+    use switchboard_tests::chat_cli::{newest_conversation, ok, setup_chat};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let sup = FakeLlm::spawn(Scenario::new([
+        call(
+            "call_d",
+            DELEGATE_TOOL,
+            serde_json::json!({"agent": "researcher", "task": "Echo the word ready."}),
+        ),
+        Reply::text(&["Done: ready."]),
+    ]))
+    .await
+    .unwrap();
+    let sub = FakeLlm::spawn(Scenario::new([
+        call("call_e", "demo__echo", serde_json::json!({"text": "ready"})),
+        Reply::text(&["It echoed ready."]),
+    ]))
+    .await
+    .unwrap();
+    setup_chat(data, &sup, &[]);
+    let sub_base = sub.openai_base();
+    ok(&run_cli(
+        data,
+        &[
+            "provider",
+            "add",
+            "sub",
+            "--kind",
+            "ollama",
+            "--base-url",
+            &sub_base,
+            "--model",
+            "m1",
+        ],
+        "",
+        &[],
+    ));
+    ok(&run_cli(
+        data,
+        &[
+            "agent",
+            "add",
+            "researcher",
+            "--provider",
+            "sub",
+            "--server",
+            "demo",
+            "--tool",
+            "demo/echo",
+            "--ask",
+            "demo/echo",
+            "--no-delegation",
+        ],
+        "",
+        &[],
+    ));
+    ok(&run_cli(
+        data,
+        &["agent", "add", "planner", "--provider", "fake"],
+        "",
+        &[],
+    ));
+
+    let o = run_cli(
+        data,
+        &["chat", "--agent", "planner", "Check readiness."],
+        "y\n",
+        &[],
+    );
+    let stdout = ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(stdout.contains("Done: ready."), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "The model of agent researcher, for agent planner, wants to run echo on demo with:"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("answered by agent planner"), "{stderr}");
+    // The researcher's result came back to the planner as its tool result.
+    let back = sup.requests()[1].body.to_string();
+    assert!(back.contains("It echoed ready."), "{back}");
+
+    let conv = newest_conversation(data);
+    let shown = ok(&run_cli(data, &["history", "show", &conv], "", &[]));
+    let planner = shown
+        .lines()
+        .position(|l| l.trim_start().starts_with("planner ["))
+        .unwrap_or_else(|| panic!("no planner node: {shown}"));
+    let next = shown.lines().nth(planner + 1).unwrap_or_default();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    assert!(
+        next.trim_start().starts_with("researcher [")
+            && indent(next) > indent(shown.lines().nth(planner).unwrap()),
+        "{shown}"
+    );
+}

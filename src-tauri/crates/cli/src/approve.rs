@@ -60,7 +60,12 @@ fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Conditio
     if edited {
         errln!("\nRun {tool} on {} with your edit:", req.server);
     } else {
-        errln!("\nThe model wants to run {tool} on {} with:", req.server);
+        // Who asks: the model, or the agent whose model asks and for whom (issue 15).
+        let who = match req.origin.acting() {
+            Some(a) => format!("The model of {},", a.describe()),
+            None => "The model".to_owned(),
+        };
+        errln!("\n{who} wants to run {tool} on {} with:", req.server);
     }
     if let Some(flag) = output::name_flag(&req.tool) {
         errln!("{flag}");

@@ -1,7 +1,8 @@
 //! `switchboard pipeline add|list|show|run|runs|replay`: tool pipelines (issue 15, point 6).
 //!
 //! `add` stores a definition file (JSON, or TOML by its `.toml` name) as the next version of
-//! its name. `show` prints the steps and what flows where, checked against the catalogs of the
+//! its name; `--offer` (or `offer = true` in the file) offers it to chat models as one tool.
+//! `show` prints the steps and what flows where, checked against the catalogs of the
 //! servers it uses (started for the look). `run` shows the plan (every step and what flows
 //! where) on stderr; the host checks the whole pipeline again and asks for it to be approved
 //! as a whole before its first step (a `pipeline` request in the same inbox as `call`'s
@@ -49,6 +50,10 @@ pub enum PipelineCmd {
 pub struct AddArgs {
     /// The definition file.
     file: PathBuf,
+    /// Offer it to chat models and agents as one tool (`switchboard_pipeline_NAME`), as
+    /// `offer = true` in the file does. Each run a model starts is still approved as a whole.
+    #[arg(long)]
+    offer: bool,
 }
 
 #[derive(Args, Debug)]
@@ -127,7 +132,8 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
     }
     let text = std::fs::read_to_string(&a.file)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", a.file.display()))?;
-    let p = parse(&text, Format::of_path(&a.file))?;
+    let mut p = parse(&text, Format::of_path(&a.file))?;
+    p.offer |= a.offer;
     let (stored, added) = ctx.host.add_pipeline(&p).await.map_err(plain)?;
     if ctx.json {
         output::json(&serde_json::json!({"pipeline": stored, "added": added}))?;
@@ -159,10 +165,11 @@ async fn list(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     for s in &all {
         let p = &s.pipeline;
         outln!(
-            "{} v{} ({}): {}",
+            "{} v{} ({}{}): {}",
             p.name,
             p.version,
             output::count(p.steps.len(), "step", "steps"),
+            if p.offer { ", offered to models" } else { "" },
             inert(&p.description)
         );
     }

@@ -28,7 +28,9 @@ use super::chat_agent::{hand_over_spec, parse_hand_over, HandOver, HandOverSlot,
 use super::delegation::{
     delegate_spec, parse_delegate, refusal, Lineage, DELEGATE_TOOL, MAX_CHILDREN,
 };
-use super::{is_state_tool, state_tool_specs, AsAgent, Host, HostTools, StateAuthor};
+use super::{
+    is_state_tool, state_tool_specs, AsAgent, Host, HostTools, PipelineAgent, StateAuthor,
+};
 use crate::agent_data::{AgentName, AgentProfile, Tighten};
 use crate::approval::Acting;
 use crate::chat::{Started, ToolRunner, TurnEnd};
@@ -69,6 +71,8 @@ impl AgentTools {
             })
             .collect();
         specs.extend(state_tool_specs());
+        // Saved pipelines offered to models, when every step is in scope and none denied.
+        specs.extend(inner.pipeline_specs_for(&profile));
         Self {
             inner,
             host: host.clone(),
@@ -245,6 +249,8 @@ impl ToolRunner for AgentTools {
         is_state_tool(llm_name)
             || (self.delegates && llm_name == DELEGATE_TOOL)
             || (self.hand_over.is_some() && llm_name == HAND_OVER_TOOL)
+            || (self.inner.offers_pipeline(llm_name)
+                && self.specs.iter().any(|s| s.name == llm_name))
     }
 
     fn run_local(
@@ -260,6 +266,17 @@ impl ToolRunner for AgentTools {
             }
             if name == HAND_OVER_TOOL {
                 return self.hand_over(&arguments);
+            }
+            if self.inner.offers_pipeline(&name) && self.specs.iter().any(|s| s.name == name) {
+                let acting = self.acting();
+                let agent = PipelineAgent {
+                    acting: &acting,
+                    profile: &self.profile,
+                };
+                return self
+                    .inner
+                    .run_pipeline_as(&name, arguments, Some(agent), cancel)
+                    .await;
             }
             let author = StateAuthor::Agent(self.profile.name.clone());
             match self

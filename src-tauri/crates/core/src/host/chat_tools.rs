@@ -5,6 +5,8 @@
 //! Every call a model makes goes through [`Host::run_tool`] (argument validation first,
 //! TD-07; then the approval seam, AP-01/AP-03; then the server), with the model's conversation
 //! as its origin, so nothing a model asks for reaches a server around the governed seam.
+//! Saved pipelines marked to be offered are local tools of the runner (`pipeline_tools`):
+//! each runs through the same seam, approved by a person as a whole.
 
 use std::sync::Arc;
 
@@ -13,7 +15,9 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{CallOptions, Host, HostError};
+use super::pipeline_tools::{pipeline_spec, OfferedPipeline, PipelineAgent};
+use super::{agent_refusal, CallOptions, Host, HostError};
+use crate::agent_data::AgentProfile;
 use crate::approval::{Acting, Origin};
 use crate::chat::{Started, ToolRunner};
 use crate::ids::{ConversationId, ToolRef};
@@ -28,6 +32,8 @@ pub struct HostTools {
     names: ToolNames,
     specs: Vec<ToolSpec>,
     conversation: ConversationId,
+    /// The pipelines offered in this turn, each bound to the version it runs.
+    pipelines: Vec<OfferedPipeline>,
 }
 
 impl HostTools {
@@ -35,7 +41,13 @@ impl HostTools {
     pub async fn load(host: &Host, conversation: &ConversationId) -> Result<Arc<Self>, HostError> {
         let names = host.tool_names().await?;
         let mut specs = Vec::new();
-        for c in host.catalogs().await? {
+        let catalogs = host.catalogs().await?;
+        // A pipeline store that cannot be read costs the pipelines, not the conversation.
+        let pipelines = host.offered_pipelines(&catalogs).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "pipelines not offered: the store could not be read");
+            Vec::new()
+        });
+        for c in catalogs {
             // Last-known tools are a preview of a server that is not running: never offered.
             if c.last_known_ms.is_some() {
                 continue;
@@ -62,13 +74,49 @@ impl HostTools {
                 });
             }
         }
+        specs.extend(pipelines.iter().map(pipeline_spec));
         specs.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Arc::new(Self {
             host: host.clone(),
             names,
             specs,
             conversation: conversation.clone(),
+            pipelines,
         }))
+    }
+
+    /// The pipeline tools `profile`'s agent may run: every step in its scope, none denied.
+    /// (`specs` filtered by `resolve` drops them: they are no server's tools.)
+    pub fn pipeline_specs_for(&self, profile: &AgentProfile) -> Vec<ToolSpec> {
+        self.pipelines
+            .iter()
+            .filter(|o| agent_refusal(&o.pipeline, profile).is_none())
+            .map(pipeline_spec)
+            .collect()
+    }
+
+    /// Whether `llm_name` is a pipeline offered in this turn.
+    pub fn offers_pipeline(&self, llm_name: &str) -> bool {
+        self.pipelines.iter().any(|o| o.llm_name == llm_name)
+    }
+
+    /// Runs the pipeline offered as `llm_name`, as `agent` when one asks (its scope and
+    /// tightenings apply to every step). `Err` is a sentence for the model.
+    pub async fn run_pipeline_as(
+        &self,
+        llm_name: &str,
+        arguments: Map<String, Value>,
+        agent: Option<PipelineAgent<'_>>,
+        cancel: CancellationToken,
+    ) -> Result<ToolResult, String> {
+        let Some(offered) = self.pipelines.iter().find(|o| o.llm_name == llm_name) else {
+            return Err(format!(
+                "There is no tool named {llm_name:?}. Use one of the tools offered."
+            ));
+        };
+        self.host
+            .run_offered_pipeline(offered, arguments, &self.conversation, agent, cancel)
+            .await
     }
 }
 
@@ -157,5 +205,19 @@ impl ToolRunner for HostTools {
         started: oneshot::Sender<Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
         self.run_as(tool, arguments, None, cancel, progress, started)
+    }
+
+    fn is_local(&self, llm_name: &str) -> bool {
+        self.offers_pipeline(llm_name)
+    }
+
+    fn run_local(
+        &self,
+        llm_name: &str,
+        arguments: Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+        let name = llm_name.to_owned();
+        Box::pin(async move { self.run_pipeline_as(&name, arguments, None, cancel).await })
     }
 }

@@ -26,6 +26,7 @@ mod links;
 mod models;
 mod ops;
 mod pins;
+mod pipeline_tools;
 mod pipelines;
 mod policy;
 mod providers;
@@ -65,6 +66,10 @@ pub use links::LinkView;
 pub use models::{ModelEntry, ProviderModels};
 pub use ops::ServerCatalog;
 pub use pins::{Held, PinReview, ToolFindings};
+pub use pipeline_tools::{
+    agent_refusal, input_schema, is_pipeline_tool_name, pipeline_in_scope, pipeline_spec,
+    OfferedPipeline, PipelineAgent, PIPELINE_TOOL_PREFIX,
+};
 pub use pipelines::{PipelineError, PipelineOutcome, RUNS_LISTED};
 pub use policy::tool_digest;
 pub use providers::ProviderView;

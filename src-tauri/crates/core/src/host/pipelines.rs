@@ -68,6 +68,18 @@ pub(crate) struct Preapproved {
     pub(crate) arguments: Map<String, Value>,
 }
 
+/// How a run is driven besides its inputs and origin.
+#[derive(Debug, Default)]
+pub(crate) struct Driven {
+    /// The run ([`Host::open_run`]) that [`Host::cancel_run`] stops it by.
+    pub(crate) run: Option<RunId>,
+    /// The caller's cancellation (a chat turn's), when there is no run.
+    pub(crate) cancel: Option<tokio_util::sync::CancellationToken>,
+    /// Per step id, why a person must be asked about that step even where the policy (or the
+    /// pipeline's approval) would allow it: an agent profile's `ask` tightening.
+    pub(crate) asks: std::collections::HashMap<String, String>,
+}
+
 fn join(errors: &[MappingError]) -> String {
     errors
         .iter()
@@ -188,7 +200,11 @@ impl Host {
         run: Option<RunId>,
     ) -> Result<PipelineOutcome, PipelineError> {
         let stored = self.pipeline(name, version).await?;
-        self.run_stored(&stored.pipeline, inputs, origin, run, None)
+        let how = Driven {
+            run,
+            ..Driven::default()
+        };
+        self.run_stored(&stored.pipeline, inputs, origin, how, None)
             .await
     }
 
@@ -213,7 +229,11 @@ impl Host {
                 "the stored inputs of that run are not an object".into(),
             ));
         };
-        self.run_stored(&stored.pipeline, inputs, origin, run, Some(run_id))
+        let how = Driven {
+            run,
+            ..Driven::default()
+        };
+        self.run_stored(&stored.pipeline, inputs, origin, how, Some(run_id))
             .await
     }
 
@@ -236,18 +256,20 @@ impl Host {
         Ok(PipelineOutcome { run, steps })
     }
 
-    async fn run_stored(
+    /// Runs `p` (a stored version) with `inputs`: checked, approved as a whole, then step by
+    /// step through the governed seam as `origin`, stopped and tightened as `how` says.
+    pub(crate) async fn run_stored(
         &self,
         p: &Pipeline,
         inputs: Map<String, Value>,
         origin: Origin,
-        run: Option<RunId>,
+        how: Driven,
         replay_of: Option<&str>,
     ) -> Result<PipelineOutcome, PipelineError> {
         check_inputs(p, &inputs)?;
         // The run is claimed here, once, for every step: stopping it stops the step under way
         // and no later step starts.
-        let claimed = self.claim_run(run.as_ref(), None)?;
+        let claimed = self.claim_run(how.run.as_ref(), how.cancel)?;
         let cancel = claimed.cancel.clone();
         let plan = self.check_live(p).await?.map_err(PipelineError::Mapping)?;
         let id = RunId::random().to_string();
@@ -290,6 +312,7 @@ impl Host {
             };
             let opts = CallOptions {
                 cancel: Some(cancel.clone()),
+                ask: how.asks.get(&step.id).cloned(),
                 preapproved: Some(Preapproved {
                     label: label.clone(),
                     tool: tool.clone(),
