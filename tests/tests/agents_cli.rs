@@ -234,6 +234,16 @@ fn agents_are_added_listed_shown_edited_and_removed() {
     assert_eq!(edited["description"], "Writes code");
     assert_eq!(json(data, &["agent", "show", "coder"]), edited);
 
+    // A provider an agent runs on stays until the agent moves or goes.
+    let e = refused(data, &["provider", "remove", "claude"]);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("agents coder, planner"),
+        "{e}"
+    );
+
     // An agent another one delegates to stays until that one lets go of it.
     let e = refused(data, &["agent", "remove", "coder"]);
     assert!(e["message"].as_str().unwrap().contains("planner"), "{e}");

@@ -163,6 +163,24 @@ impl Host {
     /// Removes a provider and its key.
     pub async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
         self.provider_record(name).await?;
+        // An agent on it would fail at its next task: say so now, while it can be fixed.
+        let users: Vec<String> = self
+            .list_agents()
+            .await?
+            .into_iter()
+            .filter(|a| a.provider == *name)
+            .map(|a| a.name.to_string())
+            .collect();
+        if !users.is_empty() {
+            return Err(HostError::Invalid(format!(
+                "provider {name} is used by agent{} {}; move {} to another provider or remove \
+                 {} first",
+                if users.len() == 1 { "" } else { "s" },
+                users.join(", "),
+                if users.len() == 1 { "it" } else { "them" },
+                if users.len() == 1 { "it" } else { "them" },
+            )));
+        }
         let key_deleted = self.inner.secrets.delete(key_name(name)).await.is_ok();
         self.inner.store.delete_provider(name).await?;
         self.forget_tool_modes(name);
