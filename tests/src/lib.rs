@@ -246,6 +246,25 @@ pub async fn start_trusted(
     h
 }
 
+/// A provider `name` of `kind` at `base` (default model `model-1`) with a test key: what the
+/// agent tests run their scripted models behind.
+pub async fn provider_with_key(
+    host: &Host,
+    name: &str,
+    kind: &str,
+    base: String,
+) -> switchboard_core::ids::ProviderName {
+    let p = switchboard_core::ids::ProviderName::new(name)
+        .unwrap_or_else(|e| panic!("provider name {name}: {e}"));
+    host.add_provider(&p, kind, Some(base), Some("model-1".into()), None)
+        .await
+        .unwrap_or_else(|e| panic!("add provider {name}: {e}"));
+    host.set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-agents"))
+        .await
+        .unwrap_or_else(|e| panic!("key of {name}: {e}"));
+    p
+}
+
 /// Polls `f` every 20 ms until it returns true or `timeout` passes; returns the last result.
 pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + timeout;

@@ -11,7 +11,6 @@ use switchboard_core::agent_data::{AgentName, AgentProfile, Budget};
 use switchboard_core::chat::TurnEnd;
 use switchboard_core::host::{Host, Lineage, DELEGATE_TOOL};
 use switchboard_core::ids::{ConversationId, ProviderName, RunId};
-use switchboard_core::redact::Secret;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::{FakeLlm, Outcome};
 use switchboard_tests::*;
@@ -33,12 +32,7 @@ async fn agent_on(
 ) {
     let provider = ProviderName::new(pname).unwrap();
     if host.provider_view(&provider).await.is_err() {
-        host.add_provider(&provider, kind, Some(base), Some("model-1".into()), None)
-            .await
-            .unwrap();
-        host.set_provider_key(&provider, Secret::new("sk-test-delegation"))
-            .await
-            .unwrap();
+        provider_with_key(host, pname, kind, base).await;
     }
     let mut p = AgentProfile::new(name(agent), provider);
     p.description = format!("the {agent}");

@@ -11,9 +11,7 @@ use serde_json::Value;
 use switchboard_core::agent_data::{AgentName, AgentProfile, Budget};
 use switchboard_core::chat::TurnEnd;
 use switchboard_core::host::{Host, Lineage, DELEGATE_TOOL};
-use switchboard_core::ids::ProviderName;
 use switchboard_core::llm::limits::price;
-use switchboard_core::redact::Secret;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::*;
@@ -28,13 +26,7 @@ async fn agent_on(
     delegates: Option<Vec<AgentName>>,
     budget: Budget,
 ) {
-    let provider = ProviderName::new(pname).unwrap();
-    host.add_provider(&provider, kind, Some(base), Some("model-1".into()), None)
-        .await
-        .unwrap();
-    host.set_provider_key(&provider, Secret::new("sk-test-run-tree"))
-        .await
-        .unwrap();
+    let provider = provider_with_key(host, pname, kind, base).await;
     let mut p = AgentProfile::new(AgentName::new(agent).unwrap(), provider);
     p.description = format!("the {agent}");
     p.model = Some(model.into());

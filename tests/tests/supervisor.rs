@@ -15,9 +15,7 @@ use serde_json::Value;
 use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
 use switchboard_core::approval::{Answer, Effect, On, Rule, Source};
 use switchboard_core::chat::{ChatEvent, TurnEnd};
-use switchboard_core::host::{Host, SendRequest, TurnInput, DELEGATE_TOOL, HAND_OVER_TOOL};
-use switchboard_core::ids::ProviderName;
-use switchboard_core::redact::Secret;
+use switchboard_core::host::{SendRequest, TurnInput, DELEGATE_TOOL, HAND_OVER_TOOL};
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
@@ -25,17 +23,6 @@ use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
     AgentName::new(s).unwrap()
-}
-
-async fn provider(host: &Host, pname: &str, kind: &str, base: String) -> ProviderName {
-    let p = ProviderName::new(pname).unwrap();
-    host.add_provider(&p, kind, Some(base), Some("model-1".into()), None)
-        .await
-        .unwrap();
-    host.set_provider_key(&p, Secret::new("sk-test-supervisor"))
-        .await
-        .unwrap();
-    p
 }
 
 fn call(id: &str, tool: &str, args: Value) -> Reply {
@@ -101,9 +88,9 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     })
     .await
     .unwrap();
-    let oa = provider(&host, "oa", "openai", sup.openai_base()).await;
-    let an = provider(&host, "an", "anthropic", sub.anthropic_base()).await;
-    let lo = provider(&host, "lo", "ollama", local.openai_base()).await;
+    let oa = provider_with_key(&host, "oa", "openai", sup.openai_base()).await;
+    let an = provider_with_key(&host, "an", "anthropic", sub.anthropic_base()).await;
+    let lo = provider_with_key(&host, "lo", "ollama", local.openai_base()).await;
     let mut researcher = AgentProfile::new(name("researcher"), an);
     researcher.delegates = Some(vec![]);
     researcher.scope = ToolScope {
