@@ -12,8 +12,9 @@
 //! Limits keep what a model can write bounded, and each is checked inside the write's own
 //! `BEGIN IMMEDIATE` transaction, so two processes writing at once cannot both slip under one
 //! ([`LIMITS`]). Every refusal is a typed error whose message a model can act on. What counts
-//! toward the scope's total is the newest value of each key: history is kept but does not
-//! crowd out current work (a key rewritten many times grows only its own history).
+//! toward the scope's total is the newest value of each key: history does not crowd out current
+//! work, and only the newest [`StateLimits::versions_kept`] versions of a key are kept, so a key
+//! rewritten in a loop stays bounded (at most that many values of 64 KiB).
 //!
 //! Authors are text: an agent's name, or [`PERSON`] for a person. `(person)` cannot be an
 //! agent name (agent names are lowercase letters, digits, `-` and `_`), so the two never mix.
@@ -178,6 +179,13 @@ impl Store {
         .execute(&mut *tx)
         .await
         .map_err(StoreError::from)?;
+        sqlx::query("DELETE FROM run_state WHERE scope = ? AND entry = ? AND version <= ?")
+            .bind(scope.as_str())
+            .bind(key)
+            .bind(i64::from(version) - i64::from(LIMITS.versions_kept))
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
         tx.commit().await.map_err(StoreError::from)?;
         Ok(StateKey {
             key: key.to_owned(),

@@ -20,6 +20,9 @@ pub struct StateLimits {
     pub note_bytes: usize,
     /// Most notes.
     pub notes: usize,
+    /// Most versions kept of one key: older ones are dropped as new ones are written, so a
+    /// model rewriting one key in a loop cannot grow the database without bound.
+    pub versions_kept: u32,
 }
 
 /// The limits every scope has.
@@ -30,6 +33,7 @@ pub const LIMITS: StateLimits = StateLimits {
     keys: 500,
     note_bytes: 8 * 1024,
     notes: 1000,
+    versions_kept: 20,
 };
 
 fn kib(bytes: usize) -> usize {

@@ -49,6 +49,28 @@ async fn every_write_is_a_version_and_reads_get_the_newest() {
 }
 
 #[tokio::test]
+async fn a_key_keeps_only_its_newest_versions() {
+    let (_d, s) = store().await;
+    let run = RunId::random();
+    let writes = LIMITS.versions_kept + 5;
+    for n in 1..=writes {
+        s.state_put(&run, "loop", &json!(n), "looper", None)
+            .await
+            .unwrap();
+    }
+    let history = s.state_history(&run, "loop").await.unwrap();
+    let versions: Vec<u32> = history.iter().map(|e| e.version).collect();
+    let want: Vec<u32> = (writes - LIMITS.versions_kept + 1..=writes).collect();
+    assert_eq!(versions, want);
+    // Versions go on counting: a writer naming the newest still wins.
+    let next = s
+        .state_put(&run, "loop", &json!("last"), "looper", Some(writes))
+        .await
+        .unwrap();
+    assert_eq!(next.version, writes + 1);
+}
+
+#[tokio::test]
 async fn list_gives_the_newest_of_every_key() {
     let (_d, s) = store().await;
     let run = RunId::random();
