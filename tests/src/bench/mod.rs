@@ -1,6 +1,7 @@
 //! The pieces of `sb-bench` (see `src/bin/sb_bench.rs` for the method): the clients it measures
 //! and how their figures are summarised and printed.
 
+pub mod agents;
 pub mod chat;
 pub mod peers;
 pub mod raw;

@@ -46,12 +46,17 @@
 //! 1,000,000 messages (a corpus cached under the output dir) and the host's cost per streamed
 //! delta. Their method is in `bench/chat.rs`.
 //!
+//! Last, the agent figures of issue 15 (`--only agents`, or `agents-delegate`, `agents-fanout`):
+//! the host's overhead per delegation and for a fan-out to 10 sub-agents making 10 tool calls
+//! each, model time taken out, next to the same 100 calls made by one plain chat turn. Their
+//! method is in `bench/agents.rs`.
+//!
 //! # Usage
 //!
 //! ```text
 //! sb-bench [--calls N] [--rounds N] [--warmup N] [--conc 1,16,64] [--only KEY,..]
 //!          [--fake-server PATH] [--workers N] [--out DIR] [--json] [--require-peers]
-//!          [--chat-runs N] [--deltas N] [--corpus N]
+//!          [--chat-runs N] [--deltas N] [--corpus N] [--agent-runs N] [--delegations N]
 //! ```
 //!
 //! `--json` prints the machine-readable report instead of the table. `--out DIR` (or
@@ -70,6 +75,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
+use bench::agents::{AgentPlan, AgentReport};
 use bench::chat::{ChatPlan, ChatReport};
 use bench::peers::{Peer, Peers};
 use bench::report::{self, ClientSummary, Machine, Ratio};
@@ -104,7 +110,7 @@ usage: sb-bench [options]
                        ts-sdk, py-sdk, ts-sdk-v2-stdio, switchboard-v2-stdio,
                        ts-sdk-v2-http, switchboard-v2-http; and
                        the chat figures: chat-open, chat-search, chat-delta, or chat for all
-                       three
+                       three; the agent figures: agents-delegate, agents-fanout, or agents
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
   --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;
@@ -115,6 +121,9 @@ usage: sb-bench [options]
   --deltas N           text deltas in the streamed answer of chat-delta (default 10000)
   --corpus N           messages in the chat-search corpus (default 1000000; cached in the
                        --out dir, else tests/results/bench)
+  --agent-runs N       warm runs per agent figure (agents-delegate, agents-fanout, or agents
+                       for both), after the cold one (default 20)
+  --delegations N      sequential delegations per supervisor run in agents-delegate (default 10)
 ";
 
 #[derive(Debug)]
@@ -133,6 +142,9 @@ struct Args {
     chat_runs: usize,
     deltas: usize,
     corpus: usize,
+    agents: Vec<&'static str>,
+    agent_runs: usize,
+    delegations: usize,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -153,6 +165,9 @@ fn parse_args() -> Result<Option<Args>> {
         chat_runs: 10,
         deltas: 10_000,
         corpus: 1_000_000,
+        agents: bench::agents::KEYS.to_vec(),
+        agent_runs: 20,
+        delegations: 10,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -190,16 +205,22 @@ fn parse_args() -> Result<Option<Args>> {
             "--only" => {
                 let keys: Vec<String> = value()?.split(',').map(|s| s.trim().to_owned()).collect();
                 let chat = |k: &str| k == "chat" || bench::chat::KEYS.contains(&k);
+                let agents = |k: &str| k == "agents" || bench::agents::KEYS.contains(&k);
                 if let Some(bad) = keys
                     .iter()
-                    .find(|k| !CLIENTS.contains(&k.as_str()) && !chat(k))
+                    .find(|k| !CLIENTS.contains(&k.as_str()) && !chat(k) && !agents(k))
                 {
                     bail!(
-                        "--only: unknown client {bad:?} (known: {}, chat, {})",
+                        "--only: unknown client {bad:?} (known: {}, chat, {}, agents, {})",
                         CLIENTS.join(", "),
-                        bench::chat::KEYS.join(", ")
+                        bench::chat::KEYS.join(", "),
+                        bench::agents::KEYS.join(", ")
                     );
                 }
+                a.agents = bench::agents::KEYS
+                    .into_iter()
+                    .filter(|c| keys.iter().any(|k| k == c || k == "agents"))
+                    .collect();
                 a.chat = bench::chat::KEYS
                     .into_iter()
                     .filter(|c| keys.iter().any(|k| k == c || k == "chat"))
@@ -218,6 +239,8 @@ fn parse_args() -> Result<Option<Args>> {
             "--chat-runs" => a.chat_runs = number(value()?)?,
             "--deltas" => a.deltas = number(value()?)?,
             "--corpus" => a.corpus = number(value()?)?,
+            "--agent-runs" => a.agent_runs = number(value()?)?,
+            "--delegations" => a.delegations = number(value()?)?,
             "--json" => a.json = true,
             "--require-peers" => a.require_peers = true,
             "-h" | "--help" => return Ok(None),
@@ -240,6 +263,8 @@ struct Report<'a> {
     ratios: &'a [Ratio],
     #[serde(skip_serializing_if = "Option::is_none")]
     chat: Option<&'a ChatReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agents: Option<&'a AgentReport>,
 }
 
 /// The same allocator as the `switchboard` and desktop binaries, so the Rust rows measure what
@@ -272,7 +297,7 @@ fn run() -> Result<ExitCode> {
         .into_iter()
         .filter(|k| args.only.iter().any(|o| o == k))
         .collect();
-    if !selected.is_empty() && !server.is_file() {
+    if (!selected.is_empty() || !args.agents.is_empty()) && !server.is_file() {
         bail!(
             "the echo server {} does not exist: build it with `cargo build --release -p \
              switchboard-tests --bins`, or pass --fake-server",
@@ -379,6 +404,17 @@ fn run() -> Result<ExitCode> {
             keys: args.chat.clone(),
         }))
     });
+    let agents = (!args.agents.is_empty()).then(|| {
+        eprintln!("sb-bench: agent figures {:?}", args.agents);
+        rt.block_on(bench::agents::run(&AgentPlan {
+            runs: args.agent_runs,
+            delegations: args.delegations,
+            fanout: 10,
+            calls: 10,
+            server: server.clone(),
+            keys: args.agents.clone(),
+        }))
+    });
     drop(rt);
 
     let clients: Vec<ClientSummary> = selected
@@ -418,6 +454,10 @@ fn run() -> Result<ExitCode> {
         table.push('\n');
         table.push_str(&bench::chat::table(chat));
     }
+    if let Some(agents) = &agents {
+        table.push('\n');
+        table.push_str(&bench::agents::table(agents));
+    }
     let json = serde_json::to_string_pretty(&Report {
         machine: &machine,
         calls: plan.calls,
@@ -428,6 +468,7 @@ fn run() -> Result<ExitCode> {
         clients: &clients,
         ratios: &ratios,
         chat: chat.as_ref(),
+        agents: agents.as_ref(),
     })?;
     if args.json {
         println!("{json}");
@@ -465,6 +506,10 @@ fn run() -> Result<ExitCode> {
     });
     if chat.as_ref().is_some_and(|c| !c.failures.is_empty()) {
         eprintln!("sb-bench: a chat figure failed (see the table)");
+        return Ok(ExitCode::FAILURE);
+    }
+    if agents.as_ref().is_some_and(|a| !a.failures.is_empty()) {
+        eprintln!("sb-bench: an agent figure failed (see the table)");
         return Ok(ExitCode::FAILURE);
     }
     if own_failed {
