@@ -54,6 +54,7 @@ const COMMANDS: &[&str] = &[
     "remove_agent",
     "export_agents",
     "import_agents",
+    "conversation_agent_runs",
     "list_pipelines",
     "show_pipeline",
     "run_pipeline",

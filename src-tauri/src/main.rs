@@ -167,9 +167,9 @@ fn main() -> anyhow::Result<()> {
                                 ChangeKind::Servers,
                                 ChangeKind::Approvals,
                                 ChangeKind::Questions,
+                                ChangeKind::AgentRuns,
                             ] {
-                                let _ =
-                                    ipc::events::HostChanged { kind, server: None }.emit(&handle);
+                                let _ = ipc::events::HostChanged::of(kind).emit(&handle);
                             }
                         }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => break,

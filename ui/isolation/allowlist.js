@@ -55,6 +55,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "server": "string",
     "value": "string"
   },
+  "conversation_agent_runs": {
+    "conversation": "string"
+  },
   "conversation_info": {
     "id": "string"
   },
@@ -207,6 +210,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "query": "string"
   },
   "send_message": {
+    "agent": "string?",
     "attached": "string_array",
     "conversation": "string?",
     "input": "object",

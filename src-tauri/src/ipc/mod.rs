@@ -23,6 +23,7 @@
 //! server-sent or person-typed text that has no place in the log.
 
 pub mod access;
+pub mod agent_runs;
 pub mod agents;
 #[cfg(test)]
 mod allowlist;
@@ -281,6 +282,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             agents::remove_agent,
             agents::export_agents,
             agents::import_agents,
+            agent_runs::conversation_agent_runs,
             pipelines::list_pipelines,
             pipelines::show_pipeline,
             pipelines::run_pipeline,

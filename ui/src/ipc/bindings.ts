@@ -188,10 +188,12 @@ export const commands = {
 	 *  Runs a turn in `conversation` (a new one when `None`, for a new message only): a new
 	 *  message, an edit of an earlier one, or a regenerated answer. `attached` names the servers
 	 *  the message brings something from (attached resources, slash prompts), for the trifecta
-	 *  guard. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
+	 *  guard. With `agent`, that agent profile answers (its provider and model replace
+	 *  `provider` and `model`, which must still name a configured provider) and may delegate and
+	 *  hand over. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
 	 *  conversation id once the turn is over.
 	 */
-	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, attached: string[], onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, attached, onEvent })),
+	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, attached: string[], agent: string | null, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, attached, agent, onEvent })),
 	/**
 	 *  A page of audit entries, newest first: those matching `search` (kind, server, tool, actor,
 	 *  details), older than `before_id`, at most `limit` (default 100, at most 500).
@@ -273,6 +275,8 @@ export const commands = {
 	exportAgents: () => typedError<string, IpcError>(__TAURI_INVOKE("export_agents")),
 	/**  Saves every profile of a TOML file, or none; a taken name fails unless `replace`. */
 	importAgents: (toml: string, replace: boolean) => typedError<AgentImportDto, IpcError>(__TAURI_INVOKE("import_agents", { toml, replace })),
+	/**  Every run of agents that worked for `conversation`, oldest first. */
+	conversationAgentRuns: (conversation: string) => typedError<AgentRunDto_Serialize[], IpcError>(__TAURI_INVOKE("conversation_agent_runs", { conversation })),
 	/**  The newest version of every pipeline. */
 	listPipelines: () => typedError<PipelineDto[], IpcError>(__TAURI_INVOKE("list_pipelines")),
 	/**
@@ -396,6 +400,108 @@ export type AgentImportDto = {
 	replaced: string[],
 };
 
+/**  One run tree: its nodes in the order they started (the root first), and its totals. */
+export type AgentRunDto = AgentRunDto_Serialize | AgentRunDto_Deserialize;
+
+/**  One run tree: its nodes in the order they started (the root first), and its totals. */
+export type AgentRunDto_Deserialize = {
+	/**  The run's id. */
+	run: string,
+	/**  Its nodes. */
+	nodes: AgentRunNodeDto_Deserialize[],
+	/**  What the whole run spent. */
+	total: RunTotalsDto,
+	/**  The same per agent, agents by name. */
+	per_agent: AgentTotalsDto[],
+};
+
+/**  One run tree: its nodes in the order they started (the root first), and its totals. */
+export type AgentRunDto_Serialize = {
+	/**  The run's id. */
+	run: string,
+	/**  Its nodes. */
+	nodes: AgentRunNodeDto_Serialize[],
+	/**  What the whole run spent. */
+	total: RunTotalsDto,
+	/**  The same per agent, agents by name. */
+	per_agent: AgentTotalsDto[],
+};
+
+/**  One agent working on one task. */
+export type AgentRunNodeDto = AgentRunNodeDto_Serialize | AgentRunNodeDto_Deserialize;
+
+/**  One agent working on one task. */
+export type AgentRunNodeDto_Deserialize = {
+	/**  Its id. */
+	node: string,
+	/**  The node that delegated to it; `null` for the run's root. */
+	parent?: string | null,
+	/**  The agent. */
+	agent: string,
+	/**  The task it was given. */
+	task: string,
+	/**  Its provider. */
+	provider: string,
+	/**  Its model. */
+	model: string,
+	/**  `running`, `done`, `failed`, `cancelled`, `over_budget`, `step_limit` or `interrupted`. */
+	status: string,
+	/**  Why it stopped, when not `done`. */
+	reason?: string | null,
+	/**  Input tokens of its own model calls. */
+	usage_input: number | null,
+	/**  Output tokens. */
+	usage_output: number | null,
+	/**  Estimated dollars; `null` when its model's price is unknown. */
+	cost_usd?: number | null,
+	/**  Tool calls its model asked for. */
+	tool_calls: number,
+	/**  Started, ms since the epoch. */
+	started_ms: number | null,
+	/**  Ended; `null` while running. */
+	ended_ms?: number | null,
+};
+
+/**  One agent working on one task. */
+export type AgentRunNodeDto_Serialize = {
+	/**  Its id. */
+	node: string,
+	/**  The node that delegated to it; `null` for the run's root. */
+	parent: string | null,
+	/**  The agent. */
+	agent: string,
+	/**  The task it was given. */
+	task: string,
+	/**  Its provider. */
+	provider: string,
+	/**  Its model. */
+	model: string,
+	/**  `running`, `done`, `failed`, `cancelled`, `over_budget`, `step_limit` or `interrupted`. */
+	status: string,
+	/**  Why it stopped, when not `done`. */
+	reason: string | null,
+	/**  Input tokens of its own model calls. */
+	usage_input: number | null,
+	/**  Output tokens. */
+	usage_output: number | null,
+	/**  Estimated dollars; `null` when its model's price is unknown. */
+	cost_usd: number | null,
+	/**  Tool calls its model asked for. */
+	tool_calls: number,
+	/**  Started, ms since the epoch. */
+	started_ms: number | null,
+	/**  Ended; `null` while running. */
+	ended_ms: number | null,
+};
+
+/**  One agent's share of a run. */
+export type AgentTotalsDto = {
+	/**  The agent. */
+	agent: string,
+	/**  What its nodes spent. */
+	total: RunTotalsDto,
+};
+
 /**  How the person answered a pending call. */
 export type ApprovalAnswerDto = ApprovalAnswerDto_Serialize | ApprovalAnswerDto_Deserialize;
 
@@ -454,6 +560,10 @@ export type ApprovalDto_Deserialize = {
 	origin: string,
 	/**  The conversation, for model calls. */
 	conversation?: string | null,
+	/**  The agent whose model asks, when an agent profile runs it (issue 15). */
+	agent?: string | null,
+	/**  The agent it works for; `None` with an agent: it works for the person. */
+	for_agent?: string | null,
 	/**  Hints the server claims (never trusted). */
 	hints: string[],
 	/**  Why it is asked (the policy's reason). */
@@ -485,6 +595,10 @@ export type ApprovalDto_Serialize = {
 	origin: string,
 	/**  The conversation, for model calls. */
 	conversation: string | null,
+	/**  The agent whose model asks, when an agent profile runs it (issue 15). */
+	agent: string | null,
+	/**  The agent it works for; `None` with an agent: it works for the person. */
+	for_agent: string | null,
 	/**  Hints the server claims (never trusted). */
 	hints: string[],
 	/**  Why it is asked (the policy's reason). */
@@ -687,7 +801,9 @@ export type ChangeKind =
 /**  Tool calls waiting for approval. */
 "approvals" | 
 /**  Questions for the person (a server's form, URL or sampling request, a held result). */
-"questions";
+"questions" | 
+/**  A node of a run tree of agents started or ended (`conversation` says for which). */
+"agent_runs";
 
 /**  How an item differs from what was approved. */
 export type ChangeStatus = 
@@ -777,7 +893,15 @@ messages: number } |
 /**  The answer so far, when the turn ended early. */
 { event: "partial"; 
 /**  Its text. */
-text: string };
+text: string } | 
+/**  The conversation's agent handed it over; what follows is `to`'s answer. */
+{ event: "handed_over"; 
+/**  The agent that handed over. */
+from: string; 
+/**  The agent taking over. */
+to: string; 
+/**  Its note (a model's words, untrusted text). */
+note: string };
 
 /**  One step of a turn, as the chat view shows it. All text is untrusted. */
 export type ChatEventDto_Serialize = 
@@ -855,7 +979,15 @@ messages: number } |
 /**  The answer so far, when the turn ended early. */
 { event: "partial"; 
 /**  Its text. */
-text: string };
+text: string } | 
+/**  The conversation's agent handed it over; what follows is `to`'s answer. */
+{ event: "handed_over"; 
+/**  The agent that handed over. */
+from: string; 
+/**  The agent taking over. */
+to: string; 
+/**  Its note (a model's words, untrusted text). */
+note: string };
 
 /**  One doctor check. */
 export type CheckDto = {
@@ -1205,6 +1337,8 @@ export type HostChanged_Deserialize = {
 	kind: ChangeKind,
 	/**  The server concerned, if one. */
 	server?: string | null,
+	/**  The conversation concerned, if one (a run of agents working for it). */
+	conversation?: string | null,
 };
 
 /**  Something in the host changed; the page re-reads what it shows. */
@@ -1213,6 +1347,8 @@ export type HostChanged_Serialize = {
 	kind: ChangeKind,
 	/**  The server concerned, if one. */
 	server: string | null,
+	/**  The conversation concerned, if one (a run of agents working for it). */
+	conversation: string | null,
 };
 
 /**  An image the person attached. */
@@ -2452,6 +2588,22 @@ export type RuleDto_Serialize = {
 	grant: boolean,
 	/**  For a conversation grant, the conversation. */
 	conversation: string | null,
+};
+
+/**  What a run (or one agent in it) spent in all. */
+export type RunTotalsDto = {
+	/**  Nodes counted. */
+	nodes: number,
+	/**  Input tokens. */
+	usage_input: number | null,
+	/**  Output tokens. */
+	usage_output: number | null,
+	/**  Estimated dollars of the nodes whose price is known. */
+	cost_usd: number | null,
+	/**  Some node's price is unknown: the dollars are a lower bound. */
+	cost_partial: boolean,
+	/**  Tool calls. */
+	tool_calls: number,
 };
 
 /**  One message of a sampling prompt. */

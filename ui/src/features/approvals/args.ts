@@ -28,11 +28,30 @@ export function prettyArguments(text: string): string {
   return p.ok ? JSON.stringify(p.value, null, 2) : text;
 }
 
+type Asker = Pick<ApprovalDto, "origin" | "conversation" | "agent" | "for_agent">;
+
+/** Which agent asks and on whose behalf ("Agent researcher asks, for agent planner", "Agent
+ *  planner asks, for you"); null when no agent asks (the plain model, or the person). */
+export function agentAsks(req: Omit<Asker, "conversation">): string | null {
+  if (req.origin !== "model" || !req.agent) return null;
+  return `Agent ${req.agent} asks, for ${req.for_agent ? `agent ${req.for_agent}` : "you"}`;
+}
+
 /** Who asks, as one sentence. */
-export function whoAsks(req: Pick<ApprovalDto, "origin" | "conversation">): string {
-  return req.origin === "model"
-    ? `The model asks to run this${req.conversation ? ` in conversation ${req.conversation}` : ""}.`
-    : "You asked to run this tool. Check the arguments before it runs.";
+export function whoAsks(req: Asker): string {
+  if (req.origin !== "model") return "You asked to run this tool. Check the arguments before it runs.";
+  const where = req.conversation ? ` in conversation ${req.conversation}` : "";
+  const agent = agentAsks(req);
+  return agent ? `${agent}, to run this${where}.` : `The model asks to run this${where}.`;
+}
+
+/** Who asks, short, for a line in a list ("asked by agent researcher for agent planner in
+ *  conversation c-1"). */
+export function askedBy(req: Asker): string {
+  if (req.origin !== "model") return "asked by you (run by hand)";
+  const where = req.conversation ? ` in conversation ${req.conversation}` : "";
+  if (!req.agent) return `asked by the model${where}`;
+  return `asked by agent ${req.agent} for ${req.for_agent ? `agent ${req.for_agent}` : "you"}${where}`;
 }
 
 /** "Asked because: …" (small), or nothing when the policy gave no reason. */

@@ -67,6 +67,22 @@ describe("batch review", () => {
     expect(d.querySelectorAll(".batch-item")[2]?.textContent).toContain("asked by you");
   });
 
+  it("names the agent that asks and whom it works for", async () => {
+    pending = [...pending, req(4, { agent: "researcher", for_agent: "planner" }), req(5, { agent: "planner", for_agent: null })];
+    fire("approvals");
+    await new Promise((r) => setTimeout(r, 200));
+    await flush();
+    const d = await openBatch();
+    const origins = Array.from(d.querySelectorAll(".batch-origin")).map((e) => e.textContent);
+    expect(origins).toEqual([
+      "asked by the model in conversation c-1",
+      "asked by the model in conversation c-1",
+      "asked by you (run by hand)",
+      "asked by agent researcher for agent planner in conversation c-1",
+      "asked by agent planner for you in conversation c-1",
+    ]);
+  });
+
   it("Run all needs the review box ticked, then answers each listed nonce with allow once", async () => {
     const d = await openBatch();
     const runAll = d.querySelector(".batch-run-all") as HTMLButtonElement;

@@ -7,7 +7,7 @@
 import type { ApprovalAnswerDto_Deserialize, ApprovalDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { message, prettyArguments, reasonLine, warningBox } from "./args";
+import { askedBy, message, prettyArguments, reasonLine, warningBox } from "./args";
 
 /** Answers one request by nonce; resolves to Rust's refusal, or null when accepted. */
 export type BatchAnswer = (nonce: string, answer: ApprovalAnswerDto_Deserialize) => Promise<string | null>;
@@ -107,7 +107,7 @@ export function batchDialog(initial: ApprovalDto[], answer: BatchAnswer, onClose
     const no = h("button", { type: "button", class: "batch-deny" }, "Don't run");
     yes.addEventListener("click", () => void single(req.nonce, ONCE));
     no.addEventListener("click", () => void single(req.nonce, NO));
-    const who = req.origin === "model" ? `asked by the model${req.conversation ? ` in conversation ${req.conversation}` : ""}` : "asked by you (run by hand)";
+    const who = askedBy(req);
     const li = h("li", { class: "batch-item", "data-nonce": req.nonce },
       h("div", { class: "batch-item-head" }, h("strong", { class: "batch-target" }, `${req.server} › ${req.tool}`), h("span", { class: "batch-origin hint" }, who)),
       reasonLine(req),

@@ -75,6 +75,18 @@ describe("approvalDialog", () => {
     expect(d.textContent).toContain("The model asks to run this in conversation c-7");
   });
 
+  it("names the agent that asks and whom it works for", () => {
+    const sub = approvalDialog(req({ origin: "model", conversation: "c-7", agent: "researcher", for_agent: "planner" }), () => {});
+    expect(sub.querySelector(".approval-who")?.textContent).toBe("Agent researcher asks, for agent planner, to run this in conversation c-7.");
+    const top = approvalDialog(req({ origin: "model", conversation: "c-7", agent: "planner", for_agent: null }), () => {});
+    expect(top.querySelector(".approval-who")?.textContent).toBe("Agent planner asks, for you, to run this in conversation c-7.");
+    const plain = approvalDialog(req({ origin: "model", conversation: null, agent: null, for_agent: null }), () => {});
+    expect(plain.querySelector(".approval-who")?.textContent).toBe("The model asks to run this.");
+    // A person's own run never reads as an agent's, whatever the request carries.
+    const manual = approvalDialog(req({ origin: "manual", agent: "planner" }), () => {});
+    expect(manual.querySelector(".approval-who")?.textContent).toContain("You asked to run this tool");
+  });
+
   it("Don't run sends the reason, trimmed; Enter in the reason field does too", () => {
     const answer = vi.fn();
     const d = approvalDialog(small(), answer);

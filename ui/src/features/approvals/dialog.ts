@@ -197,7 +197,7 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
   const parts: (HTMLElement | null)[] = [
     h("h2", { id: "approval-title" }, title(req)),
     queue,
-    h("p", {}, whoAsks(req)),
+    h("p", { class: "approval-who" }, whoAsks(req)),
     reasonLine(req),
     hintsLine(req),
     warningBox(req),

@@ -76,3 +76,18 @@ describe("the conversation rendered after a turn", () => {
     expect(log.querySelectorAll("iframe")).toHaveLength(0);
   });
 });
+
+describe("a hand-over", () => {
+  it("says which agent took over, keeps the note as text, and starts a new bubble", () => {
+    const log = document.createElement("div");
+    const live = new LiveTurn(log, 0);
+    live.handle({ event: "text_delta", text: "Over to the coder." });
+    live.handle({ event: "handed_over", from: "planner", to: "coder", note: "<b>fix</b> the build" });
+    live.handle({ event: "text_delta", text: "Coder here." });
+    live.render();
+    expect(log.querySelector(".chat-handover")?.textContent).toBe("Agent planner handed the conversation over to agent coder. Its note: <b>fix</b> the build");
+    expect(log.querySelector(".chat-handover b")).toBeNull();
+    const bubbles = log.querySelectorAll(".msg-assistant");
+    expect(Array.from(bubbles).map((b) => b.textContent)).toEqual(["Over to the coder.", "Coder here."]);
+  });
+});

@@ -193,6 +193,15 @@ export class LiveTurn {
         this.render();
         this.log.append(h("p", { class: "msg-note hint" }, NOTES.cancelled));
         break;
+      case "handed_over": {
+        // The next agent's words start a new bubble, under a line saying who took over.
+        this.render();
+        this.bubble = null;
+        const note = ev.note.trim();
+        this.log.append(h("p", { class: "msg-note hint chat-handover" },
+          `Agent ${ev.from} handed the conversation over to agent ${ev.to}.`, note ? ` Its note: ${note}` : null));
+        break;
+      }
       default:
         break;
     }

@@ -21,8 +21,11 @@ const m = vi.hoisted(() => ({
   getPrompt: vi.fn(),
   getSettings: vi.fn(),
   listProviderModels: vi.fn(),
+  listAgents: vi.fn(),
+  conversationAgentRuns: vi.fn(),
 }));
-vi.mock("../../ipc/bindings", () => ({ commands: m, events: {} }));
+const ev = vi.hoisted(() => ({ listen: vi.fn() }));
+vi.mock("../../ipc/bindings", () => ({ commands: m, events: { hostChanged: { listen: ev.listen } } }));
 vi.mock("@tauri-apps/api/core", () => ({
   Channel: class {
     onmessage: (ev: unknown) => void = () => {};
@@ -52,7 +55,10 @@ beforeEach(async () => {
   m.openRun.mockImplementation(() => Promise.resolve(`run-${String(++runs).padStart(32, "0")}`));
   m.cancelRun.mockResolvedValue(true);
   m.conversationInfo.mockImplementation(() => ok(noInfo));
-  m.sendMessage.mockImplementation((_run: string, _c: unknown, _p: string, _m: unknown, _t: unknown, _a: unknown, ch: typeof channel) => {
+  m.listAgents.mockImplementation(() => ok([]));
+  m.conversationAgentRuns.mockImplementation(() => ok([]));
+  ev.listen.mockImplementation(() => Promise.resolve(() => {}));
+  m.sendMessage.mockImplementation((_run: string, _c: unknown, _p: string, _m: unknown, _t: unknown, _a: unknown, _agent: unknown, ch: typeof channel) => {
     channel = ch;
     return new Promise((r) => (finish = r));
   });
@@ -458,5 +464,39 @@ describe("chat page: composer", () => {
     // Sent: the next message carries nothing from any server.
     await sendText("and then");
     expect(m.sendMessage.mock.calls[1][5]).toEqual([]);
+  });
+
+  it("sends with the chosen agent, says the provider pickers do not apply, and shows the conversation's runs", async () => {
+    unmount();
+    root.remove();
+    m.listAgents.mockImplementation(() => ok([{ name: "planner", description: "", provider: "oa", model: "gpt-x", system: null, servers: [], tools: [], ask: [], deny: [], delegates: null, max_tokens: null, max_cost_usd: null, max_tool_calls: null, max_wall_secs: null }]));
+    const node = { node: "n1", parent: null, agent: "planner", task: "Plan", provider: "oa", model: "gpt-x", status: "done", reason: null, usage_input: 1, usage_output: 1, cost_usd: null, tool_calls: 0, started_ms: 0, ended_ms: 5 };
+    m.conversationAgentRuns.mockImplementation(() => ok([{ run: "run-a", nodes: [node], per_agent: [], total: { nodes: 1, usage_input: 1, usage_output: 1, cost_usd: 0, cost_partial: true, tool_calls: 0 } }]));
+    root = document.createElement("div");
+    document.body.append(root);
+    unmount = mountChat(root);
+    await flush();
+    const pick = root.querySelector<HTMLSelectElement>(".chat-agent")!;
+    const provider = root.querySelector<HTMLSelectElement>(".chat-provider")!;
+    expect(provider.disabled).toBe(false);
+    pick.value = "planner";
+    pick.dispatchEvent(new Event("change"));
+    expect(provider.disabled).toBe(true);
+    expect(root.querySelector<HTMLInputElement>(".chat-model")!.disabled).toBe(true);
+    expect(root.querySelector(".chat-agent-hint")?.textContent).toContain("the provider and model pickers do not apply");
+    await sendText("plan it");
+    expect(m.sendMessage.mock.calls[0][6]).toBe("planner");
+    expect(pick.disabled).toBe(true);
+    finish({ status: "ok", data: "c-9" });
+    await flush();
+    expect(m.conversationAgentRuns).toHaveBeenCalledWith("c-9");
+    expect(root.querySelector('.run-panel:not([hidden]) .run-node[data-agent="planner"]')).not.toBeNull();
+    expect(pick.disabled).toBe(false);
+    expect(provider.disabled).toBe(true);
+    pick.value = "";
+    pick.dispatchEvent(new Event("change"));
+    expect(provider.disabled).toBe(false);
+    await sendText("plain");
+    expect(m.sendMessage.mock.calls[1][6]).toBeNull();
   });
 });

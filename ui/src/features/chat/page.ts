@@ -3,6 +3,8 @@
 // attachments and slash prompts. A turn (a new message, an edit of an earlier one, or a
 // regenerated answer) streams over a Channel into the log; when it ends the conversation is
 // re-read from the store. Tool calls the model asks for are answered in the approval dialog.
+// An agent chosen in the composer runs the turn instead of the picked model; the runs of agents
+// that worked for the conversation show as live trees above the log (features/runs).
 import { Channel } from "@tauri-apps/api/core";
 import { commands } from "../../ipc/bindings";
 import type { ChatEventDto, ChatEventDto_Deserialize, ConversationInfoDto, ProviderDto, TurnInputDto } from "../../ipc/bindings";
@@ -18,6 +20,8 @@ import { fillModelPicker } from "./models";
 import { resourcePicker } from "./resource-picker";
 import { skillPicker } from "../skills/skill-picker";
 import { slashPrompts } from "./slash";
+import { agentPicker } from "../runs/agent-picker";
+import { runPanel } from "../runs/panel";
 import "./chat.css";
 
 
@@ -50,6 +54,13 @@ export function mountChat(root: HTMLElement): () => void {
     notice.textContent = m ?? "";
   };
   const attach = imageAttachments(note);
+  const runs = runPanel();
+  let busy = false;
+  // An agent brings its own provider and model: the pickers above do not apply while one is chosen.
+  const agentPick = agentPicker((agent) => {
+    providerSel.disabled = busy || agent !== null;
+    model.disabled = agent !== null;
+  });
   // The servers the message being written carries something from (attached resources, slash
   // prompts): sent with it, so the trifecta guard counts them for the conversation.
   const sources = new Set<string>();
@@ -59,7 +70,7 @@ export function mountChat(root: HTMLElement): () => void {
   const slash = slashPrompts(input, into);
   const composer = h("form", { class: "composer" },
     h("div", { class: "composer-main" }, slash.el, attach.chips, input,
-      h("div", { class: "composer-tools" }, attach.picker, attachResource, attachSkill)),
+      h("div", { class: "composer-tools" }, attach.picker, attachResource, attachSkill, agentPick.el)),
     h("div", { class: "composer-actions" }, sendBtn, stopBtn));
 
   const conversations = conversationList({
@@ -69,6 +80,7 @@ export function mountChat(root: HTMLElement): () => void {
       if (current !== id) return;
       current = null;
       showUsage(usage, null);
+      runs.show(null);
       showEmpty();
     },
     fail,
@@ -76,11 +88,13 @@ export function mountChat(root: HTMLElement): () => void {
   const openProviders = () => document.body.append(providersDialog(() => void loadProviders()));
   manage.addEventListener("click", openProviders);
 
-  const setBusy = (busy: boolean) => {
+  const setBusy = (on: boolean) => {
+    busy = on;
     input.disabled = busy;
     sendBtn.hidden = busy;
     stopBtn.hidden = !busy;
-    providerSel.disabled = busy;
+    providerSel.disabled = busy || agentPick.value() !== null;
+    agentPick.setDisabled(busy);
     attach.setDisabled(busy);
     attachResource.disabled = busy;
     if (busy) slash.close();
@@ -176,6 +190,7 @@ export function mountChat(root: HTMLElement): () => void {
     current = id;
     fail(null);
     conversations.mark(id);
+    runs.show(id);
     const [r, info] = await Promise.all([commands.loadConversation(id), conversationInfo(id)]);
     if (stopped || current !== id) return;
     if (r.status === "error") return fail(r.error.message);
@@ -190,6 +205,7 @@ export function mountChat(root: HTMLElement): () => void {
     fail(null);
     conversations.mark(null);
     showUsage(usage, null);
+    runs.show(null);
     showEmpty();
     input.focus();
   });
@@ -208,6 +224,8 @@ export function mountChat(root: HTMLElement): () => void {
     note(null);
     const runId = await commands.openRun();
     running = runId;
+    // A new chat has no id yet: its tree follows the first conversation a run of agents reports.
+    if (current === null) runs.expectNew();
     setBusy(true);
     const turn = new LiveTurn(log, 50, before);
     const channel = new Channel<ChatEventDto_Deserialize>();
@@ -216,7 +234,7 @@ export function mountChat(root: HTMLElement): () => void {
       log.scrollTop = log.scrollHeight;
     };
     const attached = turnInput.kind === "regenerate" ? [] : Array.from(sources);
-    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, channel);
+    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, agentPick.value(), channel);
     if (r.status === "ok") sources.clear();
     running = null;
     if (stopped) return false;
@@ -277,13 +295,15 @@ export function mountChat(root: HTMLElement): () => void {
     h("aside", { class: "chat-side" }, newChat, conversations.search, conversations.list),
     h("div", { class: "chat-main" },
       h("div", { class: "chat-top" }, providerSel, model, models, usage, manage),
-      log, failure, notice, composer),
+      runs.el, log, failure, notice, composer),
   ));
   void loadProviders();
+  void agentPick.reload();
   void conversations.reload();
   return () => {
     stopped = true;
     conversations.stop();
+    runs.stop();
     slash.close();
     if (running !== null) void commands.cancelRun(running);
   };
