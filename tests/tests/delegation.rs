@@ -73,6 +73,11 @@ fn tool_names(body: &Value) -> Vec<String> {
 async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_state() {
     let sup = FakeLlm::spawn(Scenario::new([
         delegate("summariser", "Summarise the three findings."),
+        Reply::calls(vec![ScriptedCall::new(
+            "call_s",
+            "switchboard_state_get",
+            &[r#"{"key":"summary"}"#],
+        )]),
         Reply::text(&["The summariser says: ", "three points."]),
     ]))
     .await
@@ -125,7 +130,7 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     // Each vendor in its own wire format, each with its own tools.
     let sup_reqs = sup.requests();
     let sub_reqs = sub.requests();
-    assert_eq!(sup_reqs.len(), 2);
+    assert_eq!(sup_reqs.len(), 3);
     assert_eq!(sub_reqs.len(), 2);
     assert!(
         sup_reqs[0].path.ends_with("/chat/completions"),
@@ -164,6 +169,20 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
         .contains("agent planner gave you"));
     let back = sup_reqs[1].body.to_string();
     assert!(back.contains("Stored the summary: three points."), "{back}");
+    // What the Anthropic-format model put in the shared state, the OpenAI-format model read,
+    // with its author, in the one neutral form.
+    let read = sup_reqs[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(
+        read.contains("three points") && read.contains("summariser"),
+        "{read}"
+    );
     // The run tree: the planner at the root, the summariser under it, each on its vendor.
     let tree = host.agent_run_tree(&lineage.run).await.unwrap();
     assert_eq!(tree.len(), 2, "{tree:?}");
@@ -183,7 +202,7 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
             .all(|n| n.status == "done" && n.ended_ms.is_some()),
         "{tree:?}"
     );
-    assert_eq!((tree[0].tool_calls, tree[1].tool_calls), (1, 1));
+    assert_eq!((tree[0].tool_calls, tree[1].tool_calls), (2, 1));
     assert_eq!(out.node, tree[0].node);
     // `switchboard agent runs RUN` prints the same tree.
     let printed = run_cli(
@@ -196,7 +215,7 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     assert!(printed.status.success(), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[0].starts_with("planner [oa/model-1] done: 1 calls"),
+        lines[0].starts_with("planner [oa/model-1] done: 2 calls"),
         "{text}"
     );
     assert!(

@@ -234,6 +234,29 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
         .map(|e| e.actor.as_str())
         .collect();
     assert!(actors.contains(&"model:researcher"), "{actors:?}");
+    // ...and the planner as the one who delegated to it and handed the conversation over.
+    let planner: Vec<&str> = log
+        .entries
+        .iter()
+        .filter(|e| e.actor == "model:planner")
+        .map(|e| e.detail_json.as_str())
+        .collect();
+    assert!(
+        planner
+            .iter()
+            .any(|d| d.contains("\"delegated\"") && d.contains("\"researcher\"")),
+        "{planner:?}"
+    );
+    assert!(
+        planner
+            .iter()
+            .any(|d| d.contains("\"handed_over\"") && d.contains("\"closer\"")),
+        "{planner:?}"
+    );
+    assert!(
+        !planner.iter().any(|d| d.contains("Echo the word ready")),
+        "the task is kept by digest, not as text: {planner:?}"
+    );
 
     // The stored transcript has both answers, each under the provider that gave it.
     let history = host.messages(&out.conversation).await.unwrap();

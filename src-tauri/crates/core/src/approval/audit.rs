@@ -311,9 +311,42 @@ pub enum AuditEvent {
         /// The value's size in bytes of JSON, or the note's in bytes of text.
         bytes: u64,
     },
+    /// An agent handed work to another (issue 15): a sub-task it delegated, or the
+    /// conversation it handed over. The task or note by digest and size, never its text (it is
+    /// in the run tree and the conversation). Recorded under [`AuditKind::Config`], like
+    /// `StateWritten`.
+    Delegated {
+        /// The agent that handed the work on (as a model, by name).
+        by: Actor,
+        /// The agent that got it.
+        to: String,
+        /// The run.
+        run: String,
+        /// `true` for a hand-over of the conversation, `false` for a delegated sub-task.
+        hand_over: bool,
+        /// SHA-256 of the task's (or note's) text.
+        text_digest: String,
+        /// Its size in bytes.
+        bytes: u64,
+    },
 }
 
 impl AuditEvent {
+    /// `by` handed `text` (a task, or a hand-over's note) to agent `to` in `run`.
+    pub fn delegated(by: &str, to: &str, run: &str, hand_over: bool, text: &str) -> Self {
+        use sha2::Digest;
+        Self::Delegated {
+            by: Actor::Model {
+                name: Some(by.to_owned()),
+            },
+            to: to.to_owned(),
+            run: run.to_owned(),
+            hand_over,
+            text_digest: hex::encode(sha2::Sha256::digest(text.as_bytes())),
+            bytes: u64::try_from(text.len()).unwrap_or(u64::MAX),
+        }
+    }
+
     /// A request of `request` kind asked for with `arguments` from `origin`.
     pub fn proposed(request: RequestKind, arguments: &Map<String, Value>, origin: &Origin) -> Self {
         Self::Proposed {
@@ -359,7 +392,9 @@ impl AuditEvent {
             Self::Grant { .. } => AuditKind::Grant,
             Self::Policy { .. } => AuditKind::Policy,
             Self::Pin { .. } => AuditKind::Pin,
-            Self::Config { .. } | Self::StateWritten { .. } => AuditKind::Config,
+            Self::Config { .. } | Self::StateWritten { .. } | Self::Delegated { .. } => {
+                AuditKind::Config
+            }
         }
     }
 
@@ -369,7 +404,8 @@ impl AuditEvent {
             Self::Proposed { by, .. }
             | Self::Decided { by, .. }
             | Self::Grant { by, .. }
-            | Self::StateWritten { by, .. } => by.clone(),
+            | Self::StateWritten { by, .. }
+            | Self::Delegated { by, .. } => by.clone(),
             Self::Edited { .. }
             | Self::Elicitation { .. }
             | Self::Sampling { .. }
@@ -471,6 +507,22 @@ impl AuditEvent {
             Self::Config { change, detail } => json!({
                 "change": change,
                 "detail": capped(redact_value(detail), ARGUMENTS_MAX),
+            }),
+            Self::Delegated {
+                to,
+                run,
+                hand_over,
+                text_digest,
+                bytes,
+                ..
+            } => json!({
+                "change": if *hand_over { "handed_over" } else { "delegated" },
+                "detail": {
+                    "to": to,
+                    "run": run,
+                    "text_digest": text_digest,
+                    "bytes": bytes,
+                },
             }),
             Self::StateWritten {
                 run,

@@ -32,6 +32,7 @@ use super::{
     is_state_tool, state_tool_specs, AsAgent, Host, HostTools, PipelineAgent, StateAuthor,
 };
 use crate::agent_data::{AgentName, AgentProfile, Tighten};
+use crate::approval::audit::{AuditContext, AuditEvent};
 use crate::approval::Acting;
 use crate::chat::{Started, ToolRunner, TurnEnd};
 use crate::ids::ToolRef;
@@ -105,13 +106,31 @@ impl AgentTools {
         self
     }
 
+    /// Records in the audit log that this agent handed `text` to `to` (by digest and size).
+    async fn audit_hand_on(&self, tool: &str, to: &AgentName, hand_over: bool, text: &str) {
+        let event = AuditEvent::delegated(
+            self.profile.name.as_str(),
+            to.as_str(),
+            self.lineage.run.as_str(),
+            hand_over,
+            text,
+        );
+        let ctx = AuditContext {
+            tool: Some(Arc::from(tool)),
+            conversation: Some(self.lineage.conversation.clone()),
+            ..AuditContext::default()
+        };
+        self.host.audit(event, ctx).await;
+    }
+
     /// Runs a hand-over call: leaves it for the conversation, to take effect when this turn
     /// ends. A second one in the same turn replaces the first (the last word counts).
-    fn hand_over(&self, arguments: &Map<String, Value>) -> Result<ToolResult, String> {
+    async fn hand_over(&self, arguments: &Map<String, Value>) -> Result<ToolResult, String> {
         let Some(slot) = &self.hand_over else {
             return Err(format!("There is no tool named {HAND_OVER_TOOL:?}."));
         };
         let (to, note) = parse_hand_over(&self.profile, arguments)?;
+        self.audit_hand_on(HAND_OVER_TOOL, &to, true, &note).await;
         let text = format!(
             "Agent {to} takes over this conversation when you finish this answer; end with a \
              short word to the person."
@@ -141,6 +160,7 @@ impl AgentTools {
                 "At most {MAX_CHILDREN} delegations per task; finish with what you have."
             ));
         }
+        self.audit_hand_on(DELEGATE_TOOL, &to, false, &task).await;
         let mut above = self.lineage.above.clone();
         above.push(self.profile.name.clone());
         let child = Lineage {
@@ -265,7 +285,7 @@ impl ToolRunner for AgentTools {
                 return self.delegate(&arguments, cancel).await;
             }
             if name == HAND_OVER_TOOL {
-                return self.hand_over(&arguments);
+                return self.hand_over(&arguments).await;
             }
             if self.inner.offers_pipeline(&name) && self.specs.iter().any(|s| s.name == name) {
                 let acting = self.acting();
