@@ -246,6 +246,23 @@ pub async fn start_trusted(
     h
 }
 
+/// The `tools/call`s a fake server started with `--record FILE` received, in order: (tool,
+/// arguments).
+pub fn recorded_calls(record: &Path) -> Vec<(String, serde_json::Value)> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["method"] == "tools/call")
+        .map(|m| {
+            (
+                m["params"]["name"].as_str().unwrap_or_default().to_owned(),
+                m["params"]["arguments"].clone(),
+            )
+        })
+        .collect()
+}
+
 /// A provider `name` of `kind` at `base` (default model `model-1`) with a test key: what the
 /// agent tests run their scripted models behind.
 pub async fn provider_with_key(

@@ -26,13 +26,7 @@ fn profile(name: &str, scope: ToolScope, policy: Vec<PolicyTightening>) -> Agent
 
 /// The `tools/call` names the fake server received.
 fn received(record: &Path) -> Vec<String> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["method"] == "tools/call")
-        .map(|m| m["params"]["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    recorded_calls(record).into_iter().map(|(n, _)| n).collect()
 }
 
 async fn agent_tools(host: &Host, p: AgentProfile, run: &RunId) -> AgentTools {

@@ -25,22 +25,6 @@ fn cli(data: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// The `tools/call`s the fake server received: (tool, arguments).
-fn calls(record: &Path) -> Vec<(String, Value)> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["method"] == "tools/call")
-        .map(|m| {
-            (
-                m["params"]["name"].as_str().unwrap_or_default().to_owned(),
-                m["params"]["arguments"].clone(),
-            )
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_pipeline_runs_from_the_page_after_its_approval_as_a_whole() {
     if !e2e_available() {
@@ -136,7 +120,11 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
         steps.contains("calc/add (first)") && steps.contains("calc/add (again)"),
         "{steps}"
     );
-    assert!(calls(&record).is_empty(), "{:?}", calls(&record));
+    assert!(
+        recorded_calls(&record).is_empty(),
+        "{:?}",
+        recorded_calls(&record)
+    );
     s.screenshot(&artifacts().join("pipelines-1-approval.png"))
         .await
         .unwrap();
@@ -156,7 +144,7 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
         .unwrap();
     s.close().await.unwrap();
     assert_eq!(
-        calls(&record),
+        recorded_calls(&record),
         [
             ("add".to_owned(), json!({"a": 5, "b": 2})),
             ("add".to_owned(), json!({"a": 7, "b": 10})),

@@ -8,7 +8,7 @@
 //! the model; a failing step stops the run and tells the model what ran.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -118,22 +118,6 @@ async fn host_with_pipelines() -> (Host, tempfile::TempDir, PathBuf) {
             .unwrap();
     }
     (host, tmp, record)
-}
-
-/// The `tools/call`s the fake server received: (tool, arguments).
-fn calls(record: &Path) -> Vec<(String, Value)> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["method"] == "tools/call")
-        .map(|m| {
-            (
-                m["params"]["name"].as_str().unwrap_or_default().to_owned(),
-                m["params"]["arguments"].clone(),
-            )
-        })
-        .collect()
 }
 
 /// The audit entries for `calc`/`tool`, oldest first: (kind, actor, details).
@@ -296,7 +280,7 @@ async fn a_model_runs_an_offered_pipeline_approved_once_as_a_whole() {
 
     // Every step ran, with the mapped values.
     assert_eq!(
-        calls(&record),
+        recorded_calls(&record),
         [
             ("echo".to_owned(), json!({"text": "hello"})),
             ("add".to_owned(), json!({"a": 30, "b": 2})),
@@ -360,7 +344,11 @@ async fn a_refused_pipeline_runs_nothing_and_the_model_is_told() {
         back.contains("The user did not allow the pipeline chain (not today); nothing was run."),
         "{back}"
     );
-    assert!(calls(&record).is_empty(), "{:?}", calls(&record));
+    assert!(
+        recorded_calls(&record).is_empty(),
+        "{:?}",
+        recorded_calls(&record)
+    );
     assert!(host.pipeline_runs(None).await.unwrap().is_empty());
     for tool in ["echo", "add"] {
         let e = entries(&host, tool).await;
@@ -384,7 +372,10 @@ async fn a_failing_step_stops_the_pipeline_and_the_model_is_told_what_ran() {
     // The whole pipeline, then `fail` (not read-only: it may write) on its own.
     let tools: Vec<&str> = asked.iter().map(|(_, t, _)| t.as_str()).collect();
     assert_eq!(tools, ["breaks", "fail"], "{asked:?}");
-    let names: Vec<String> = calls(&record).into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = recorded_calls(&record)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(names, ["echo", "fail"]);
     let back = tool_message(&llm);
     assert!(back.contains("The pipeline breaks (version 1"), "{back}");
@@ -406,7 +397,7 @@ async fn bad_inputs_are_refused_before_anything_is_asked_or_sent() {
     let back = tool_message(&llm);
     assert!(back.contains("The pipeline chain was not run"), "{back}");
     assert!(back.contains("the input \"x\""), "{back}");
-    assert!(calls(&record).is_empty());
+    assert!(recorded_calls(&record).is_empty());
     host.shutdown().await;
 }
 
@@ -500,7 +491,7 @@ async fn an_agent_runs_a_pipeline_as_itself_within_its_profile() {
     // The whole, then each `add` (the profile asks about it); `echo` is covered.
     assert_eq!(asked, ["chain", "add", "add"]);
     assert_eq!(result.structured_content, Some(json!({"sum": 13})));
-    assert_eq!(calls(&record).len(), 3);
+    assert_eq!(recorded_calls(&record).len(), 3);
     for tool in ["echo", "add"] {
         let e = entries(&host, tool).await;
         assert!(
@@ -511,7 +502,7 @@ async fn an_agent_runs_a_pipeline_as_itself_within_its_profile() {
     }
 
     // Denied, or out of scope: refused before anything is asked or sent.
-    let before = calls(&record).len();
+    let before = recorded_calls(&record).len();
     profile.policy[0].action = Tighten::Deny;
     let denied = host
         .run_offered_pipeline(
@@ -545,7 +536,7 @@ async fn an_agent_runs_a_pipeline_as_itself_within_its_profile() {
         .unwrap_err();
     assert!(outside.contains("outside its scope"), "{outside}");
     assert!(host.pending_approvals().is_empty());
-    assert_eq!(calls(&record).len(), before);
+    assert_eq!(recorded_calls(&record).len(), before);
 
     // Through the agent's own tools: offered (and runnable as a local tool) only in scope.
     {

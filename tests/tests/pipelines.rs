@@ -37,22 +37,6 @@ async fn two_servers() -> Option<(Host, tempfile::TempDir, PathBuf)> {
     Some((host, tmp, record))
 }
 
-/// The `tools/call`s the fake server received: (tool, arguments).
-fn calls(record: &Path) -> Vec<(String, Value)> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["method"] == "tools/call")
-        .map(|m| {
-            (
-                m["params"]["name"].as_str().unwrap_or_default().to_owned(),
-                m["params"]["arguments"].clone(),
-            )
-        })
-        .collect()
-}
-
 /// The audit kinds recorded for `server`/`tool`, oldest first.
 async fn audited(host: &Host, server: &str, tool: &str) -> Vec<String> {
     let page = host
@@ -90,7 +74,7 @@ async fn answering<T>(
         .await;
         assert!(waited, "the run neither ended nor asked");
         for asked in host.pending_approvals() {
-            let seen = calls(record).into_iter().map(|(n, _)| n).collect();
+            let seen = recorded_calls(record).into_iter().map(|(n, _)| n).collect();
             asked_about.push((asked.tool.clone(), asked.arguments.clone(), seen));
             host.answer_approval(asked.nonce.as_str(), Answer::ALLOW)
                 .await
@@ -199,7 +183,7 @@ async fn a_pipeline_runs_end_to_end_asks_where_the_policy_asks_and_replays() {
     );
     // The second server received exactly the mapped values.
     assert_eq!(
-        calls(&record),
+        recorded_calls(&record),
         [
             ("add".to_owned(), json!({"a": 36, "b": 82})),
             ("echo".to_owned(), json!({"text": "Light rain / drizzle"})),
@@ -258,7 +242,7 @@ async fn a_pipeline_runs_end_to_end_asks_where_the_policy_asks_and_replays() {
         (1, &json!({"city": "Chicago"}))
     );
     assert_ne!(again.run.id, outcome.run.id);
-    let received = calls(&record);
+    let received = recorded_calls(&record);
     assert_eq!(received.len(), 4, "{received:?}");
     assert_eq!(received[2], received[0]);
     let runs = host.pipeline_runs(None).await.unwrap();
@@ -317,7 +301,7 @@ async fn a_bad_mapping_is_refused_before_any_step_runs() {
     assert!(text[1].contains("\"/total\" does not resolve"), "{text:?}");
     assert!(text[2].contains("declares no outputSchema"), "{text:?}");
     // Nothing ran: neither server saw a call, nothing was audited or recorded as a run.
-    assert!(calls(&record).is_empty());
+    assert!(recorded_calls(&record).is_empty());
     assert!(audited(&host, "calc", "add").await.is_empty());
     assert!(audited(&host, "everything", "get-structured-content")
         .await
@@ -339,7 +323,7 @@ async fn a_bad_mapping_is_refused_before_any_step_runs() {
             .unwrap_err();
         assert!(matches!(err, PipelineError::Inputs(_)), "{given}: {err}");
     }
-    assert!(calls(&record).is_empty());
+    assert!(recorded_calls(&record).is_empty());
     host.shutdown().await;
 }
 
@@ -392,7 +376,10 @@ async fn a_failing_step_stops_the_run() {
     );
     assert_eq!(outcome.steps.len(), 2);
     assert_eq!(outcome.steps[1].status, RunStatus::Failed);
-    let names: Vec<String> = calls(&record).into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = recorded_calls(&record)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(names, ["echo", "fail"]);
     host.shutdown().await;
 }
@@ -459,7 +446,11 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(calls(&record).is_empty(), "{:?}", calls(&record));
+    assert!(
+        recorded_calls(&record).is_empty(),
+        "{:?}",
+        recorded_calls(&record)
+    );
     assert_eq!(
         serde_json::from_str::<Value>(&cli_ok(&data, &["pipeline", "runs", "--json"])).unwrap(),
         json!([])
@@ -487,7 +478,7 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
         outcome["steps"][1]["result"]["structuredContent"],
         json!({"sum": 17})
     );
-    assert_eq!(calls(&record)[1].1, json!({"a": 7, "b": 10}));
+    assert_eq!(recorded_calls(&record)[1].1, json!({"a": 7, "b": 10}));
 
     let runs: Value =
         serde_json::from_str(&cli_ok(&data, &["pipeline", "runs", "twice", "--json"])).unwrap();
@@ -505,7 +496,7 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
     .unwrap();
     assert_eq!(again["run"]["replay_of"], id);
     assert_eq!(again["run"]["inputs"], json!({"x": 5}));
-    assert_eq!(calls(&record).len(), 4);
+    assert_eq!(recorded_calls(&record).len(), 4);
 
     // A mapping from a step that does not exist: refused before anything is sent.
     std::fs::write(
@@ -527,7 +518,7 @@ args = { a = { "$from" = "ghost", pointer = "/sum" }, b = 1 }
         stderr.contains("nothing was called") && stderr.contains("no such step"),
         "{stderr}"
     );
-    assert_eq!(calls(&record).len(), 4);
+    assert_eq!(recorded_calls(&record).len(), 4);
 }
 
 /// A host with only `calc` (the fake server, trusted, recording what it receives).
@@ -630,7 +621,7 @@ async fn a_pipeline_is_approved_as_a_whole_and_only_what_writes_asks_again() {
     let asked = run_mixed(&host, &record).await;
     let tools: Vec<&str> = asked.iter().map(|(t, _, _)| t.as_str()).collect();
     assert_eq!(tools, ["mixed", "echo", "sleep", "add"], "{asked:?}");
-    let before = calls(&record).len();
+    let before = recorded_calls(&record).len();
     assert_eq!(before, 3);
     // Tagged trusted: the read-only echo is covered by the pipeline's approval.
     host.set_server_tags(
@@ -662,7 +653,10 @@ async fn a_pipeline_is_approved_as_a_whole_and_only_what_writes_asks_again() {
         "{:?}",
         plan.lines()
     );
-    let names: Vec<String> = calls(&record).into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = recorded_calls(&record)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(names[before..], ["echo", "sleep", "add"]);
 
     // The audit log: the pipeline proposed, asked about and allowed by the user...
@@ -760,7 +754,11 @@ async fn a_declined_pipeline_sends_nothing() {
     let err = run.await.unwrap().unwrap_err();
     assert!(matches!(err, PipelineError::Declined(_)), "{err}");
     assert!(err.to_string().contains("not today"), "{err}");
-    assert!(calls(&record).is_empty(), "{:?}", calls(&record));
+    assert!(
+        recorded_calls(&record).is_empty(),
+        "{:?}",
+        recorded_calls(&record)
+    );
     assert!(host.pipeline_runs(None).await.unwrap().is_empty());
     let pipeline = entries(&host, "calc", "mixed").await;
     assert!(

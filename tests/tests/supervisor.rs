@@ -31,13 +31,7 @@ fn call(id: &str, tool: &str, args: Value) -> Reply {
 
 /// The `tools/call` names the fake server received.
 fn received(record: &Path) -> Vec<String> {
-    std::fs::read_to_string(record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["method"] == "tools/call")
-        .map(|m| m["params"]["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    recorded_calls(record).into_iter().map(|(n, _)| n).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
