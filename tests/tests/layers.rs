@@ -60,6 +60,8 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         "registry" => Some(&[]),
         "chat" => Some(&["llm", "mcp", "approval", "store"]),
         "agents" => Some(&["chat"]),
+        // Outbound redaction wraps a turn's provider and tool runner (issue 16).
+        "outbound" => Some(&["llm", "chat", "mcp"]),
         // The composition root, and the test doors around its seam.
         "host" | "harness" => None,
         _ => return None,

@@ -49,6 +49,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "runId": "string"
   },
   "catalog": {},
+  "catalog_costs": {},
   "complete_prompt_argument": {
     "argument": "string",
     "prompt": "string",
@@ -74,6 +75,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "format": "string"
   },
   "export_policy": {},
+  "export_trace": {
+    "filter": "object",
+    "name": "string"
+  },
   "fork_conversation": {
     "at": "string",
     "id": "string",
@@ -105,6 +110,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "import_preview": {
     "format": "string?",
     "text": "string"
+  },
+  "inspect_trace": {
+    "filter": "object",
+    "name": "string"
   },
   "list_agents": {},
   "list_conversations": {},

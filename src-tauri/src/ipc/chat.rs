@@ -27,6 +27,18 @@ const TEXT_MAX: usize = 512 * 1024;
 /// Tool result text sent to the window at most (the store keeps the whole result).
 const RESULT_TEXT_MAX: usize = 64 * 1024;
 
+/// How many distinct values of one kind were redacted before sending (issue 16).
+#[derive(Clone, Debug, Serialize, Type)]
+pub struct RedactedCountDto {
+    /// The kind's stable id: `email`, `api_key`, `jwt`, `private_key`, `url_password`,
+    /// `card`, `phone` or `custom`.
+    pub kind: String,
+    /// How many distinct values.
+    pub count: u32,
+    /// For a person: "2 e-mail addresses".
+    pub label: String,
+}
+
 /// One step of a turn, as the chat view shows it. All text is untrusted.
 #[derive(Clone, Debug, Serialize, Type)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -109,10 +121,40 @@ pub enum ChatEventDto {
         /// How many messages it stands in for.
         messages: u32,
     },
+    /// Before a model request: secrets and personal data were replaced by placeholders in
+    /// what was sent (issue 16); counts by kind, never the values.
+    Redacted {
+        /// What was replaced, by kind.
+        counts: Vec<RedactedCountDto>,
+    },
     /// The answer so far, when the turn ended early.
     Partial {
         /// Its text.
         text: String,
+    },
+    /// Before a model request: what its tool definitions cost (issue 16).
+    ToolsCost {
+        /// How many tools are offered.
+        tools: u32,
+        /// Their tokens, with the vendor's per-request overhead.
+        tokens: f64,
+        /// Whether `tokens` is an estimate (not the vendor's own tokenizer).
+        estimate: bool,
+        /// The model's context window, in tokens.
+        context_window: u32,
+        /// `tokens` as a share of the window, in percent.
+        share_percent: f64,
+    },
+    /// The tool definitions take more than the set share of the window; the turn still runs.
+    ToolsOverBudget {
+        /// Their tokens.
+        tokens: f64,
+        /// The model's context window, in tokens.
+        context_window: u32,
+        /// Their share, in percent.
+        share_percent: f64,
+        /// The share past which this warns, in percent.
+        limit_percent: u32,
     },
     /// The conversation's agent handed it over; what follows is `to`'s answer.
     HandedOver {
@@ -215,6 +257,40 @@ impl From<ChatEvent> for ChatEventDto {
             ChatEvent::Compacted { summary, messages } => Self::Compacted { summary, messages },
             ChatEvent::Partial { message } => Self::Partial {
                 text: message.text(),
+            },
+            ChatEvent::ToolsCost {
+                tools,
+                tokens,
+                estimate,
+                context_window,
+                share_percent,
+            } => Self::ToolsCost {
+                tools,
+                tokens: tokens as f64,
+                estimate,
+                context_window,
+                share_percent,
+            },
+            ChatEvent::ToolsOverBudget {
+                tokens,
+                context_window,
+                share_percent,
+                limit_percent,
+            } => Self::ToolsOverBudget {
+                tokens: tokens as f64,
+                context_window,
+                share_percent,
+                limit_percent,
+            },
+            ChatEvent::Redacted { counts } => Self::Redacted {
+                counts: counts
+                    .into_iter()
+                    .map(|c| RedactedCountDto {
+                        kind: c.kind,
+                        count: c.count,
+                        label: c.label,
+                    })
+                    .collect(),
             },
             ChatEvent::HandedOver { from, to, note } => Self::HandedOver {
                 from,

@@ -38,12 +38,14 @@ mod audit_pipelines;
 #[cfg(test)]
 mod audit_signin;
 pub mod catalog;
+pub mod catalog_cost;
 pub mod chat;
 pub mod content;
 pub mod conversations;
 pub mod events;
 pub mod form;
 pub mod history;
+pub mod inspector;
 pub mod links;
 pub mod models;
 pub mod pins;
@@ -209,8 +211,11 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             servers::doctor,
             form::add_server,
             servers::server_logs,
+            inspector::inspect_trace,
+            inspector::export_trace,
             catalog::catalog,
             catalog::set_tool_enabled,
+            catalog_cost::catalog_costs,
             pins::pin_review,
             pins::approve_pin_changes,
             pins::tool_findings,

@@ -57,6 +57,14 @@ pub struct SettingsDto {
     pub log_level: LogLevelDto,
     /// Seconds an unused server keeps running; 0 means never stop.
     pub idle_stop_secs: u32,
+    /// The share of the context window (percent) past which the chat warns about the tool
+    /// definitions; 0 never warns. Absent from an older page: the default.
+    #[serde(default = "default_tools_warn_percent")]
+    pub tools_warn_percent: u32,
+}
+
+fn default_tools_warn_percent() -> u32 {
+    switchboard_core::settings::DEFAULT_TOOLS_WARN_PERCENT
 }
 
 /// The page: the settings and what cannot be changed here.
@@ -98,6 +106,7 @@ impl From<Settings> for SettingsDto {
             },
             // The core caps it at a week, far below u32::MAX.
             idle_stop_secs: u32::try_from(s.idle_stop_secs).unwrap_or(u32::MAX),
+            tools_warn_percent: s.tools_warn_percent,
         }
     }
 }
@@ -121,6 +130,7 @@ impl From<SettingsDto> for Settings {
                 LogLevelDto::Trace => LogLevel::Trace,
             },
             idle_stop_secs: u64::from(d.idle_stop_secs),
+            tools_warn_percent: d.tools_warn_percent,
         }
     }
 }
@@ -173,6 +183,7 @@ mod tests {
             registry_url: "https://r.example".into(),
             log_level: LogLevel::Trace,
             idle_stop_secs: 90,
+            tools_warn_percent: 40,
         };
         assert_eq!(Settings::from(SettingsDto::from(s.clone())), s);
         let json = serde_json::to_value(SettingsDto::from(s)).unwrap();

@@ -58,10 +58,16 @@ export const commands = {
 	addServer: (request: AddServerRequest, replaceSecrets: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("add_server", { request, replaceSecrets })),
 	/**  The logs of a server. */
 	serverLogs: (name: string) => typedError<LogsDto_Serialize, IpcError>(__TAURI_INVOKE("server_logs", { name })),
+	/**  A server's trace (live when it runs, else its last run's), paired, timed and filtered. */
+	inspectTrace: (name: string, filter: TraceFilterDto_Deserialize) => typedError<InspectedDto_Serialize[], IpcError>(__TAURI_INVOKE("inspect_trace", { name, filter })),
+	/**  The filtered trace as JSON lines, one message per line with its timing. */
+	exportTrace: (name: string, filter: TraceFilterDto_Deserialize) => typedError<string, IpcError>(__TAURI_INVOKE("export_trace", { name, filter })),
 	/**  The tools of every started server. */
 	catalog: () => typedError<ServerToolsDto_Serialize[], IpcError>(__TAURI_INVOKE("catalog")),
 	/**  Switches one tool on or off. */
 	setToolEnabled: (server: string, tool: string, enabled: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_tool_enabled", { server, tool, enabled })),
+	/**  What each server and tool costs in tokens, for every configured provider's default model. */
+	catalogCosts: () => typedError<CatalogCostsDto_Serialize, IpcError>(__TAURI_INVOKE("catalog_costs")),
 	/**  What changed on a server since its tools were approved. */
 	pinReview: (server: string) => typedError<PinReviewDto_Serialize, IpcError>(__TAURI_INVOKE("pin_review", { server })),
 	/**
@@ -755,6 +761,29 @@ export type BlockedKind =
 /**  The sandbox could not be set up at all (nothing to grant). */
 "unavailable";
 
+/**  The catalog priced for the configured models. */
+export type CatalogCostsDto = CatalogCostsDto_Serialize | CatalogCostsDto_Deserialize;
+
+/**  The catalog priced for the configured models. */
+export type CatalogCostsDto_Deserialize = {
+	/**  The models, in the order of every `tokens` list. */
+	models: CostModelDto[],
+	/**  Every configured server. */
+	servers: ServerCostDto_Deserialize[],
+	/**  What the next turn's definitions cost per model, with the vendor's overhead. */
+	offered_tokens: (number | null)[],
+};
+
+/**  The catalog priced for the configured models. */
+export type CatalogCostsDto_Serialize = {
+	/**  The models, in the order of every `tokens` list. */
+	models: CostModelDto[],
+	/**  Every configured server. */
+	servers: ServerCostDto_Serialize[],
+	/**  What the next turn's definitions cost per model, with the vendor's overhead. */
+	offered_tokens: (number | null)[],
+};
+
 /**  One item to review. */
 export type ChangeDto = ChangeDto_Serialize | ChangeDto_Deserialize;
 
@@ -890,10 +919,39 @@ error: string } |
 summary: string; 
 /**  How many messages it stands in for. */
 messages: number } | 
+/**
+ *  Before a model request: secrets and personal data were replaced by placeholders in
+ *  what was sent (issue 16); counts by kind, never the values.
+ */
+{ event: "redacted"; 
+/**  What was replaced, by kind. */
+counts: RedactedCountDto[] } | 
 /**  The answer so far, when the turn ended early. */
 { event: "partial"; 
 /**  Its text. */
 text: string } | 
+/**  Before a model request: what its tool definitions cost (issue 16). */
+{ event: "tools_cost"; 
+/**  How many tools are offered. */
+tools: number; 
+/**  Their tokens, with the vendor's per-request overhead. */
+tokens: number | null; 
+/**  Whether `tokens` is an estimate (not the vendor's own tokenizer). */
+estimate: boolean; 
+/**  The model's context window, in tokens. */
+context_window: number; 
+/**  `tokens` as a share of the window, in percent. */
+share_percent: number | null } | 
+/**  The tool definitions take more than the set share of the window; the turn still runs. */
+{ event: "tools_over_budget"; 
+/**  Their tokens. */
+tokens: number | null; 
+/**  The model's context window, in tokens. */
+context_window: number; 
+/**  Their share, in percent. */
+share_percent: number | null; 
+/**  The share past which this warns, in percent. */
+limit_percent: number } | 
 /**  The conversation's agent handed it over; what follows is `to`'s answer. */
 { event: "handed_over"; 
 /**  The agent that handed over. */
@@ -976,10 +1034,39 @@ error: string } |
 summary: string; 
 /**  How many messages it stands in for. */
 messages: number } | 
+/**
+ *  Before a model request: secrets and personal data were replaced by placeholders in
+ *  what was sent (issue 16); counts by kind, never the values.
+ */
+{ event: "redacted"; 
+/**  What was replaced, by kind. */
+counts: RedactedCountDto[] } | 
 /**  The answer so far, when the turn ended early. */
 { event: "partial"; 
 /**  Its text. */
 text: string } | 
+/**  Before a model request: what its tool definitions cost (issue 16). */
+{ event: "tools_cost"; 
+/**  How many tools are offered. */
+tools: number; 
+/**  Their tokens, with the vendor's per-request overhead. */
+tokens: number | null; 
+/**  Whether `tokens` is an estimate (not the vendor's own tokenizer). */
+estimate: boolean; 
+/**  The model's context window, in tokens. */
+context_window: number; 
+/**  `tokens` as a share of the window, in percent. */
+share_percent: number | null } | 
+/**  The tool definitions take more than the set share of the window; the turn still runs. */
+{ event: "tools_over_budget"; 
+/**  Their tokens. */
+tokens: number | null; 
+/**  The model's context window, in tokens. */
+context_window: number; 
+/**  Their share, in percent. */
+share_percent: number | null; 
+/**  The share past which this warns, in percent. */
+limit_percent: number } | 
 /**  The conversation's agent handed it over; what follows is `to`'s answer. */
 { event: "handed_over"; 
 /**  The agent that handed over. */
@@ -1155,6 +1242,20 @@ export type ConversationInfoDto_Serialize = {
 	cost_complete: boolean,
 	/**  Per provider and model. */
 	by_model: ModelUsageDto_Serialize[],
+};
+
+/**  One model the catalog is priced for. */
+export type CostModelDto = {
+	/**  The provider's name. */
+	provider: string,
+	/**  The model. */
+	model: string,
+	/**  How tokens are counted: `o200k_base`, `cl100k_base`, or an estimate's description. */
+	method: string,
+	/**  Whether the counts are estimates. */
+	estimate: boolean,
+	/**  Its context window, in tokens. */
+	context_window: number,
 };
 
 /**  Every secret and token the app holds, never a value. */
@@ -1403,6 +1504,61 @@ export type ImportResultDto_Serialize = {
 	secrets_stored: string[],
 	/**  Notes. */
 	notes: NoteDto_Serialize[],
+};
+
+/**  One inspected trace entry. */
+export type InspectedDto = InspectedDto_Serialize | InspectedDto_Deserialize;
+
+/**  One inspected trace entry. */
+export type InspectedDto_Deserialize = {
+	/**  Position in the trace (0 = oldest kept). */
+	index: number,
+	/**  Milliseconds since the Unix epoch. */
+	at_ms: number | null,
+	/**  Which way it went. */
+	direction: WayDto,
+	/**  `request`, `response`, `notification` or `other`. */
+	kind: string,
+	/**  The method; for a response, its request's. */
+	method?: string | null,
+	/**  The JSON-RPC id. */
+	id?: string | null,
+	/**  Milliseconds between a request and its response (on both). */
+	duration_ms?: number | null,
+	/**  Index of the paired request or response. */
+	pair?: number | null,
+	/**  A JSON-RPC error response. */
+	is_error: boolean,
+	/**  A tool result marked isError. */
+	tool_error: boolean,
+	/**  The message (redacted, possibly cut; shown as text). */
+	body: string,
+};
+
+/**  One inspected trace entry. */
+export type InspectedDto_Serialize = {
+	/**  Position in the trace (0 = oldest kept). */
+	index: number,
+	/**  Milliseconds since the Unix epoch. */
+	at_ms: number | null,
+	/**  Which way it went. */
+	direction: WayDto,
+	/**  `request`, `response`, `notification` or `other`. */
+	kind: string,
+	/**  The method; for a response, its request's. */
+	method: string | null,
+	/**  The JSON-RPC id. */
+	id: string | null,
+	/**  Milliseconds between a request and its response (on both). */
+	duration_ms: number | null,
+	/**  Index of the paired request or response. */
+	pair: number | null,
+	/**  A JSON-RPC error response. */
+	is_error: boolean,
+	/**  A tool result marked isError. */
+	tool_error: boolean,
+	/**  The message (redacted, possibly cut; shown as text). */
+	body: string,
 };
 
 /**  The one error type of every command: a code to act on and a sentence to show. */
@@ -2200,6 +2356,19 @@ export type ReasonKind =
 /**  Anything else; `detail` says what. */
 "other";
 
+/**  How many distinct values of one kind were redacted before sending (issue 16). */
+export type RedactedCountDto = {
+	/**
+	 *  The kind's stable id: `email`, `api_key`, `jwt`, `private_key`, `url_password`,
+	 *  `card`, `phone` or `custom`.
+	 */
+	kind: string,
+	/**  How many distinct values. */
+	count: number,
+	/**  For a person: "2 e-mail addresses". */
+	label: string,
+};
+
 /**  How a sign-in's client was registered. */
 export type RegistrationDto = 
 /**  A client id the person entered. */
@@ -2765,6 +2934,51 @@ export type ServerContextDto_Serialize = {
 	prompts: PromptDto_Serialize[],
 };
 
+/**  One server; `tokens[i]` is for `models[i]`. */
+export type ServerCostDto = ServerCostDto_Serialize | ServerCostDto_Deserialize;
+
+/**  One server; `tokens[i]` is for `models[i]`. */
+export type ServerCostDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Whether it is enabled. */
+	enabled: boolean,
+	/**  Whether its catalog is live. */
+	running: boolean,
+	/**
+	 *  When not running, when its tools were listed (ms since the Unix epoch); `None` with no
+	 *  tools when it never ran.
+	 */
+	last_known_ms?: number | null,
+	/**  Its tools. */
+	tools: ToolCostDto[],
+	/**  All its tools, per model. */
+	tokens: (number | null)[],
+	/**  The tools the next turn offers, per model. */
+	offered_tokens: (number | null)[],
+};
+
+/**  One server; `tokens[i]` is for `models[i]`. */
+export type ServerCostDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Whether it is enabled. */
+	enabled: boolean,
+	/**  Whether its catalog is live. */
+	running: boolean,
+	/**
+	 *  When not running, when its tools were listed (ms since the Unix epoch); `None` with no
+	 *  tools when it never ran.
+	 */
+	last_known_ms: number | null,
+	/**  Its tools. */
+	tools: ToolCostDto[],
+	/**  All its tools, per model. */
+	tokens: (number | null)[],
+	/**  The tools the next turn offers, per model. */
+	offered_tokens: (number | null)[],
+};
+
 /**  One server's credentials. */
 export type ServerCredentialsDto = ServerCredentialsDto_Serialize | ServerCredentialsDto_Deserialize;
 
@@ -2985,6 +3199,11 @@ export type SettingsDto_Deserialize = {
 	log_level: LogLevelDto,
 	/**  Seconds an unused server keeps running; 0 means never stop. */
 	idle_stop_secs: number,
+	/**
+	 *  The share of the context window (percent) past which the chat warns about the tool
+	 *  definitions; 0 never warns. Absent from an older page: the default.
+	 */
+	tools_warn_percent?: number,
 };
 
 /**  The settings a person can change. */
@@ -3001,6 +3220,11 @@ export type SettingsDto_Serialize = {
 	log_level: LogLevelDto,
 	/**  Seconds an unused server keeps running; 0 means never stop. */
 	idle_stop_secs: number,
+	/**
+	 *  The share of the context window (percent) past which the chat warns about the tool
+	 *  definitions; 0 never warns. Absent from an older page: the default.
+	 */
+	tools_warn_percent: number,
 };
 
 /**  The page: the settings and what cannot be changed here. */
@@ -3422,6 +3646,16 @@ export type ThemeDto =
 /**  Always dark. */
 "dark";
 
+/**  One tool; `tokens[i]` is for `models[i]`. */
+export type ToolCostDto = {
+	/**  The tool as the server names it. */
+	tool: string,
+	/**  Whether the next turn offers it. */
+	offered: boolean,
+	/**  Tokens per model. */
+	tokens: (number | null)[],
+};
+
 /**  One tool as the catalog page shows it. Server-provided texts are untrusted and shown as text. */
 export type ToolDto = ToolDto_Serialize | ToolDto_Deserialize;
 
@@ -3570,6 +3804,37 @@ export type TraceDto_Serialize = {
 	body: string,
 };
 
+/**  Which trace entries to show; every condition set must hold. */
+export type TraceFilterDto = TraceFilterDto_Serialize | TraceFilterDto_Deserialize;
+
+/**  Which trace entries to show; every condition set must hold. */
+export type TraceFilterDto_Deserialize = {
+	/**  Case-insensitive part of the method; responses count as their request's method. */
+	method?: string | null,
+	/**  Only messages going this way. */
+	direction?: WayDto | null,
+	/**  Only error responses (JSON-RPC errors and tool results marked isError). */
+	errors_only: boolean,
+	/**  Only requests and responses that took at least this many milliseconds. */
+	slow_ms?: number | null,
+	/**  Case-insensitive text in the message. */
+	search?: string | null,
+};
+
+/**  Which trace entries to show; every condition set must hold. */
+export type TraceFilterDto_Serialize = {
+	/**  Case-insensitive part of the method; responses count as their request's method. */
+	method: string | null,
+	/**  Only messages going this way. */
+	direction: WayDto | null,
+	/**  Only error responses (JSON-RPC errors and tool results marked isError). */
+	errors_only: boolean,
+	/**  Only requests and responses that took at least this many milliseconds. */
+	slow_ms: number | null,
+	/**  Case-insensitive text in the message. */
+	search: string | null,
+};
+
 /**  How a server is reached. */
 export type TransportKind = 
 /**  A local child process. */
@@ -3697,6 +3962,15 @@ export type ValueEntry = {
 	/**  Store the value in the keyring instead of the config. */
 	secret: boolean,
 };
+
+/**  Which way a message went. */
+export type WayDto = 
+/**  Host to server. */
+"out" | 
+/**  Server to host. */
+"in" | 
+/**  Something the host noted about the stream. */
+"note";
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

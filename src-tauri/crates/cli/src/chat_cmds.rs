@@ -98,6 +98,13 @@ pub struct ChatArgs {
     /// Attach an image file (PNG, JPEG, GIF or WebP); may be repeated.
     #[arg(long, value_name = "PATH")]
     image: Vec<std::path::PathBuf>,
+    /// Send this conversation's messages and tool results to cloud models unredacted (issue
+    /// 16): it stays off for the conversation until `--redact`.
+    #[arg(long, conflicts_with = "redact")]
+    no_redact: bool,
+    /// Switch redaction back on for this conversation.
+    #[arg(long)]
+    redact: bool,
     /// The message.
     #[arg(required_unless_present = "regenerate")]
     message: Option<String>,
@@ -288,6 +295,28 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .context("--conversation is not a conversation id")?;
     let input = turn_input(&a)?;
+    // Redaction is switched per conversation, so a new one is made first to switch it off.
+    let conversation = match conversation {
+        None if a.no_redact => {
+            let title: String = a
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
+            let title = if title.trim().is_empty() {
+                "Chat"
+            } else {
+                title.trim()
+            };
+            Some(ctx.host.create_conversation(title).await?.id)
+        }
+        c => c,
+    };
+    if let (Some(c), true) = (&conversation, a.no_redact || a.redact) {
+        ctx.host.set_conversation_redaction(c, a.redact).await?;
+    }
     ctx.host.recover_interrupted().await?;
     crate::catalog_cmds::bring_up(ctx, None).await?;
 
@@ -361,6 +390,36 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                     errln!("[agent {from} handed the conversation over to agent {to}]")
                 }
                 ChatEvent::Cancelled => errln!("\n[stopped]"),
+                ChatEvent::Redacted { counts } => errln!(
+                    "[redacted before sending: {}]",
+                    counts
+                        .iter()
+                        .map(|c| c.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                ChatEvent::ToolsCost {
+                    tools,
+                    tokens,
+                    estimate,
+                    share_percent,
+                    ..
+                } => errln!(
+                    "[tools: {}{} tokens for {}, {share_percent:.1}% of the context]",
+                    if estimate { "~" } else { "" },
+                    tokens,
+                    output::count(tools, "definition", "definitions")
+                ),
+                ChatEvent::ToolsOverBudget {
+                    tokens,
+                    context_window,
+                    share_percent,
+                    limit_percent,
+                } => errln!(
+                    "WARNING: the tool definitions take {tokens} of the model's {context_window} \
+                     tokens ({share_percent:.0}%, over the {limit_percent}% set); switch off \
+                     servers or tools you do not need (`switchboard catalog` shows what each costs)"
+                ),
                 ChatEvent::Compacted { messages, .. } => errln!(
                     "[{} summarized to fit the model's context; `history show` has the summary]",
                     if messages == 1 {

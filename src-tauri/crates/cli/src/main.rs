@@ -17,6 +17,7 @@ mod audit_cmds;
 mod auth_cmds;
 mod catalog_cmds;
 mod chat_cmds;
+mod cost_cmds;
 mod demand_cmds;
 mod editor;
 mod errors;
@@ -35,6 +36,8 @@ mod sandbox_cmds;
 mod server_cmds;
 mod skill_cmds;
 mod state_cmds;
+mod stats_cmds;
+mod trace_cmds;
 mod transfer_cmds;
 
 use std::path::PathBuf;
@@ -81,6 +84,8 @@ enum Command {
     Doctor(server_cmds::DoctorArgs),
     /// List the tools of the enabled, approved servers.
     Tools(catalog_cmds::ListArgs),
+    /// What each server and tool costs in tokens for the configured models.
+    Catalog(cost_cmds::CatalogArgs),
     /// Call a tool.
     Call(catalog_cmds::CallArgs),
     /// List resources and resource templates.
@@ -125,6 +130,8 @@ enum Command {
     /// The MCP Registry: search, show, and install entries (each waits for your approval).
     #[command(subcommand)]
     Registry(registry_cmds::RegistryCmd),
+    /// Calls, errors by kind, latency, bytes and tokens per server and tool; OTLP export.
+    Stats(stats_cmds::StatsArgs),
 }
 
 /// What every command gets.
@@ -271,6 +278,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(a) => transfer_cmds::export(&ctx, a).await,
         Command::Doctor(a) => server_cmds::doctor(&ctx, a).await,
         Command::Tools(a) => catalog_cmds::tools(&ctx, a).await,
+        Command::Catalog(a) => cost_cmds::catalog(&ctx, a).await,
         Command::Call(a) => catalog_cmds::call(&ctx, a).await,
         Command::Resources(a) => catalog_cmds::resources(&ctx, a).await,
         Command::Read(a) => catalog_cmds::read(&ctx, a).await,
@@ -288,6 +296,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Auth(c) => auth_cmds::run(&ctx, c).await,
         Command::Skill(c) => skill_cmds::run(&ctx, c).await,
         Command::Registry(c) => registry_cmds::run(&ctx, c).await,
+        Command::Stats(a) => stats_cmds::run(&ctx, a).await,
     };
     // Whatever happened, no server process outlives the command.
     host.shutdown().await;

@@ -44,6 +44,9 @@ pub enum ServerCmd {
     Review(crate::pin_cmds::ReviewArgs),
     /// Show the stderr tail and protocol trace of a server's last run.
     Logs(LogsArgs),
+    /// The protocol inspector on a server's last run: filter by method, direction, errors,
+    /// slowness and text; `--jsonl` exports one message per line with its timing.
+    Trace(crate::trace_cmds::TraceArgs),
     /// Show or set the folders a server may see (its roots): `roots NAME [--set DIR... | --clear]`.
     Roots(crate::access_cmds::RootsArgs),
     /// Show or set whether a server's tool results wait for you before a model reads them.
@@ -200,6 +203,7 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Logs(l) => logs(ctx, l),
+        ServerCmd::Trace(t) => crate::trace_cmds::trace(ctx, t).await,
         ServerCmd::Review(r) => crate::pin_cmds::review(ctx, r).await,
         ServerCmd::Roots(r) => crate::access_cmds::roots(ctx, r).await,
         ServerCmd::ReviewResults(r) => crate::access_cmds::review_results(ctx, r).await,

@@ -34,6 +34,8 @@
 //!   server proposal that goes through the trust gate; leaves only.
 //! - [`pipeline_data`]: tool pipelines as plain data (definitions, argument mappings and the
 //!   check they pass before anything runs), a leaf kept by `store` and run by `host`.
+//! - [`outbound`]: outbound redaction (issue 16): secrets and personal data replaced by stable
+//!   placeholders at the provider boundary, and put back in the model's tool calls locally.
 //! - [`host`]: the composition root that wires concrete implementations together, and the
 //!   one governed seam (`host::run`) every request to a server passes through.
 //! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
@@ -57,6 +59,7 @@ pub mod ids;
 pub mod llm;
 pub mod mcp;
 pub mod opener;
+pub mod outbound;
 pub mod pin_data;
 pub mod pipeline_data;
 pub mod policy_data;

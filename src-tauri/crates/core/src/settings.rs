@@ -34,6 +34,9 @@ pub const MAX_IDLE_STOP_SECS: u64 = 7 * 24 * 3600;
 /// The shortest non-zero idle-stop time accepted: a server that stops every few seconds would
 /// spend its life starting.
 pub const MIN_IDLE_STOP_SECS: u64 = 30;
+/// The share of a model's context window the tool definitions may take before the chat warns
+/// (issue 16), in percent, unless the person says otherwise; 0 never warns.
+pub const DEFAULT_TOOLS_WARN_PERCENT: u32 = 25;
 /// The longest provider name, model id or URL accepted.
 const FIELD_MAX: usize = 2048;
 
@@ -95,6 +98,9 @@ pub struct Settings {
     pub log_level: LogLevel,
     /// Seconds a started server may sit unused before it is stopped; 0 means never.
     pub idle_stop_secs: u64,
+    /// The share of the model's context window, in percent, past which the chat warns that the
+    /// tool definitions take too much (issue 16); 0 never warns.
+    pub tools_warn_percent: u32,
 }
 
 impl Default for Settings {
@@ -106,6 +112,7 @@ impl Default for Settings {
             registry_url: DEFAULT_REGISTRY_URL.to_owned(),
             log_level: LogLevel::Info,
             idle_stop_secs: DEFAULT_IDLE_STOP_SECS,
+            tools_warn_percent: DEFAULT_TOOLS_WARN_PERCENT,
         }
     }
 }
@@ -176,6 +183,7 @@ impl Settings {
         }
         self.registry_url = check_registry_url(self.registry_url.trim())?;
         check_idle(self.idle_stop_secs)?;
+        check_warn_percent(self.tools_warn_percent)?;
         Ok(self)
     }
 }
@@ -230,6 +238,16 @@ fn check_idle(secs: u64) -> Result<(), SettingsError> {
                 "must be 0 (never stop) or between {MIN_IDLE_STOP_SECS} seconds and {} days",
                 MAX_IDLE_STOP_SECS / 86_400
             ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_warn_percent(p: u32) -> Result<(), SettingsError> {
+    if p > 100 {
+        return Err(invalid(
+            "tools_warn_percent",
+            "must be between 0 (never warn) and 100".into(),
         ));
     }
     Ok(())
@@ -332,6 +350,12 @@ fn parse(text: &[u8]) -> (Settings, Vec<String>) {
         s.idle_stop_secs = n;
         Ok(())
     });
+    field("tools_warn_percent", &mut |v| {
+        let n: u32 = serde_json::from_value(v).map_err(|_| "not a whole number".to_owned())?;
+        check_warn_percent(n).map_err(|e| e.to_string())?;
+        s.tools_warn_percent = n;
+        Ok(())
+    });
     (s, problems)
 }
 
@@ -372,6 +396,15 @@ fn existing_copy(file: &Path, text: &[u8]) -> Option<PathBuf> {
 
 /// Validates and saves `settings` atomically; returns them as saved.
 pub fn save(data_dir: &Path, settings: Settings) -> Result<Settings, SettingsError> {
+    save_with(data_dir, settings, None)
+}
+
+/// [`save`], and with `export` set, the metrics export replaced by it.
+fn save_with(
+    data_dir: &Path,
+    settings: Settings,
+    export: Option<Option<&MetricsExport>>,
+) -> Result<Settings, SettingsError> {
     let settings = settings.validated()?;
     let file = path(data_dir);
     let io = |source| SettingsError::Io {
@@ -379,8 +412,8 @@ pub fn save(data_dir: &Path, settings: Settings) -> Result<Settings, SettingsErr
         source,
     };
     std::fs::create_dir_all(data_dir).map_err(io)?;
-    let mut text =
-        serde_json::to_vec_pretty(&settings).map_err(|e| io(std::io::Error::other(e)))?;
+    let mut text = serde_json::to_vec_pretty(&merged(&file, &settings, export))
+        .map_err(|e| io(std::io::Error::other(e)))?;
     text.push(b'\n');
     // A name of this process's own in the same folder (a rename is atomic only within one
     // file system); `create_new` refuses to follow anything already there.
@@ -410,6 +443,175 @@ pub fn save(data_dir: &Path, settings: Settings) -> Result<Settings, SettingsErr
     Ok(settings)
 }
 
+/// The file's object with `settings` written over it: what this struct does not hold (the
+/// metrics export, a newer version's fields) is kept, so saving the settings from a shell that
+/// does not know a field never erases it.
+fn merged(
+    file: &Path,
+    settings: &Settings,
+    export: Option<Option<&MetricsExport>>,
+) -> serde_json::Value {
+    use serde_json::Value;
+    let mut obj = std::fs::read(file)
+        .ok()
+        .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if let Ok(Value::Object(fields)) = serde_json::to_value(settings) {
+        obj.extend(fields);
+    }
+    if let Some(e) = export {
+        obj.insert(
+            METRICS_EXPORT_KEY.into(),
+            serde_json::to_value(e).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(obj)
+}
+
+/// The settings file's key for [`MetricsExport`].
+pub const METRICS_EXPORT_KEY: &str = "metrics_export";
+/// Seconds between two metrics exports unless the person says otherwise.
+pub const DEFAULT_EXPORT_INTERVAL_SECS: u64 = 60;
+/// The longest export interval accepted: an hour.
+pub const MAX_EXPORT_INTERVAL_SECS: u64 = 3600;
+
+/// Metrics sent to an OpenTelemetry collector over OTLP/HTTP (issue 16, point 3): off unless
+/// set. Kept in the settings file under its own key ([`METRICS_EXPORT_KEY`]) rather than as a
+/// [`Settings`] field, so shells that edit the other settings need not know it: saving them
+/// keeps it.
+/// Only metric names and labels (server and tool names, outcomes) are ever sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetricsExport {
+    /// The collector: a base URL (`http://localhost:4318`, to which `/v1/metrics` is added,
+    /// as `OTEL_EXPORTER_OTLP_ENDPOINT` is read) or the full metrics URL (any other path).
+    pub otlp_endpoint: String,
+    /// Seconds between exports (1 to [`MAX_EXPORT_INTERVAL_SECS`]).
+    #[serde(default = "default_export_interval")]
+    pub interval_secs: u64,
+}
+
+fn default_export_interval() -> u64 {
+    DEFAULT_EXPORT_INTERVAL_SECS
+}
+
+impl MetricsExport {
+    /// Checks the endpoint (http or https, a host, no user name or password: a collector's
+    /// credentials do not belong in a settings file) and the interval.
+    pub fn validated(mut self) -> Result<Self, SettingsError> {
+        const FIELD: &str = "metrics_export.otlp_endpoint";
+        let v = self.otlp_endpoint.trim();
+        check_text(FIELD, v)?;
+        let url = url::Url::parse(v).map_err(|e| invalid(FIELD, format!("not a URL ({e})")))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(invalid(
+                FIELD,
+                "must be an http:// or https:// URL with a host".into(),
+            ));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(invalid(
+                FIELD,
+                "must not carry a user name or password".into(),
+            ));
+        }
+        if !(1..=MAX_EXPORT_INTERVAL_SECS).contains(&self.interval_secs) {
+            return Err(invalid(
+                "metrics_export.interval_secs",
+                format!("must be between 1 and {MAX_EXPORT_INTERVAL_SECS} seconds"),
+            ));
+        }
+        self.otlp_endpoint = v.to_owned();
+        Ok(self)
+    }
+
+    /// Where metrics are posted: the endpoint plus `/v1/metrics` when it has no path.
+    pub fn metrics_url(&self) -> String {
+        let base = self.otlp_endpoint.trim_end_matches('/');
+        match url::Url::parse(base) {
+            Ok(u) if u.path().trim_matches('/').is_empty() => format!("{base}/v1/metrics"),
+            _ => self.otlp_endpoint.clone(),
+        }
+    }
+}
+
+/// The metrics export of `data_dir`, when it is on and valid (an invalid entry is logged and
+/// treated as off: nothing is sent to a URL that does not check).
+pub fn load_metrics_export(data_dir: &Path) -> Option<MetricsExport> {
+    let text = std::fs::read(path(data_dir)).ok()?;
+    let v = serde_json::from_slice::<serde_json::Value>(&text)
+        .ok()?
+        .get(METRICS_EXPORT_KEY)
+        .filter(|v| !v.is_null())?
+        .clone();
+    match serde_json::from_value::<MetricsExport>(v)
+        .map_err(|e| e.to_string())
+        .and_then(|e| e.validated().map_err(|e| e.to_string()))
+    {
+        Ok(e) => Some(e),
+        Err(why) => {
+            tracing::warn!(%why, "the metrics export setting is not valid; nothing is exported");
+            None
+        }
+    }
+}
+
+/// Turns the metrics export on (validated) or off (`None`); the other settings stay as they
+/// are. Returns it as saved.
+pub fn save_metrics_export(
+    data_dir: &Path,
+    export: Option<MetricsExport>,
+) -> Result<Option<MetricsExport>, SettingsError> {
+    let export = export.map(MetricsExport::validated).transpose()?;
+    save_with(data_dir, load(data_dir).settings, Some(export.as_ref()))?;
+    Ok(export)
+}
+
 #[cfg(test)]
 #[path = "settings_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod export_tests {
+    use super::*;
+
+    #[test]
+    fn the_metrics_export_is_validated_and_survives_a_settings_save() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(load_metrics_export(d.path()), None);
+        for bad in ["ftp://h/x", "http://u:p@h", "http://", "nope"] {
+            let e = MetricsExport {
+                otlp_endpoint: bad.into(),
+                interval_secs: 60,
+            };
+            assert!(save_metrics_export(d.path(), Some(e)).is_err(), "{bad}");
+        }
+        let e = MetricsExport {
+            otlp_endpoint: " http://127.0.0.1:4318 ".into(),
+            interval_secs: 5,
+        };
+        let saved = save_metrics_export(d.path(), Some(e)).unwrap().unwrap();
+        assert_eq!(saved.metrics_url(), "http://127.0.0.1:4318/v1/metrics");
+        // Saving the other settings keeps it, and it is no problem for them.
+        let dark = Settings {
+            theme: Theme::Dark,
+            ..Settings::default()
+        };
+        save(d.path(), dark).unwrap();
+        assert_eq!(load_metrics_export(d.path()), Some(saved));
+        let loaded = load(d.path());
+        assert_eq!(loaded.settings.theme, Theme::Dark);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        save_metrics_export(d.path(), None).unwrap();
+        assert_eq!(load_metrics_export(d.path()), None);
+        assert_eq!(load(d.path()).settings.theme, Theme::Dark);
+        let full = MetricsExport {
+            otlp_endpoint: "https://c.example/otlp/v1/metrics".into(),
+            interval_secs: 60,
+        };
+        assert_eq!(full.metrics_url(), "https://c.example/otlp/v1/metrics");
+    }
+}

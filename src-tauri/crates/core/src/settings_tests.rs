@@ -37,6 +37,7 @@ fn a_save_is_read_back_whole() {
         registry_url: "http://127.0.0.1:9999/".into(),
         log_level: LogLevel::Debug,
         idle_stop_secs: 90,
+        tools_warn_percent: 40,
     };
     let saved = save(d.path(), want.clone()).unwrap();
     // The trailing slash goes; everything else is kept as given.
@@ -245,4 +246,19 @@ fn log_levels_spell_as_tracing_does() {
         assert_eq!(l.as_str(), s);
         assert_eq!(serde_json::to_value(l).unwrap(), s);
     }
+}
+
+#[test]
+fn the_tools_warning_share_is_kept_and_checked() {
+    let d = dir();
+    assert_eq!(Settings::default().tools_warn_percent, 25);
+    let s = Settings {
+        tools_warn_percent: 101,
+        ..Settings::default()
+    };
+    assert!(save(d.path(), s).is_err());
+    std::fs::write(path(d.path()), br#"{"tools_warn_percent": "lots"}"#).unwrap();
+    let l = load(d.path());
+    assert_eq!(l.settings.tools_warn_percent, 25);
+    assert_eq!(l.problems.len(), 1, "{:?}", l.problems);
 }

@@ -3,7 +3,7 @@
 // its switch and the "run this tool" form. It follows list_changed live: the host pushes a
 // change event and the page re-reads the catalog, keeping the selection and any typed arguments.
 import { commands } from "../../ipc/bindings";
-import type { ServerToolsDto, ToolDto } from "../../ipc/bindings";
+import type { CatalogCostsDto, ServerToolsDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { createVirtualList } from "../../app/virtual-list";
 import { onHostChange, setServerOptions } from "../../app/live";
@@ -11,6 +11,7 @@ import { entryKey, filterTools } from "./filter";
 import type { Entry } from "./filter";
 import { runPanel } from "./run-panel";
 import { flagBadges, toolWarnings } from "./findings";
+import { toolCost, turnCost } from "./cost";
 
 const HINTS = ["read-only", "destructive", "idempotent", "open world"];
 
@@ -34,7 +35,7 @@ function row(e: Entry, lastKnown: boolean): HTMLElement {
   );
 }
 
-function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled: boolean) => void): HTMLElement {
+function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled: boolean) => void, cost: HTMLElement | null): HTMLElement {
   return h("article", { class: "tool-detail", "data-tool": `${server}/${t.name}` },
     lastKnown
       ? h("p", { class: "note last-known-note" }, `${server} is not running; these are the tools it offered when it last ran. It is starting now, because you opened it.`)
@@ -49,6 +50,7 @@ function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled
       ? h("p", { class: "hints" }, ...t.hints.map((x) => h("span", { class: "hint-badge", title: "claimed by the server; never relaxes approval" }, x)))
       : null,
     toolWarnings(t),
+    cost,
     t.description ? h("p", { class: "description" }, t.description) : null,
     h("details", {}, h("summary", {}, "Input schema"), h("pre", {}, t.input_schema)),
     t.output_schema ? h("details", {}, h("summary", {}, "Output schema"), h("pre", {}, t.output_schema)) : null,
@@ -58,6 +60,8 @@ function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled
 
 export function mountCatalog(root: HTMLElement): () => void {
   let servers: ServerToolsDto[] = [];
+  // What the definitions cost in tokens (issue 16); null until read, or when it cannot be.
+  let costs: CatalogCostsDto | null = null;
   // Servers shown with last-known tools, and those already asked to start from this page.
   let lastKnown = new Set<string>();
   const opened = new Set<string>();
@@ -92,11 +96,11 @@ export function mountCatalog(root: HTMLElement): () => void {
     }
     // Rebuilding would wipe typed arguments: only when the tool itself changed.
     const k = entryKey(e);
-    const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description]);
+    const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description, toolCost(costs, e.server, e.tool.name)?.textContent]);
     const flags2 = flags + (lastKnown.has(e.server) ? "\u0000last-known" : "");
     if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags2) return;
     shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags: flags2 };
-    pane.replaceChildren(detail(e.server, e.tool, lastKnown.has(e.server), (on) => void toggle(e.server, e.tool.name, on)));
+    pane.replaceChildren(detail(e.server, e.tool, lastKnown.has(e.server), (on) => void toggle(e.server, e.tool.name, on), toolCost(costs, e.server, e.tool.name)));
     open(e.server);
   };
 
@@ -131,7 +135,8 @@ export function mountCatalog(root: HTMLElement): () => void {
       empty.replaceChildren(h("h2", {}, "No tools yet"), h("p", {}, "Approve a server on the Servers page, or start it there: its tools appear here, and stay listed (marked “last known”) while it is not running."));
     }
     const total = servers.reduce((n, s) => n + s.tools.length, 0);
-    count.textContent = entries.length === total ? `${total} tools` : `${entries.length} of ${total} tools`;
+    const perTurn = turnCost(costs);
+    count.textContent = (entries.length === total ? `${total} tools` : `${entries.length} of ${total} tools`) + (perTurn ? ` · ${perTurn}` : "");
     list.setItems(entries);
     const sel = list.selected();
     showDetail(sel);
@@ -146,6 +151,8 @@ export function mountCatalog(root: HTMLElement): () => void {
     }
     error.hidden = true;
     servers = r.data;
+    const c = await commands.catalogCosts();
+    costs = c.status === "ok" ? c.data : null;
     lastKnown = new Set(servers.filter((s) => s.last_known_ms != null).map((s) => s.server));
     for (const s of [...opened]) if (!lastKnown.has(s)) opened.delete(s);
     setServerOptions(which, servers.map((s) => s.server));

@@ -1,5 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+
+const m = vi.hoisted(() => ({ inspectTrace: vi.fn(), exportTrace: vi.fn() }));
+vi.mock("../../ipc/bindings", () => ({ commands: m }));
+
 import { filterLogs, logsDialog } from "./logs";
+
+const flush = async () => { for (let i = 0; i < 40; i++) await Promise.resolve(); };
 
 const logs = {
   stderr: ["starting", "\u001b[31merror: <b>boom</b>", "ready"],
@@ -20,8 +26,13 @@ describe("filterLogs", () => {
 });
 
 describe("logsDialog", () => {
-  it("shows server output as inert text with round-trip times", () => {
+  it("shows server output as inert text, and the trace in the inspector with round-trip times", async () => {
+    m.inspectTrace.mockImplementation(() => Promise.resolve({ status: "ok", data: logs.trace.map((t, index) => ({
+      ...t, index, kind: t.method ? "request" : "response", id: "1", pair: null, tool_error: false,
+    })) }));
     const d = logsDialog("x", logs);
+    await flush();
+    expect(m.inspectTrace).toHaveBeenCalledWith("x", expect.objectContaining({ errors_only: false }));
     expect(d.querySelector(".log-stderr b")).toBeNull();
     expect(d.querySelector(".log-stderr")?.textContent).toContain("<b>boom</b>");
     expect(d.querySelectorAll(".trace-line")).toHaveLength(2);

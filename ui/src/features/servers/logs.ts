@@ -1,7 +1,9 @@
-// The per-server logs view: stderr and the JSON-RPC trace (with round-trip times), searchable.
+// The per-server logs view: stderr, searchable, and the JSON-RPC trace in the protocol
+// inspector (filters, search, timings, export; see inspector.ts).
 // Everything is shown as text (RN-04): server output can never become markup.
-import type { LogsDto_Serialize as LogsDto, TraceDto_Serialize as TraceDto } from "../../ipc/bindings";
+import type { LogsDto_Serialize as LogsDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { inspectorPanel } from "./inspector";
 
 /** Lines that match a case-insensitive search; an empty search keeps everything. */
 export function filterLogs(logs: LogsDto, query: string): LogsDto {
@@ -13,31 +15,19 @@ export function filterLogs(logs: LogsDto, query: string): LogsDto {
   };
 }
 
-function traceLine(t: TraceDto): HTMLElement {
-  const arrow = t.direction === "out" ? "→" : t.direction === "in" ? "←" : "•";
-  const time = new Date(t.at_ms ?? 0).toISOString().slice(11, 23);
-  return h("div", { class: `trace-line ${t.direction}${t.is_error ? " error" : ""}` },
-    h("span", { class: "time" }, time), " ", h("span", { class: "dir" }, arrow), " ",
-    t.duration_ms != null ? h("span", { class: "rtt" }, `${t.duration_ms.toFixed(1)} ms `) : null,
-    h("code", {}, t.body),
-  );
-}
-
 export function logsDialog(name: string, logs: LogsDto): HTMLDialogElement {
-  const search = h("input", { type: "search", placeholder: "Search logs", class: "log-search" });
+  const search = h("input", { type: "search", placeholder: "Search stderr", class: "log-search" });
   const stderr = h("pre", { class: "stderr log-stderr" });
-  const trace = h("div", { class: "trace" });
   const render = () => {
     const shown = filterLogs(logs, search.value);
     stderr.textContent = shown.stderr.length > 0 ? shown.stderr.join("\n") : "(nothing on stderr)";
-    trace.replaceChildren(...shown.trace.slice(-500).map(traceLine));
   };
   search.addEventListener("input", render);
   const close = h("button", { autofocus: true }, "Close");
   const dialog = h("dialog", { class: "logs-dialog", "aria-label": `Logs of ${name}` },
-    h("h2", {}, `Logs of ${name}`), search,
-    h("h3", {}, "stderr"), stderr,
-    h("h3", {}, "Protocol trace"), trace,
+    h("h2", {}, `Logs of ${name}`),
+    h("h3", {}, "stderr"), search, stderr,
+    h("h3", {}, "Protocol trace"), inspectorPanel(name),
     h("div", { class: "actions" }, close),
   );
   const done = () => {

@@ -329,6 +329,15 @@ pub enum AuditEvent {
         /// Its size in bytes.
         bytes: u64,
     },
+    /// Secrets and personal data were replaced by placeholders in what a turn sent to a
+    /// cloud model (issue 16, point 5): kinds and counts of distinct values, never the values.
+    /// Recorded under [`AuditKind::Config`], like `StateWritten`.
+    Redacted {
+        /// The provider profile the requests went to.
+        provider: String,
+        /// Distinct values replaced, by kind id (`email`, `api_key`, ...).
+        counts: std::collections::BTreeMap<String, u32>,
+    },
 }
 
 impl AuditEvent {
@@ -392,9 +401,10 @@ impl AuditEvent {
             Self::Grant { .. } => AuditKind::Grant,
             Self::Policy { .. } => AuditKind::Policy,
             Self::Pin { .. } => AuditKind::Pin,
-            Self::Config { .. } | Self::StateWritten { .. } | Self::Delegated { .. } => {
-                AuditKind::Config
-            }
+            Self::Config { .. }
+            | Self::StateWritten { .. }
+            | Self::Delegated { .. }
+            | Self::Redacted { .. } => AuditKind::Config,
         }
     }
 
@@ -411,7 +421,9 @@ impl AuditEvent {
             | Self::Sampling { .. }
             | Self::Policy { .. }
             | Self::Config { .. } => Actor::User,
-            Self::Started | Self::Finished { .. } | Self::Pin { .. } => Actor::System,
+            Self::Started | Self::Finished { .. } | Self::Pin { .. } | Self::Redacted { .. } => {
+                Actor::System
+            }
         }
     }
 
@@ -523,6 +535,10 @@ impl AuditEvent {
                     "text_digest": text_digest,
                     "bytes": bytes,
                 },
+            }),
+            Self::Redacted { provider, counts } => json!({
+                "change": "redacted",
+                "detail": { "provider": text(provider), "counts": counts },
             }),
             Self::StateWritten {
                 run,

@@ -104,10 +104,55 @@ pub enum ChatEvent {
         /// Its note (a model's words).
         note: String,
     },
+    /// Before each model request of a turn: what the tool definitions sent with it cost
+    /// (issue 16). Exact for OpenAI models, an estimate otherwise (`llm::tokens`).
+    ToolsCost {
+        /// How many tools are offered.
+        tools: u32,
+        /// Their definitions' tokens, with the vendor's per-request overhead.
+        tokens: u64,
+        /// Whether `tokens` is an estimate.
+        estimate: bool,
+        /// The model's context window.
+        context_window: u32,
+        /// `tokens` as a share of `context_window`, in percent.
+        share_percent: f64,
+    },
+    /// Sent right after `ToolsCost` when the definitions take more than the set share of the
+    /// window: the turn still runs, but little room is left for the conversation.
+    ToolsOverBudget {
+        /// The definitions' tokens.
+        tokens: u64,
+        /// The model's context window.
+        context_window: u32,
+        /// Their share, in percent.
+        share_percent: f64,
+        /// The share past which this warns (the setting), in percent.
+        limit_percent: u32,
+    },
+    /// Before a model call (issue 16, point 5): secrets and personal data in what was sent
+    /// were replaced by placeholders. Sent when a turn's requests carry more than last said;
+    /// counts of distinct values by kind, never the values.
+    Redacted {
+        /// What was replaced, by kind.
+        counts: Vec<RedactedCount>,
+    },
     /// The answer so far, when a turn ends early (cancelled or failed) mid-answer. The store
     /// keeps it, marked as such; it is not part of the transcript sent to models.
     Partial {
         /// The text received before the end.
         message: Message,
     },
+}
+
+/// How many distinct values of one kind a request had redacted ([`ChatEvent::Redacted`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RedactedCount {
+    /// The kind's stable id (`email`, `api_key`, `jwt`, `private_key`, `url_password`,
+    /// `card`, `phone`, `custom`).
+    pub kind: String,
+    /// How many distinct values.
+    pub count: u32,
+    /// For a person: "2 e-mail addresses".
+    pub label: String,
 }

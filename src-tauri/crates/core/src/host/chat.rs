@@ -225,6 +225,10 @@ impl Host {
         let mut from: Option<HandOver> = None;
         let mut hand_overs = 0;
         loop {
+            // Issue 16: what leaves for a cloud model is redacted (compaction's summary
+            // request too), and the model's placeholders are restored in its tool calls.
+            let (door, redaction) = self.redacting(provider, &conversation, &events);
+            provider = door;
             let tools = HostTools::load(self, &conversation).await?;
             let supervised = match &agent {
                 Some(p) => Some(
@@ -247,6 +251,13 @@ impl Host {
                 Some(s) => &s.tools,
                 None => tools.as_ref(),
             };
+            let restoring = redaction
+                .clone()
+                .map(|r| crate::outbound::Restoring::new(runner, r));
+            let runner: &dyn ToolRunner = match &restoring {
+                Some(r) => r,
+                None => runner,
+            };
             let mut cfg = TurnConfig::new(model.clone());
             cfg.conversation = Some(conversation.clone());
             cfg.provider = Some(provider_name.clone());
@@ -254,6 +265,11 @@ impl Host {
                 cfg.max_steps = n;
             }
             let window = crate::llm::limits::context_window(&model, view.context_window);
+            // Issue 16: what the definitions cost, and a warning (not a refusal) past the share.
+            for ev in self.tools_cost_events(provider.profile_id(), &model, window, &runner.specs())
+            {
+                let _ = events.send(ev);
+            }
             let (system, mut transcript) = self
                 .context(
                     &conversation,
@@ -307,7 +323,10 @@ impl Host {
                 tally,
                 writer.run(tap_rx, events.clone(), begun.take()),
             );
+            drop(restoring);
             written?;
+            self.audit_redaction(redaction.as_ref(), &conversation, provider.profile_id())
+                .await;
             let Some(s) = supervised else {
                 return Ok(SendOutcome {
                     conversation,

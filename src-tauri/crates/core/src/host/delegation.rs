@@ -247,14 +247,31 @@ impl Host {
             cfg.budget = agent_budget(&profile, limits::price(provider.profile_id(), &model));
             let mut transcript = vec![Message::user_text(&task)];
             let (tx, mut rx) = mpsc::unbounded_channel();
+            // A child's requests are redacted like the conversation's (issue 16): it may run on
+            // a cloud model even when its parent does not.
+            let (provider, redaction) = self.redacting(provider, &lineage.conversation, &tx);
+            let restoring = redaction
+                .clone()
+                .map(|r| crate::outbound::Restoring::new(&tools, r));
+            let runner: &dyn crate::chat::ToolRunner = match &restoring {
+                Some(r) => r,
+                None => &tools,
+            };
             let end = run_turn(
                 provider.as_ref(),
-                &tools,
+                runner,
                 &mut Outputs::default(),
                 &cfg,
                 &mut transcript,
                 cancel,
                 tx,
+            )
+            .await;
+            drop(restoring);
+            self.audit_redaction(
+                redaction.as_ref(),
+                &lineage.conversation,
+                provider.profile_id(),
             )
             .await;
             let mut tally = Tally::default();

@@ -14,6 +14,7 @@ mod agents;
 pub mod apps;
 mod attention;
 mod audit;
+mod catalog_cost;
 mod chat;
 mod chat_agent;
 mod chat_tools;
@@ -22,14 +23,18 @@ mod delegation;
 mod demand;
 mod doctor;
 mod history;
+pub mod inspector;
 mod links;
+mod metrics;
 mod models;
 mod ops;
+mod otlp;
 mod pins;
 mod pipeline_tools;
 mod pipelines;
 mod policy;
 mod providers;
+mod redaction;
 mod requests;
 mod run;
 mod run_state;
@@ -55,6 +60,9 @@ use tokio::sync::{broadcast, OnceCell};
 pub use agent_tools::AgentTools;
 pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
+pub use catalog_cost::{
+    CatalogCosts, CostModel, CostTarget, ServerCost, ToolCost, DEFAULT_TOOLS_WARN_PERCENT,
+};
 pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use chat_agent::{HandOver, HandOverSlot, HAND_OVER_TOOL, MAX_HAND_OVERS};
 pub use chat_tools::{AsAgent, HostTools};
@@ -63,8 +71,10 @@ pub use demand::DEFAULT_IDLE_STOP;
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
 pub use links::LinkView;
+pub use metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use models::{ModelEntry, ProviderModels};
 pub use ops::ServerCatalog;
+pub use otlp::ExportOutcome;
 pub use pins::{Held, PinReview, ToolFindings};
 pub use pipeline_tools::{
     agent_refusal, input_schema, is_pipeline_tool_name, pipeline_in_scope, pipeline_spec,
@@ -307,6 +317,7 @@ impl HostBuilder {
         crate::mcp::reaper::RunRecords::in_data_dir(&self.data_dir).sweep();
         let store = Store::open(&self.data_dir.join("switchboard.sqlite")).await?;
         let audit = audit::AuditWriter::spawn(store.clone());
+        let metrics = metrics::MetricsWriter::spawn(store.clone());
         let secrets = self
             .secrets
             .unwrap_or_else(|| Secrets::new(crate::secrets::KeyringStore::new(APP_ID)));
@@ -344,6 +355,7 @@ impl HostBuilder {
                 browser: self.browser,
                 apps: self.apps,
                 audit,
+                metrics,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 http: reqwest::Client::new(),
@@ -354,6 +366,7 @@ impl HostBuilder {
             }),
         };
         secret_layout::migrate(&host).await;
+        otlp::spawn(&host.inner);
         Ok(host)
     }
 }
@@ -399,6 +412,8 @@ pub(crate) struct Inner {
     apps: bool,
     /// The queue in front of the audit table (group commit).
     audit: audit::AuditWriter,
+    /// The queue in front of the metrics tables (`host::metrics`).
+    metrics: metrics::MetricsWriter,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
@@ -492,6 +507,7 @@ impl Host {
             h.logs().persist();
         }))
         .await;
+        self.inner.metrics.flush().await;
         self.inner.audit.flush().await;
         self.inner.store.close().await;
     }

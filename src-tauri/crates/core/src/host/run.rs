@@ -46,6 +46,7 @@ use crate::mcp::catalog::{
     Arguments, Progress, PromptResult, ResourceContents, ToolInfo, ToolResult,
 };
 use crate::mcp::McpError;
+use crate::store::MetricKind;
 
 /// Options for a request made through the host.
 #[derive(Debug, Default)]
@@ -224,6 +225,7 @@ impl Host {
                 started.allowed_by = Some(by);
             }
             Decision::Deny { reason, .. } => {
+                self.record_refusal(tool);
                 return Err(trail.refuse(denied(tool, reason)).await);
             }
             Decision::Ask { .. } if approved_with.is_some() => {
@@ -242,11 +244,15 @@ impl Host {
                     arguments: Value::Object(arguments.clone()),
                     origin: origin.clone(),
                     hints: info.map(ToolInfo::claimed_hints).unwrap_or_default(),
-                    reason,
+                    // Issue 16: say which placeholders the model wrote were put back.
+                    reason: crate::outbound::with_restored_note(reason),
                     warning,
                 };
                 match self.answer_of(tool, &mut trail, ask, &run.cancel).await? {
-                    Asked::Deny(e) => return Err(trail.refuse(e).await),
+                    Asked::Deny(e) => {
+                        self.record_refusal(tool);
+                        return Err(trail.refuse(e).await);
+                    }
                     Asked::Allow {
                         edited,
                         scope,
@@ -290,9 +296,11 @@ impl Host {
         }
         // 5. call
         let began = std::time::Instant::now();
+        let meter = self.meter(&tool.server, MetricKind::Tool, &tool.tool, &arguments);
         let result = self
             .call_tool(tool, arguments, run.cancel.clone(), opts.progress.take())
             .await;
+        self.metered_tool(meter, &result);
         trail.later(match &result {
             Ok(r) => AuditEvent::finished(r, r.is_error, began.elapsed()),
             Err(e) => AuditEvent::failed(e, began.elapsed()),
@@ -626,11 +634,17 @@ impl Host {
         trail.note(AuditEvent::Started);
         trail.commit().await;
         let began = std::time::Instant::now();
+        let meter = match kind {
+            RequestKind::Resource => (MetricKind::Resource, super::RESOURCE_READS),
+            _ => (MetricKind::Prompt, name),
+        };
+        let meter = self.meter(server, meter.0, meter.1, arguments);
         let conn = self.running(server)?.connection()?;
         let result = tokio::select! {
             r = send(conn) => r.map_err(HostError::from),
             () = run.cancel.cancelled() => Err(McpError::Cancelled.into()),
         };
+        self.metered(meter, &result);
         trail.later(match &result {
             Ok(r) => AuditEvent::finished(r, false, began.elapsed()),
             Err(e) => AuditEvent::failed(e, began.elapsed()),

@@ -39,6 +39,7 @@ pub mod profiles;
 pub mod prompt_tools;
 pub mod provider;
 pub mod sse;
+pub mod tokens;
 pub mod types;
 
 pub use assemble::{collect, Answer, Assembler};

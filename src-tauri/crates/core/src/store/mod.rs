@@ -39,6 +39,7 @@ mod damage;
 mod demand;
 #[cfg(test)]
 mod full_tests;
+mod metrics;
 #[cfg(test)]
 mod open_tests;
 mod pins;
@@ -72,6 +73,11 @@ pub use conversations::{
     HIGHLIGHT_START, PREFIX_MIN, PREVIEW_CHARS,
 };
 pub use demand::LastTools;
+pub use metrics::{
+    bucket_of, Compacted, ErrorCounts, ExportClaim, Latency, MetricKind, MetricSample,
+    MetricsQuery, MetricsReport, Outcome, SeriesPoint, ServerMetrics, Stats, ToolMetrics,
+    BUCKETS_MS, HISTOGRAM_LEN, RAW_KEEP_MS, RAW_MAX, ROLLUP_KEEP_MS,
+};
 pub use pins::PendingItem;
 pub use pipelines::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 pub use policy::{PolicyRows, ServerTag, StoredRule};

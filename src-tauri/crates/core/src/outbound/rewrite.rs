@@ -1,0 +1,294 @@
+//! Rewriting: a request with its findings replaced by placeholders, and a tool call's
+//! arguments with placeholders replaced by the values they stand for.
+//!
+//! The [`Vault`] is the map between the two, rebuilt from each request (see the module docs
+//! of [`super`] for why nothing is stored). Its `Debug` shows counts only, so a stray `?vault`
+//! in a log line leaks nothing.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use super::{detect, placeholder, placeholders_in, Counts, Kind, Rules};
+use crate::llm::{ChatRequest, Message, Part, ResultPart};
+
+/// Placeholders and the values they stand for, for one request (kept in memory for the turn).
+#[derive(Clone, Default)]
+pub struct Vault {
+    by_value: HashMap<(Kind, String), String>,
+    by_placeholder: HashMap<String, String>,
+    next: HashMap<Kind, u32>,
+    reserved: HashSet<(Kind, u32)>,
+    counts: Counts,
+}
+
+impl fmt::Debug for Vault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Vault({:?})", self.counts)
+    }
+}
+
+impl Vault {
+    /// The placeholder of `value`, numbering it when it is new.
+    fn placeholder_for(&mut self, kind: Kind, value: &str) -> String {
+        if let Some(p) = self.by_value.get(&(kind, value.to_owned())) {
+            return p.clone();
+        }
+        let n = self.next.entry(kind).or_insert(0);
+        loop {
+            *n += 1;
+            if !self.reserved.contains(&(kind, *n)) {
+                break;
+            }
+        }
+        let p = placeholder(kind, *n);
+        self.by_value.insert((kind, value.to_owned()), p.clone());
+        self.by_placeholder.insert(p.clone(), value.to_owned());
+        *self.counts.entry(kind).or_insert(0) += 1;
+        p
+    }
+
+    /// The value `placeholder` stands for, when this request defined it.
+    pub fn value_of(&self, placeholder: &str) -> Option<&str> {
+        self.by_placeholder.get(placeholder).map(String::as_str)
+    }
+
+    /// How many distinct values of each kind were replaced.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// Whether nothing was replaced.
+    pub fn is_empty(&self) -> bool {
+        self.by_placeholder.is_empty()
+    }
+
+    /// `text` with every finding replaced.
+    fn redact(&mut self, text: &str, rules: &Rules) -> String {
+        let spans = detect::find(text, &rules.custom);
+        if spans.is_empty() {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for s in spans {
+            out.push_str(&text[at..s.start]);
+            out.push_str(&self.placeholder_for(s.kind, &text[s.start..s.end]));
+            at = s.end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    fn redact_json(&mut self, v: &Value, rules: &Rules) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.redact(s, rules)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.redact_json(x, rules)).collect()),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), self.redact_json(x, rules)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn reserve(&mut self, text: &str) {
+        for (_, kind, n) in placeholders_in(text) {
+            self.reserved.insert((kind, n));
+        }
+    }
+
+    /// `text` with every placeholder this vault defines replaced by its value, and the
+    /// placeholders replaced.
+    fn restore(&self, text: &str, restored: &mut Vec<String>) -> String {
+        let found = placeholders_in(text);
+        if found.is_empty() {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (range, _, _) in found {
+            let p = &text[range.clone()];
+            let Some(value) = self.value_of(p) else {
+                continue;
+            };
+            out.push_str(&text[at..range.start]);
+            out.push_str(value);
+            at = range.end;
+            if !restored.iter().any(|r| r == p) {
+                restored.push(p.to_owned());
+            }
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    fn restore_json(&self, v: &Value, restored: &mut Vec<String>) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.restore(s, restored)),
+            Value::Array(a) => {
+                Value::Array(a.iter().map(|x| self.restore_json(x, restored)).collect())
+            }
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| (k.clone(), self.restore_json(x, restored)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
+/// `req` with every finding replaced by its placeholder, and the vault that maps them back.
+/// Tool definitions and images are sent as they are (see the module docs of [`super`]).
+pub fn redact_request(req: &ChatRequest, rules: &Rules) -> (ChatRequest, Vault) {
+    let mut vault = Vault::default();
+    // Placeholders in the system prompt come from a compaction summary, numbered in the
+    // summary's own request: their numbers are not reused for other values. Placeholders in
+    // messages are the model repeating this numbering, so they reserve nothing.
+    if let Some(s) = &req.system {
+        vault.reserve(s);
+    }
+    let system = req.system.as_ref().map(|s| vault.redact(s, rules));
+    let messages = req
+        .messages
+        .iter()
+        .map(|m| Message {
+            role: m.role,
+            parts: m
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text { text } => Part::Text {
+                        text: vault.redact(text, rules),
+                    },
+                    Part::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => Part::ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: vault.redact_json(arguments, rules),
+                    },
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        is_error,
+                    } => Part::ToolResult {
+                        call_id: call_id.clone(),
+                        content: content
+                            .iter()
+                            .map(|c| match c {
+                                ResultPart::Text { text } => ResultPart::Text {
+                                    text: vault.redact(text, rules),
+                                },
+                                other => other.clone(),
+                            })
+                            .collect(),
+                        is_error: *is_error,
+                    },
+                    other => other.clone(),
+                })
+                .collect(),
+        })
+        .collect();
+    (
+        ChatRequest {
+            system,
+            messages,
+            ..req.clone()
+        },
+        vault,
+    )
+}
+
+/// `arguments` with every placeholder `vault` defines replaced by its value, and which
+/// placeholders were replaced (names only), in order of appearance.
+pub fn restore_arguments(
+    arguments: &Map<String, Value>,
+    vault: &Vault,
+) -> (Map<String, Value>, Vec<String>) {
+    let mut restored = Vec::new();
+    let out = arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), vault.restore_json(v, &mut restored)))
+        .collect();
+    (out, restored)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::llm::Role;
+
+    fn req(messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            system: Some("be brief".into()),
+            messages,
+            tools: Vec::new(),
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+
+    #[test]
+    fn numbering_is_stable_as_the_transcript_grows() {
+        let first = vec![Message::user_text(
+            "mail a@example.com and b@example.com, again a@example.com",
+        )];
+        let (out, vault) = redact_request(&req(first.clone()), &Rules::default());
+        assert_eq!(
+            out.messages[0].text(),
+            "mail [REDACTED_EMAIL_1] and [REDACTED_EMAIL_2], again [REDACTED_EMAIL_1]"
+        );
+        assert_eq!(vault.counts().get(&Kind::Email), Some(&2));
+        let mut more = first;
+        more.push(Message {
+            role: Role::Assistant,
+            parts: vec![Part::Text {
+                text: "I wrote to [REDACTED_EMAIL_2].".into(),
+            }],
+        });
+        more.push(Message::user_text("also c@example.com and b@example.com"));
+        let (out, vault) = redact_request(&req(more), &Rules::default());
+        assert_eq!(
+            out.messages[2].text(),
+            "also [REDACTED_EMAIL_3] and [REDACTED_EMAIL_2]"
+        );
+        assert_eq!(vault.value_of("[REDACTED_EMAIL_3]"), Some("c@example.com"));
+        assert!(!format!("{vault:?}").contains("example"));
+    }
+
+    #[test]
+    fn placeholders_of_a_summary_reserve_their_numbers() {
+        let mut r = req(vec![Message::user_text("new d@example.com")]);
+        r.system = Some("Summary so far: wrote to [REDACTED_EMAIL_1].".into());
+        let (out, _) = redact_request(&r, &Rules::default());
+        assert_eq!(out.messages[0].text(), "new [REDACTED_EMAIL_2]");
+    }
+
+    #[test]
+    fn arguments_are_restored_and_unknown_placeholders_stay() {
+        let (_, vault) = redact_request(
+            &req(vec![Message::user_text("key sk-abcdefghijklmnop123456")]),
+            &Rules::default(),
+        );
+        let args: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "auth": "Bearer [REDACTED_API_KEY_1]",
+            "list": ["[REDACTED_API_KEY_1]", "[REDACTED_EMAIL_9]"],
+            "n": 3
+        }))
+        .unwrap();
+        let (out, restored) = restore_arguments(&args, &vault);
+        assert_eq!(out["auth"], "Bearer sk-abcdefghijklmnop123456");
+        assert_eq!(out["list"][0], "sk-abcdefghijklmnop123456");
+        assert_eq!(out["list"][1], "[REDACTED_EMAIL_9]");
+        assert_eq!(out["n"], 3);
+        assert_eq!(restored, ["[REDACTED_API_KEY_1]"]);
+    }
+}

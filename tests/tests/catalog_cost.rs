@@ -1,0 +1,423 @@
+//! The catalog's cost in tokens (issue 16, point 1): per tool and per server from the fake MCP
+//! server's real catalog, for an OpenAI model (exact, o200k_base) and a Claude model
+//! (estimated); a stopped and a disabled server priced from their last-known tools, one that
+//! never ran priced at nothing; the chat's per-turn count checked against the request the
+//! scripted model server recorded, and its warning past the share of the window, which does
+//! not stop the turn; the CLI's `catalog` command.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_core::chat::{ChatEvent, TurnEnd};
+use switchboard_core::host::{CatalogCosts, CostTarget, Host, SendRequest, TurnInput};
+use switchboard_core::ids::{ProviderName, ToolRef};
+use switchboard_core::llm::profiles::Wire;
+use switchboard_core::llm::tokens::{Counter, Method};
+use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
+use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::*;
+
+async fn provider(host: &Host, name: &str, kind: &str, base: String, model: &str, window: u32) {
+    let p = ProviderName::new(name).unwrap();
+    host.add_provider(&p, kind, Some(base), Some(model.into()), Some(window))
+        .await
+        .unwrap();
+    host.set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-cost"))
+        .await
+        .unwrap();
+}
+
+/// Polls the costs until `f` holds (the last-known list is written as the server runs).
+async fn costs_until(host: &Host, f: impl Fn(&CatalogCosts) -> bool) -> CatalogCosts {
+    for _ in 0..500 {
+        let c = host.catalog_costs(&[]).await.unwrap();
+        if f(&c) {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the costs never reached the expected state");
+}
+
+/// A tool as each wire sends it, built here from the live catalog, independently of the host.
+fn wire_json(wire: Wire, name: &str, t: &switchboard_core::mcp::catalog::ToolInfo) -> String {
+    let desc = t
+        .description
+        .clone()
+        .or_else(|| t.title.clone())
+        .unwrap_or_default();
+    match wire {
+        Wire::OpenAi => json!({"type": "function", "function": {
+            "name": name, "description": desc, "parameters": t.input_schema}}),
+        Wire::Anthropic => {
+            json!({"name": name, "description": desc, "input_schema": t.input_schema})
+        }
+    }
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_and_server_is_priced_live_stopped_disabled_and_never_run() {
+    let (host, _tmp) = test_host().await;
+    let h = start_trusted(&host, fake_spec("fs", &[])).await;
+    add_trusted(&host, {
+        let mut s = fake_spec("later", &[]);
+        s.enabled = false;
+        s
+    })
+    .await;
+    provider(
+        &host,
+        "oa",
+        "openai",
+        "http://127.0.0.1:9/v1".into(),
+        "gpt-4o",
+        128_000,
+    )
+    .await;
+    provider(
+        &host,
+        "an",
+        "anthropic",
+        "http://127.0.0.1:9".into(),
+        "claude-sonnet-4-5",
+        200_000,
+    )
+    .await;
+
+    let costs = host.catalog_costs(&[]).await.unwrap();
+    let methods: Vec<(String, Method)> = costs
+        .models
+        .iter()
+        .map(|m| (m.provider.to_string(), m.method))
+        .collect();
+    assert_eq!(
+        methods,
+        vec![
+            ("an".into(), Method::AnthropicEstimate),
+            ("oa".into(), Method::O200k)
+        ]
+    );
+    let (an, oa) = (0, 1);
+    let names = host.tool_names().await.unwrap();
+    let catalog = h.catalog();
+    assert!(catalog.tools.len() >= 2, "{:?}", catalog.tools);
+    let fs = costs
+        .servers
+        .iter()
+        .find(|s| s.server.as_str() == "fs")
+        .unwrap();
+    assert!(fs.running && fs.enabled && fs.last_known_ms.is_none());
+    assert_eq!(fs.tools.len(), catalog.tools.len());
+    let gpt = Counter::new("openai", Wire::OpenAi, "gpt-4o");
+    let claude = Counter::new("anthropic", Wire::Anthropic, "claude-sonnet-4-5");
+    let mut sums = [0u64; 2];
+    for t in &catalog.tools {
+        let r = ToolRef {
+            server: h.id().clone(),
+            tool: t.name.as_str().into(),
+        };
+        let llm = names.llm_name(&r).unwrap();
+        let cost = fs.tools.iter().find(|c| c.tool == t.name).unwrap();
+        assert_eq!(cost.llm_name, llm);
+        assert!(cost.offered);
+        assert_eq!(
+            cost.tokens[oa],
+            gpt.text(&wire_json(Wire::OpenAi, llm, t)),
+            "{}",
+            t.name
+        );
+        assert_eq!(
+            cost.tokens[an],
+            claude.text(&wire_json(Wire::Anthropic, llm, t)),
+            "{}",
+            t.name
+        );
+        assert!(cost.tokens[oa] > 10, "{cost:?}");
+        sums[oa] += cost.tokens[oa];
+        sums[an] += cost.tokens[an];
+    }
+    assert_eq!(fs.tokens[oa], sums[oa]);
+    assert_eq!(fs.offered_tokens, fs.tokens);
+    assert_eq!(costs.offered_tokens[oa], sums[oa]);
+    // Claude's documented tool-use system prompt comes once per request.
+    assert_eq!(costs.offered_tokens[an], sums[an] + 346);
+    let later = costs
+        .servers
+        .iter()
+        .find(|s| s.server.as_str() == "later")
+        .unwrap();
+    assert!(!later.enabled && !later.running && later.last_known_ms.is_none());
+    assert!(later.tools.is_empty() && later.tokens == vec![0, 0]);
+
+    // A tool switched off still shows its cost, but the next turn does not pay it.
+    let off = &fs.tools[0];
+    host.set_tool_enabled(
+        &ToolRef {
+            server: sid("fs"),
+            tool: off.tool.as_str().into(),
+        },
+        false,
+    )
+    .await
+    .unwrap();
+    let c = host.catalog_costs(&[]).await.unwrap();
+    let fs2 = c
+        .servers
+        .iter()
+        .find(|s| s.server.as_str() == "fs")
+        .unwrap();
+    assert!(!fs2.tools[0].offered);
+    assert_eq!(fs2.tokens, fs.tokens);
+    assert_eq!(fs2.offered_tokens[oa], fs.tokens[oa] - off.tokens[oa]);
+    host.set_tool_enabled(
+        &ToolRef {
+            server: sid("fs"),
+            tool: off.tool.as_str().into(),
+        },
+        true,
+    )
+    .await
+    .unwrap();
+
+    // Stopped: priced from the tools it listed when it ran, the same numbers.
+    host.stop_server(&sid("fs")).await.unwrap();
+    let c = costs_until(&host, |c| {
+        c.servers
+            .iter()
+            .any(|s| s.server.as_str() == "fs" && !s.running && s.last_known_ms.is_some())
+    })
+    .await;
+    let stopped = c
+        .servers
+        .iter()
+        .find(|s| s.server.as_str() == "fs")
+        .unwrap();
+    assert_eq!(stopped.tokens, fs.tokens);
+    assert_eq!(c.offered_tokens, costs.offered_tokens);
+
+    // Disabled (before it is enabled again): still priced, offered to no one.
+    host.set_enabled(&sid("fs"), false).await.unwrap();
+    let c = host.catalog_costs(&[]).await.unwrap();
+    let disabled = c
+        .servers
+        .iter()
+        .find(|s| s.server.as_str() == "fs")
+        .unwrap();
+    assert!(!disabled.enabled);
+    assert_eq!(disabled.tokens, fs.tokens);
+    assert!(disabled.tools.iter().all(|t| !t.offered));
+    assert_eq!(c.offered_tokens, vec![0, 0]);
+
+    // One model asked for by name.
+    let only = host
+        .catalog_costs(&[CostTarget {
+            provider: ProviderName::new("oa").unwrap(),
+            model: Some("gpt-4".into()),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(only.models.len(), 1);
+    assert_eq!(only.models[0].method, Method::Cl100k);
+}
+
+/// The definitions in a recorded OpenAI-format request, counted like the host counts them.
+fn counted(body: &Value, c: &Counter) -> u64 {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| c.text(&t.to_string()))
+        .sum()
+}
+
+async fn send(host: &Host, provider: &str) -> (TurnEnd, Vec<ChatEvent>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let out = host
+        .send_message(
+            SendRequest {
+                conversation: None,
+                provider: ProviderName::new(provider).unwrap(),
+                model: None,
+                input: TurnInput::text("hello"),
+                max_steps: None,
+                attached: Vec::new(),
+                run: None,
+                agent: None,
+            },
+            tx,
+        )
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    (out.end, events)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chat_counts_the_tools_it_sends_and_warns_past_the_share() {
+    let llm = FakeLlm::spawn(Scenario::new([
+        Reply::text(&["Hi."]),
+        Reply::text(&["Hi again."]),
+    ]))
+    .await
+    .unwrap();
+    let (host, _tmp) = test_host().await;
+    start_trusted(&host, fake_spec("fs", &[])).await;
+    provider(
+        &host,
+        "big",
+        "openai",
+        llm.openai_base(),
+        "gpt-4o",
+        1_000_000,
+    )
+    .await;
+
+    let (end, events) = send(&host, "big").await;
+    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 1);
+    let sent = counted(
+        &reqs[0].body,
+        &Counter::new("openai", Wire::OpenAi, "gpt-4o"),
+    );
+    let n_tools = reqs[0].body["tools"].as_array().unwrap().len();
+    assert!(sent > 0);
+    let cost = events
+        .iter()
+        .find_map(|e| match e {
+            ChatEvent::ToolsCost {
+                tools,
+                tokens,
+                estimate,
+                context_window,
+                share_percent,
+            } => Some((*tools, *tokens, *estimate, *context_window, *share_percent)),
+            _ => None,
+        })
+        .expect("a ToolsCost event");
+    assert_eq!(cost.0 as usize, n_tools);
+    assert_eq!(cost.1, sent, "the count is what the request carried");
+    assert!(!cost.2, "gpt-4o is counted exactly");
+    assert_eq!(cost.3, 1_000_000);
+    assert!((cost.4 - sent as f64 / 10_000.0).abs() < 1e-9);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ChatEvent::ToolsOverBudget { .. })),
+        "{events:?}"
+    );
+
+    // A window where the same definitions take half: warned, and the turn still goes out.
+    let window = u32::try_from(sent * 2).unwrap();
+    provider(
+        &host,
+        "small",
+        "openai",
+        llm.openai_base(),
+        "gpt-4o",
+        window,
+    )
+    .await;
+    let (end, events) = send(&host, "small").await;
+    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+    assert_eq!(llm.requests().len(), 2, "a warning does not stop the turn");
+    let warned = events.iter().find_map(|e| match e {
+        ChatEvent::ToolsOverBudget {
+            tokens,
+            context_window,
+            share_percent,
+            limit_percent,
+        } => Some((*tokens, *context_window, *share_percent, *limit_percent)),
+        _ => None,
+    });
+    assert_eq!(warned, Some((sent, window, 50.0, 25)), "{events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_prints_tokens_per_tool_and_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fake = fake_server();
+    cli_ok(
+        data,
+        &["server", "add", "demo", "--", fake.to_str().unwrap()],
+    );
+    cli_ok(data, &["server", "trust", "demo", "--yes"]);
+    cli_ok(
+        data,
+        &[
+            "provider",
+            "add",
+            "loc",
+            "--kind",
+            "ollama",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "llama3.1",
+        ],
+    );
+    // Never ran: nothing to price yet.
+    let before = cli_ok(data, &["catalog"]);
+    assert!(before.contains("never ran"), "{before}");
+    // Started once: live; then, in a new process with the server stopped, from its last list.
+    let live = cli_ok(data, &["--json", "catalog", "--start", "--model", "loc"]);
+    let live: Value = serde_json::from_str(&live).unwrap();
+    assert_eq!(live["models"][0]["method"], "estimate");
+    let tools = live["servers"][0]["tools"].as_array().unwrap();
+    assert!(!tools.is_empty(), "{live}");
+    let echo = tools.iter().find(|t| t["tool"] == "echo").expect("echo");
+    let echo_tokens = echo["tokens"][0].as_u64().unwrap();
+    assert!(echo_tokens > 10, "{echo}");
+    let sum: u64 = tools.iter().map(|t| t["tokens"][0].as_u64().unwrap()).sum();
+    assert_eq!(live["servers"][0]["tokens"][0].as_u64(), Some(sum));
+    let text = cli_ok(data, &["catalog", "--model", "loc:llama3.1"]);
+    assert!(
+        text.contains("[1] loc:llama3.1 (estimate: cl100k_base; window 131072 tokens)"),
+        "{text}"
+    );
+    assert!(text.contains("tools as listed"), "{text}");
+    let echo_line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("echo "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        echo_line.trim_end().ends_with(&echo_tokens.to_string()),
+        "{echo_line}"
+    );
+    assert!(text.contains(&format!("[1] {sum} tokens")), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_chat_prints_the_tools_cost_and_warns_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let llm = FakeLlm::spawn(Scenario::new([Reply::text(&["Hi."])]))
+        .await
+        .unwrap();
+    // A window small enough that the fake server's definitions take more than a quarter.
+    switchboard_tests::chat_cli::setup_chat(data, &llm, &["--context-window", "1000"]);
+    let o = run_cli(data, &["chat", "--model", "fake", "hello"], "", &[]);
+    let stdout = switchboard_tests::chat_cli::ok(&o);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(stdout.contains("Hi."), "{stdout}");
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 1, "the warning does not stop the turn");
+    // `m1` is no OpenAI model: counted with the cl100k_base stand-in, marked `~`.
+    let sent = counted(&reqs[0].body, &Counter::new("ollama", Wire::OpenAi, "m1"));
+    assert!(
+        stderr.contains(&format!("[tools: ~{sent} tokens for ")),
+        "{sent}: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "WARNING: the tool definitions take {sent} of the model's 1000 tokens"
+        )),
+        "{stderr}"
+    );
+}
