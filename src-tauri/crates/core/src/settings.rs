@@ -18,7 +18,6 @@
 //! (`settings.json.bad-<unix seconds>`) before anything can overwrite it. Fields this version
 //! does not know are ignored (a newer version's file still loads).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -415,31 +414,7 @@ fn save_with(
     let mut text = serde_json::to_vec_pretty(&merged(&file, &settings, export))
         .map_err(|e| io(std::io::Error::other(e)))?;
     text.push(b'\n');
-    // A name of this process's own in the same folder (a rename is atomic only within one
-    // file system); `create_new` refuses to follow anything already there.
-    let mut tmp_name = file.as_os_str().to_owned();
-    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
-    let tmp = PathBuf::from(tmp_name);
-    let _ = std::fs::remove_file(&tmp);
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &file)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    // The rename is durable only once the folder's entry is on disk too.
-    if let Ok(dir) = std::fs::File::open(data_dir) {
-        let _ = dir.sync_all();
-    }
+    write_atomically(&file, &text).map_err(io)?;
     Ok(settings)
 }
 
@@ -568,6 +543,39 @@ pub fn save_metrics_export(
     let export = export.map(MetricsExport::validated).transpose()?;
     save_with(data_dir, load(data_dir).settings, Some(export.as_ref()))?;
     Ok(export)
+}
+
+/// Writes `text` to `file` as a whole or not at all: a file of this process's own in the same
+/// folder (a rename is atomic only within one file system; `create_new` refuses to follow
+/// anything already there), synced, renamed over `file`, and the folder synced so the rename
+/// itself is durable. For the small JSON files next to the database (settings, redaction).
+pub(crate) fn write_atomically(file: &Path, text: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut tmp_name = file.as_os_str().to_owned();
+    tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
+    let tmp = PathBuf::from(tmp_name);
+    let _ = std::fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, file)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if let Some(dir) = file.parent() {
+        if let Ok(dir) = std::fs::File::open(dir) {
+            let _ = dir.sync_all();
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@
 //! ever make redaction stricter, never switch it off.
 
 use std::collections::BTreeSet;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -139,24 +138,7 @@ pub fn save(
     let mut text =
         serde_json::to_vec_pretty(&settings).map_err(|e| io(std::io::Error::other(e)))?;
     text.push(b'\n');
-    let tmp = data_dir.join(format!(
-        "{FILE_NAME}.tmp-{}-{}",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &file)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
+    crate::settings::write_atomically(&file, &text).map_err(io)?;
     Ok(settings)
 }
 
