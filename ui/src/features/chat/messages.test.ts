@@ -91,3 +91,21 @@ describe("a hand-over", () => {
     expect(Array.from(bubbles).map((b) => b.textContent)).toEqual(["Over to the coder.", "Coder here."]);
   });
 });
+
+describe("notices of a turn", () => {
+  it("show the tools' cost, the redaction and the over-budget warning once each, updated in place", () => {
+    const log = document.createElement("div");
+    const live = new LiveTurn(log, 0);
+    live.handle({ event: "tools_cost", tools: 3, tokens: 1200, estimate: false, context_window: 128000, share_percent: 0.9375 });
+    live.handle({ event: "tools_cost", tools: 3, tokens: 1250, estimate: true, context_window: 128000, share_percent: 0.98 });
+    live.handle({ event: "redacted", counts: [{ kind: "email", count: 2, label: "2 e-mail addresses" }] });
+    live.handle({ event: "redacted", counts: [{ kind: "email", count: 2, label: "2 e-mail addresses" }, { kind: "api_key", count: 1, label: "1 API key" }] });
+    live.handle({ event: "tools_over_budget", tokens: 40000, context_window: 128000, share_percent: 31.25, limit_percent: 25 });
+    expect(log.querySelectorAll(".chat-tools-cost")).toHaveLength(1);
+    expect(log.querySelector(".chat-tools-cost")?.textContent).toBe("Tools: ≈1250 tokens for 3 definitions (1.0% of the context)");
+    expect(log.querySelectorAll(".chat-redacted")).toHaveLength(1);
+    expect(log.querySelector(".chat-redacted")?.textContent).toContain("Redacted before sending: 2 e-mail addresses, 1 API key.");
+    expect(log.querySelector(".chat-tools-over")?.getAttribute("role")).toBe("alert");
+    expect(log.querySelector(".chat-tools-over")?.textContent).toContain("31% of the model's context (more than 25%)");
+  });
+});

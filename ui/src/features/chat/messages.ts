@@ -126,9 +126,20 @@ export class LiveTurn {
   private readonly calls = new Map<string, { server: string | null; tool: string | null; args: string }>();
   /** The error the turn failed with, if it did (the store may hold no answer to show it on). */
   failedWith: string | null = null;
+  /** One line per kind of notice (tool cost, redaction, over budget), updated in place. */
+  private readonly notices = new Map<string, HTMLElement>();
 
   /** `before` is the person's new message, if any: a summary made for this turn goes above it. */
   constructor(private readonly log: HTMLElement, private readonly delayMs = 50, private readonly before: Node | null = null) {}
+
+  /** Shows `el` as the turn's notice of `kind`, in place of the one before. */
+  private notice(kind: string, el: HTMLElement): void {
+    const old = this.notices.get(kind);
+    if (old && old.parentNode === this.log) old.replaceWith(el);
+    else if (this.before && this.before.parentNode === this.log) this.log.insertBefore(el, this.before.nextSibling);
+    else this.log.append(el);
+    this.notices.set(kind, el);
+  }
 
   handle(ev: ChatEventDto): void {
     switch (ev.event) {
@@ -192,6 +203,21 @@ export class LiveTurn {
       case "cancelled":
         this.render();
         this.log.append(h("p", { class: "msg-note hint" }, NOTES.cancelled));
+        break;
+      case "tools_cost": {
+        const tokens = ev.tokens === null ? "unknown" : `${ev.estimate ? "≈" : ""}${ev.tokens}`;
+        const share = ev.share_percent === null ? "" : ` (${ev.share_percent.toFixed(1)}% of the context)`;
+        this.notice("tools-cost", h("p", { class: "msg-note hint chat-tools-cost" },
+          `Tools: ${tokens} tokens for ${ev.tools} definitions${share}`));
+        break;
+      }
+      case "tools_over_budget":
+        this.notice("tools-over", h("p", { class: "msg-note warning chat-tools-over", role: "alert" },
+          `The tool definitions take ${ev.share_percent === null ? "a large share" : `${ev.share_percent.toFixed(0)}%`} of the model's context (more than ${ev.limit_percent}%); consider turning off servers this conversation does not need.`));
+        break;
+      case "redacted":
+        this.notice("redacted", h("p", { class: "msg-note hint chat-redacted" },
+          `Redacted before sending: ${ev.counts.map((c) => c.label).join(", ")}. The model saw placeholders; calls it makes get the real values back on this machine.`));
         break;
       case "handed_over": {
         // The next agent's words start a new bubble, under a line saying who took over.
