@@ -126,7 +126,7 @@ export function inspectorPanel(name: string): HTMLElement {
       h("label", {}, "Slower than ", slow, " ms"),
       search, refresh),
     count, failure, list,
-    h("div", { class: "actions" }, exportBtn, copy),
+    h("div", { class: "insp-actions" }, exportBtn, copy),
     out,
   );
 }
