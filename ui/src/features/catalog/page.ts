@@ -35,7 +35,7 @@ function row(e: Entry, lastKnown: boolean): HTMLElement {
   );
 }
 
-function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled: boolean) => void, cost: HTMLElement | null): HTMLElement {
+function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled: boolean) => void, cost: HTMLElement): HTMLElement {
   return h("article", { class: "tool-detail", "data-tool": `${server}/${t.name}` },
     lastKnown
       ? h("p", { class: "note last-known-note" }, `${server} is not running; these are the tools it offered when it last ran. It is starting now, because you opened it.`)
@@ -87,6 +87,11 @@ export function mountCatalog(root: HTMLElement): () => void {
   const pane = h("section", { class: "tool-pane", "aria-live": "polite" },
     h("p", { class: "hint" }, "Select a tool to see its schema and run it."));
   let shown: { key: string; schema: string; enabled: boolean; flags: string } | null = null;
+  // The cost line of the shown tool: filled in place, because costs arrive after the catalog
+  // and rebuilding the pane for them would wipe a running tool's output and typed arguments.
+  const costSlot = h("div", { class: "token-cost-slot" });
+  // Only the newest read of the catalog is drawn: an older one answering late would undo it.
+  let generation = 0;
 
   const showDetail = (e: Entry | null) => {
     if (!e) {
@@ -96,11 +101,12 @@ export function mountCatalog(root: HTMLElement): () => void {
     }
     // Rebuilding would wipe typed arguments: only when the tool itself changed.
     const k = entryKey(e);
-    const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description, toolCost(costs, e.server, e.tool.name)?.textContent]);
+    const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description]);
     const flags2 = flags + (lastKnown.has(e.server) ? "\u0000last-known" : "");
+    costSlot.replaceChildren(...[toolCost(costs, e.server, e.tool.name)].filter((x) => x !== null));
     if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags2) return;
     shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags: flags2 };
-    pane.replaceChildren(detail(e.server, e.tool, lastKnown.has(e.server), (on) => void toggle(e.server, e.tool.name, on), toolCost(costs, e.server, e.tool.name)));
+    pane.replaceChildren(detail(e.server, e.tool, lastKnown.has(e.server), (on) => void toggle(e.server, e.tool.name, on), costSlot));
     open(e.server);
   };
 
@@ -143,7 +149,9 @@ export function mountCatalog(root: HTMLElement): () => void {
   };
 
   const refresh = async () => {
+    const mine = ++generation;
     const r = await commands.catalog();
+    if (mine !== generation) return;
     if (r.status === "error") {
       error.textContent = r.error.message;
       error.hidden = false;
@@ -152,6 +160,7 @@ export function mountCatalog(root: HTMLElement): () => void {
     error.hidden = true;
     servers = r.data;
     const c = await commands.catalogCosts();
+    if (mine !== generation) return;
     costs = c.status === "ok" ? c.data : null;
     lastKnown = new Set(servers.filter((s) => s.last_known_ms != null).map((s) => s.server));
     for (const s of [...opened]) if (!lastKnown.has(s)) opened.delete(s);

@@ -1,0 +1,74 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+
+const m = vi.hoisted(() => ({
+  catalog: vi.fn(), catalogCosts: vi.fn(), openServer: vi.fn(), setToolEnabled: vi.fn(), listen: vi.fn(),
+}));
+vi.mock("../../ipc/bindings", () => ({
+  commands: { catalog: m.catalog, catalogCosts: m.catalogCosts, openServer: m.openServer, setToolEnabled: m.setToolEnabled },
+  events: { hostChanged: { listen: m.listen } },
+}));
+
+import { mountCatalog } from "./page";
+
+const ok = <T>(data: T) => Promise.resolve({ status: "ok" as const, data });
+const flush = async () => { for (let i = 0; i < 40; i++) await Promise.resolve(); };
+const tool = { name: "list_roots", title: null, description: "Lists roots", input_schema: JSON.stringify({ type: "object" }),
+  output_schema: null, hints: [], enabled: true, icon: null, findings: [], held: null };
+const catalog = [{ server: "asker", tools: [tool], excluded: [] }];
+const costs = (n: number) => ({
+  models: [{ provider: "fake", model: "m1", method: "cl100k_base", estimate: false, context_window: 8192 }],
+  servers: [{ server: "asker", enabled: true, running: true, last_known_ms: null, tools: [{ tool: "list_roots", tokens: [n] }], tokens: [n], offered_tokens: [n] }],
+  offered_tokens: [n],
+});
+
+let fire: () => void;
+beforeEach(() => {
+  vi.clearAllMocks();
+  vi.useRealTimers();
+  m.listen.mockImplementation((cb: (e: { payload: { kind: string } }) => void) => {
+    fire = () => cb({ payload: { kind: "catalog" } });
+    return Promise.resolve(() => {});
+  });
+  m.catalog.mockImplementation(() => ok(catalog));
+});
+
+describe("the catalog page", () => {
+  it("fills the cost in place: a late price never wipes what the run panel shows", async () => {
+    // The first price is slow (the tokenizer loads); the person has already opened the tool.
+    let price: ((v: unknown) => void) | null = null;
+    m.catalogCosts.mockImplementationOnce(() => new Promise((r) => { price = r; }));
+    const root = document.createElement("div");
+    document.body.append(root);
+    mountCatalog(root);
+    await flush();
+    // A second read overtakes the first: its answer (with a price) is drawn.
+    m.catalogCosts.mockImplementationOnce(() => ok(costs(47)));
+    vi.useFakeTimers();
+    fire();
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await flush();
+    (root.querySelector('.tool-row[data-tool="asker/list_roots"]') as HTMLElement).click();
+    await flush();
+    const pane = root.querySelector(".tool-detail") as HTMLElement;
+    expect(pane.querySelector(".token-cost")?.textContent).toContain("47 tokens");
+    const marker = document.createElement("span");
+    marker.className = "kept";
+    pane.querySelector(".run-panel")?.append(marker);
+    // The stale first answer arrives last, with no price: nothing is redrawn from it.
+    price!({ status: "ok", data: costs(99) });
+    await flush();
+    expect(root.querySelector(".tool-detail")).toBe(pane);
+    expect(pane.querySelector(".token-cost")?.textContent).toContain("47 tokens");
+    // A newer price changes only the cost line; the panel and what it shows stay.
+    m.catalogCosts.mockImplementationOnce(() => ok(costs(52)));
+    vi.useFakeTimers();
+    fire();
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await flush();
+    expect(root.querySelector(".tool-detail")).toBe(pane);
+    expect(pane.querySelector(".run-panel .kept")).not.toBeNull();
+    expect(pane.querySelector(".token-cost")?.textContent).toContain("52 tokens");
+  });
+});
