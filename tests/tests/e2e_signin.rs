@@ -338,9 +338,24 @@ async fn sign_in_call_restart_refresh_and_sign_out_in_the_window() {
         fake.state.is_revoked(&latest),
         "the latest refresh token was not revoked"
     );
-    s.wait_text(&format!("{cred} .cred-signin"), "Not signed in", WAIT)
-        .await
-        .unwrap();
+    // No sign-in facts are left. Whether the server already answered a request with 401
+    // ("Needs sign-in") or not yet ("Not signed in") is a race the test does not decide.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        // The page redraws when the server's state changes: read the block afresh each time.
+        let left = match s.wait_for(&format!("{cred} .cred-signin.none"), WAIT).await {
+            Ok(id) => s.text(&id).await.unwrap_or_default(),
+            Err(e) => panic!("after revoking, sign-in facts are still shown: {e}"),
+        };
+        if left.contains("Not signed in") || left.contains("Needs sign-in") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "after revoking, the Credentials page says {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     s.screenshot(&artifacts().join("54-credentials-revoked.png"))
         .await
         .unwrap();
