@@ -28,3 +28,28 @@ pub static ONE_WINDOW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(()
 pub fn artifacts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("results/e2e")
 }
+
+/// How long a step in the window may take before a test fails.
+const CHAT_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Types `text` into the chat composer and sends it.
+pub async fn send(s: &crate::webdriver::Session, text: &str) -> anyhow::Result<()> {
+    let input = s.wait_for(".chat-input", CHAT_WAIT).await?;
+    s.type_text(&input, text).await?;
+    s.click_on(".chat-send", CHAT_WAIT).await
+}
+
+/// Waits until no chat turn runs (Send is back, Stop hidden).
+pub async fn idle(s: &crate::webdriver::Session) -> anyhow::Result<()> {
+    let deadline = std::time::Instant::now() + CHAT_WAIT;
+    loop {
+        let v = s
+            .execute("const b = document.querySelector('.chat-stop'); return !b || b.hidden;")
+            .await?;
+        if v == serde_json::json!(true) {
+            return Ok(());
+        }
+        anyhow::ensure!(std::time::Instant::now() < deadline, "the turn never ended");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

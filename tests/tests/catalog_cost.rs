@@ -1,9 +1,10 @@
 //! The catalog's cost in tokens (issue 16, point 1): per tool and per server from the fake MCP
 //! server's real catalog, for an OpenAI model (exact, o200k_base) and a Claude model
 //! (estimated); a stopped and a disabled server priced from their last-known tools, one that
-//! never ran priced at nothing; the chat's per-turn count checked against the request the
+//! never ran listed with its cost unknown (not zero, not missing); the chat's per-turn count checked against the request the
 //! scripted model server recorded, and its warning past the share of the window, which does
-//! not stop the turn; the CLI's `catalog` command.
+//! not stop the turn; the CLI's `catalog` command, and the cost `server trust` and `server
+//! enable` print before or as a server is switched on.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::time::Duration;
@@ -108,7 +109,7 @@ async fn every_tool_and_server_is_priced_live_stopped_disabled_and_never_run() {
         .iter()
         .find(|s| s.server.as_str() == "fs")
         .unwrap();
-    assert!(fs.running && fs.enabled && fs.last_known_ms.is_none());
+    assert!(fs.running && fs.enabled && fs.known && fs.last_known_ms.is_none());
     assert_eq!(fs.tools.len(), catalog.tools.len());
     let gpt = Counter::new("openai", Wire::OpenAi, "gpt-4o");
     let claude = Counter::new("anthropic", Wire::Anthropic, "claude-sonnet-4-5");
@@ -149,6 +150,7 @@ async fn every_tool_and_server_is_priced_live_stopped_disabled_and_never_run() {
         .find(|s| s.server.as_str() == "later")
         .unwrap();
     assert!(!later.enabled && !later.running && later.last_known_ms.is_none());
+    assert!(!later.known, "a server that never ran has no known cost");
     assert!(later.tools.is_empty() && later.tokens == vec![0, 0]);
 
     // A tool switched off still shows its cost, but the next turn does not pay it.
@@ -195,6 +197,7 @@ async fn every_tool_and_server_is_priced_live_stopped_disabled_and_never_run() {
         .find(|s| s.server.as_str() == "fs")
         .unwrap();
     assert_eq!(stopped.tokens, fs.tokens);
+    assert!(stopped.known);
     assert_eq!(c.offered_tokens, costs.offered_tokens);
 
     // Disabled (before it is enabled again): still priced, offered to no one.
@@ -347,7 +350,14 @@ async fn the_cli_prints_tokens_per_tool_and_server() {
         data,
         &["server", "add", "demo", "--", fake.to_str().unwrap()],
     );
-    cli_ok(data, &["server", "trust", "demo", "--yes"]);
+    // Before it ever ran: the approval says its cost is unknown; nothing starts to find out.
+    let trust = run_cli(data, &["server", "trust", "demo", "--yes"], "", &[]);
+    assert!(trust.status.success());
+    let trust = String::from_utf8_lossy(&trust.stderr).into_owned();
+    assert!(
+        trust.contains("  tools      unknown until it starts (it never ran): it will add its tools' definitions to every turn"),
+        "{trust}"
+    );
     cli_ok(
         data,
         &[
@@ -362,9 +372,17 @@ async fn the_cli_prints_tokens_per_tool_and_server() {
             "llama3.1",
         ],
     );
-    // Never ran: nothing to price yet.
+    // Never ran: listed, its cost unknown (not a zero).
     let before = cli_ok(data, &["catalog"]);
-    assert!(before.contains("never ran"), "{before}");
+    let demo = before
+        .lines()
+        .find(|l| l.starts_with("demo "))
+        .unwrap_or_else(|| panic!("{before}"));
+    assert!(demo.ends_with("unknown (never ran)"), "{demo}");
+    assert!(!demo.contains(" 0"), "{demo}");
+    let json: Value = serde_json::from_str(&cli_ok(data, &["--json", "catalog"])).unwrap();
+    assert_eq!(json["servers"][0]["server"], "demo");
+    assert_eq!(json["servers"][0]["known"], false);
     // Started once: live; then, in a new process with the server stopped, from its last list.
     let live = cli_ok(data, &["--json", "catalog", "--start", "--model", "loc"]);
     let live: Value = serde_json::from_str(&live).unwrap();
@@ -391,6 +409,32 @@ async fn the_cli_prints_tokens_per_tool_and_server() {
         "{echo_line}"
     );
     assert!(text.contains(&format!("[1] {sum} tokens")), "{text}");
+
+    // Enabling it again says what its tools add to every turn, from the tools it last listed.
+    cli_ok(data, &["server", "disable", "demo"]);
+    let on = run_cli(data, &["server", "enable", "demo"], "", &[]);
+    assert!(on.status.success());
+    let on = String::from_utf8_lossy(&on.stderr).into_owned();
+    let n = tools.len();
+    assert!(
+        on.contains(&format!("  its tools: {n} tools as listed ")),
+        "{on}"
+    );
+    assert!(
+        on.contains(&format!(": ~{sum} tokens for loc:llama3.1 ("))
+            && on.contains("on every turn while enabled"),
+        "{sum}: {on}"
+    );
+    // And so does approving it again.
+    cli_ok(data, &["server", "untrust", "demo"]);
+    let again = run_cli(data, &["server", "trust", "demo", "--yes"], "", &[]);
+    assert!(again.status.success());
+    let again = String::from_utf8_lossy(&again.stderr).into_owned();
+    assert!(
+        again.contains(&format!("  tools      {n} tools as listed "))
+            && again.contains(&format!("~{sum} tokens for loc:llama3.1")),
+        "{again}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -420,4 +464,65 @@ async fn the_cli_chat_prints_the_tools_cost_and_warns_without_blocking() {
         )),
         "{stderr}"
     );
+}
+
+/// A server that is starting (here: it never answers `initialize`) has an empty live catalog
+/// that says nothing about its cost: it is priced from the tools it listed on an earlier run,
+/// and one with no earlier run stays unknown, not zero.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_still_starting_is_priced_from_its_last_tools_or_unknown() {
+    let (host, tmp) = test_host().await;
+    provider(
+        &host,
+        "oa",
+        "openai",
+        "http://127.0.0.1:9/v1".into(),
+        "gpt-4o",
+        128_000,
+    )
+    .await;
+    add_trusted(&host, fake_spec("slow", &["--mode", "never-init"])).await;
+    add_trusted(&host, fake_spec("never", &["--mode", "never-init"])).await;
+    // What `slow` listed on an earlier run.
+    let tool: switchboard_core::mcp::catalog::ToolInfo = serde_json::from_value(json!({
+        "name": "echo", "description": "Echo the text.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
+    }))
+    .unwrap();
+    let store = switchboard_core::store::Store::open(&tmp.path().join("switchboard.sqlite"))
+        .await
+        .unwrap();
+    store
+        .save_last_tools(&sid("slow"), std::slice::from_ref(&tool), 1_000)
+        .await
+        .unwrap();
+    let slow = host.start_server(&sid("slow")).await.unwrap();
+    let never = host.start_server(&sid("never")).await.unwrap();
+    assert!(!matches!(
+        slow.status(),
+        switchboard_core::mcp::supervisor::ServerStatus::Running { .. }
+    ));
+    assert!(!matches!(
+        never.status(),
+        switchboard_core::mcp::supervisor::ServerStatus::Running { .. }
+    ));
+
+    let c = host.catalog_costs(&[]).await.unwrap();
+    let get = |name: &str| {
+        c.servers
+            .iter()
+            .find(|s| s.server.as_str() == name)
+            .unwrap()
+            .clone()
+    };
+    let slow = get("slow");
+    assert!(slow.known && !slow.running, "{slow:?}");
+    assert_eq!(slow.last_known_ms, Some(1_000));
+    assert_eq!(slow.tools.len(), 1, "{slow:?}");
+    let gpt = Counter::new("openai", Wire::OpenAi, "gpt-4o");
+    let expected = gpt.text(&wire_json(Wire::OpenAi, &slow.tools[0].llm_name, &tool));
+    assert!(expected > 10);
+    assert_eq!(slow.tokens, vec![expected]);
+    let never = get("never");
+    assert!(!never.known && never.tools.is_empty(), "{never:?}");
 }

@@ -22,7 +22,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::e2e::{artifacts, e2e_available, idle, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::webdriver::{Driver, Session};
@@ -116,22 +116,6 @@ async fn question(s: &Session, kind: &str, server: &str) -> String {
         .await
         .unwrap();
     dialog
-}
-
-/// Waits until no chat turn runs (Send is back, Stop hidden).
-async fn idle(s: &Session) {
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let v = s
-            .execute("const b = document.querySelector('.chat-stop'); return !b || b.hidden;")
-            .await
-            .unwrap();
-        if v == serde_json::json!(true) {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "the turn never ended");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Waits until no question dialog is open.
@@ -626,7 +610,7 @@ async fn parallel_calls_are_approved_as_a_batch_and_a_changed_tool_waits_for_rev
         assert!(results.contains(&format!("parallel {t}")), "{t}: {results}");
     }
     assert!(s.find_all("dialog.batch-dialog").await.unwrap().is_empty());
-    idle(&s).await;
+    idle(&s).await.unwrap();
 
     // 2. Result review (AP-05): with "always" set on the Servers page, the model reads the
     // result only after "Send to model".
@@ -686,7 +670,7 @@ async fn parallel_calls_are_approved_as_a_batch_and_a_changed_tool_waits_for_rev
     s.wait_text(".chat-log", "I read the reviewed result.", WAIT)
         .await
         .unwrap();
-    idle(&s).await;
+    idle(&s).await.unwrap();
     let read = llm.requests()[3].body.to_string();
     assert!(read.contains("held for review"), "{read}");
 

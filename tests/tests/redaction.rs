@@ -220,7 +220,13 @@ async fn nothing_leaves_for(kind: &str) {
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0]["text"], format!("to {EMAIL} with {RESULT_TOKEN}"));
     assert_eq!(shown["text"], format!("to {EMAIL} with {RESULT_TOKEN}"));
-    assert!(reason.contains("[REDACTED_EMAIL_1]"), "{reason}");
+    assert!(
+        reason.contains(
+            "\nThe model wrote [REDACTED_EMAIL_1] (in `text`); Switchboard put back the real \
+             value before running."
+        ),
+        "{reason}"
+    );
     assert!(!reason.contains(EMAIL), "{reason}");
 
     // The person was told what was redacted.

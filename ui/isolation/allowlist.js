@@ -59,6 +59,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "conversation_agent_runs": {
     "conversation": "string"
   },
+  "conversation_discovery": {
+    "conversation": "string"
+  },
   "conversation_info": {
     "id": "string"
   },
@@ -90,6 +93,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "name": "string",
     "server": "string"
   },
+  "get_redaction_settings": {},
   "get_settings": {},
   "grant_sandbox_finding": {
     "index": "number",
@@ -127,6 +131,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "load_conversation": {
     "id": "string"
   },
+  "metrics_report": {
+    "window": "string"
+  },
   "open_app_link": {
     "url": "string"
   },
@@ -156,6 +163,10 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "into": "string",
     "name": "string",
     "server": "string"
+  },
+  "redaction_state": {
+    "conversation": "string?",
+    "provider": "string?"
   },
   "registry_install": {
     "request": "object"
@@ -212,6 +223,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "agent": "object",
     "isNew": "boolean"
   },
+  "save_redaction_settings": {
+    "settings": "object"
+  },
   "save_settings": {
     "settings": "object"
   },
@@ -255,6 +269,14 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "set_client_secret": {
     "server": "string",
     "value": "string"
+  },
+  "set_conversation_discovery": {
+    "conversation": "string",
+    "on": "boolean"
+  },
+  "set_conversation_redaction": {
+    "conversation": "string",
+    "on": "boolean"
   },
   "set_model_tool_mode": {
     "model": "string",
@@ -321,6 +343,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "trust_view": {
     "bindings": "array",
     "name": "string"
+  },
+  "turn_redactions": {
+    "conversation": "string"
   },
   "update_server": {
     "replaceSecrets": "boolean",

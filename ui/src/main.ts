@@ -15,6 +15,7 @@ import { mountApprovals } from "./features/approvals/dialog";
 import { mountQuestions } from "./features/questions/dialog";
 import { mountLinks } from "./features/links/dialog";
 import { mountAudit } from "./features/audit/page";
+import { mountMetrics } from "./features/metrics/page";
 import { mountPolicy } from "./features/policy/page";
 import { mountCredentials } from "./features/credentials/page";
 import { applySavedTheme, mountSettings } from "./features/settings/page";
@@ -33,6 +34,7 @@ const pages = {
   prompts: { label: "Prompts", mount: mountPrompts },
   skills: { label: "Skills", mount: mountSkills },
   audit: { label: "Audit", mount: mountAudit },
+  metrics: { label: "Metrics", mount: mountMetrics },
   policy: { label: "Policy", mount: mountPolicy },
   settings: { label: "Settings", mount: mountSettings },
 } as const;

@@ -34,6 +34,9 @@ pub struct AgentDto {
     pub deny: Vec<String>,
     /// Whom it may delegate to; `null` = every agent, empty = nobody.
     pub delegates: Option<Vec<String>>,
+    /// Progressive discovery: it searches its tools and loads what it needs (issue 16).
+    #[serde(default)]
+    pub discovery: bool,
     /// Token budget.
     pub max_tokens: Option<f64>,
     /// Estimated cost budget in US dollars.
@@ -67,6 +70,7 @@ impl From<AgentProfile> for AgentDto {
             delegates: p
                 .delegates
                 .map(|d| d.iter().map(ToString::to_string).collect()),
+            discovery: p.discovery,
             max_tokens: p.budget.tokens.map(|n| n as f64),
             max_cost_usd: p.budget.cost_usd,
             max_tool_calls: p.budget.tool_calls.map(f64::from),
@@ -108,6 +112,7 @@ impl TryFrom<AgentDto> for AgentProfile {
                 .delegates
                 .map(|list| list.iter().map(|s| name(s)).collect::<Result<_, _>>())
                 .transpose()?,
+            discovery: d.discovery,
             scope: switchboard_core::agent_data::ToolScope {
                 servers: d.servers,
                 tools: d.tools,

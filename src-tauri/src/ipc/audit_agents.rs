@@ -14,7 +14,7 @@ fn agent(name: &str) -> Value {
         "system": "You code.", "servers": ["memory"], "tools": ["memory/read_*"],
         "ask": ["memory/write_*"], "deny": ["memory/delete_*"], "delegates": [],
         "max_tokens": 5000.0, "max_cost_usd": 0.25, "max_tool_calls": 10.0,
-        "max_wall_secs": 60.0
+        "max_wall_secs": 60.0, "discovery": true
     })
 }
 

@@ -46,6 +46,8 @@ pub struct ServerCostDto {
     /// When not running, when its tools were listed (ms since the Unix epoch); `None` with no
     /// tools when it never ran.
     pub last_known_ms: Option<f64>,
+    /// Whether its cost is known; false when it never ran (its `tokens` are then zeros).
+    pub known: bool,
     /// Its tools.
     pub tools: Vec<ToolCostDto>,
     /// All its tools, per model.
@@ -98,6 +100,7 @@ impl From<ServerCost> for ServerCostDto {
             enabled: s.enabled,
             running: s.running,
             last_known_ms: s.last_known_ms.map(|ms| ms as f64),
+            known: s.known,
             tools: s.tools.into_iter().map(Into::into).collect(),
             tokens: floats(&s.tokens),
             offered_tokens: floats(&s.offered_tokens),

@@ -42,17 +42,20 @@ pub mod catalog_cost;
 pub mod chat;
 pub mod content;
 pub mod conversations;
+pub mod discovery;
 pub mod events;
 pub mod form;
 pub mod history;
 pub mod inspector;
 pub mod links;
+pub mod metrics;
 pub mod models;
 pub mod pins;
 pub mod pipelines;
 pub mod policy;
 pub mod providers;
 pub mod questions;
+pub mod redaction;
 pub mod registry;
 pub mod resources;
 pub mod run;
@@ -216,6 +219,14 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             catalog::catalog,
             catalog::set_tool_enabled,
             catalog_cost::catalog_costs,
+            discovery::conversation_discovery,
+            discovery::set_conversation_discovery,
+            redaction::redaction_state,
+            redaction::set_conversation_redaction,
+            redaction::turn_redactions,
+            redaction::get_redaction_settings,
+            redaction::save_redaction_settings,
+            metrics::metrics_report,
             pins::pin_review,
             pins::approve_pin_changes,
             pins::tool_findings,

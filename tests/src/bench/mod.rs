@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod chat;
+pub mod host_cost;
 pub mod peers;
 pub mod raw;
 pub mod report;

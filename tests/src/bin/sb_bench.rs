@@ -51,12 +51,19 @@
 //! each, model time taken out, next to the same 100 calls made by one plain chat turn. Their
 //! method is in `bench/agents.rs`.
 //!
+//! Then the host-cost figures of issue 16 (`--only redaction`, `metrics`): outbound redaction
+//! per KB of a request and its restore of a call's arguments, metrics recording per call (the
+//! governed loop with recording on and off, the recorder alone, the writer's throughput), each
+//! next to one `echo` call through the host in the same run. Their method is in
+//! `bench/host_cost.rs`.
+//!
 //! # Usage
 //!
 //! ```text
 //! sb-bench [--calls N] [--rounds N] [--warmup N] [--conc 1,16,64] [--only KEY,..]
 //!          [--fake-server PATH] [--workers N] [--out DIR] [--json] [--require-peers]
 //!          [--chat-runs N] [--deltas N] [--corpus N] [--agent-runs N] [--delegations N]
+//!          [--redactions N] [--cost-calls N] [--cost-samples N]
 //! ```
 //!
 //! `--json` prints the machine-readable report instead of the table. `--out DIR` (or
@@ -77,6 +84,7 @@ use serde::Serialize;
 
 use bench::agents::{AgentPlan, AgentReport};
 use bench::chat::{ChatPlan, ChatReport};
+use bench::host_cost::{CostPlan, CostReport};
 use bench::peers::{Peer, Peers};
 use bench::report::{self, ClientSummary, Machine, Ratio};
 use bench::switchboard::Entry;
@@ -110,7 +118,8 @@ usage: sb-bench [options]
                        ts-sdk, py-sdk, ts-sdk-v2-stdio, switchboard-v2-stdio,
                        ts-sdk-v2-http, switchboard-v2-http; and
                        the chat figures: chat-open, chat-search, chat-delta, or chat for all
-                       three; the agent figures: agents-delegate, agents-fanout, or agents
+                       three; the agent figures: agents-delegate, agents-fanout, or agents;
+                       the host-cost figures (issue 16): redaction, metrics
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
   --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;
@@ -124,6 +133,11 @@ usage: sb-bench [options]
   --agent-runs N       warm runs per agent figure (agents-delegate, agents-fanout, or agents
                        for both), after the cold one (default 20)
   --delegations N      sequential delegations per supervisor run in agents-delegate (default 10)
+  --redactions N       1 KB requests redacted per redaction figure (N/10 of 10 KB, N/100 of
+                       100 KB, at least 20; default 2000)
+  --cost-calls N       governed echo calls per mode (recording on, off) in metrics, and calls
+                       of the echo yardstick of both (default 4000)
+  --cost-samples N     samples through the metrics recorder alone and its writer (default 50000)
 ";
 
 #[derive(Debug)]
@@ -145,6 +159,10 @@ struct Args {
     agents: Vec<&'static str>,
     agent_runs: usize,
     delegations: usize,
+    cost: Vec<&'static str>,
+    redactions: usize,
+    cost_calls: usize,
+    cost_samples: usize,
 }
 
 fn parse_args() -> Result<Option<Args>> {
@@ -168,6 +186,10 @@ fn parse_args() -> Result<Option<Args>> {
         agents: bench::agents::KEYS.to_vec(),
         agent_runs: 20,
         delegations: 10,
+        cost: bench::host_cost::KEYS.to_vec(),
+        redactions: 2000,
+        cost_calls: 4000,
+        cost_samples: 50_000,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -206,17 +228,23 @@ fn parse_args() -> Result<Option<Args>> {
                 let keys: Vec<String> = value()?.split(',').map(|s| s.trim().to_owned()).collect();
                 let chat = |k: &str| k == "chat" || bench::chat::KEYS.contains(&k);
                 let agents = |k: &str| k == "agents" || bench::agents::KEYS.contains(&k);
+                let cost = |k: &str| bench::host_cost::KEYS.contains(&k);
                 if let Some(bad) = keys
                     .iter()
-                    .find(|k| !CLIENTS.contains(&k.as_str()) && !chat(k) && !agents(k))
+                    .find(|k| !CLIENTS.contains(&k.as_str()) && !chat(k) && !agents(k) && !cost(k))
                 {
                     bail!(
-                        "--only: unknown client {bad:?} (known: {}, chat, {}, agents, {})",
+                        "--only: unknown client {bad:?} (known: {}, chat, {}, agents, {}, {})",
                         CLIENTS.join(", "),
                         bench::chat::KEYS.join(", "),
-                        bench::agents::KEYS.join(", ")
+                        bench::agents::KEYS.join(", "),
+                        bench::host_cost::KEYS.join(", ")
                     );
                 }
+                a.cost = bench::host_cost::KEYS
+                    .into_iter()
+                    .filter(|c| keys.iter().any(|k| k == c))
+                    .collect();
                 a.agents = bench::agents::KEYS
                     .into_iter()
                     .filter(|c| keys.iter().any(|k| k == c || k == "agents"))
@@ -241,6 +269,9 @@ fn parse_args() -> Result<Option<Args>> {
             "--corpus" => a.corpus = number(value()?)?,
             "--agent-runs" => a.agent_runs = number(value()?)?,
             "--delegations" => a.delegations = number(value()?)?,
+            "--redactions" => a.redactions = number(value()?)?,
+            "--cost-calls" => a.cost_calls = number(value()?)?,
+            "--cost-samples" => a.cost_samples = number(value()?)?,
             "--json" => a.json = true,
             "--require-peers" => a.require_peers = true,
             "-h" | "--help" => return Ok(None),
@@ -265,6 +296,8 @@ struct Report<'a> {
     chat: Option<&'a ChatReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     agents: Option<&'a AgentReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_cost: Option<&'a CostReport>,
 }
 
 /// The same allocator as the `switchboard` and desktop binaries, so the Rust rows measure what
@@ -297,7 +330,8 @@ fn run() -> Result<ExitCode> {
         .into_iter()
         .filter(|k| args.only.iter().any(|o| o == k))
         .collect();
-    if (!selected.is_empty() || !args.agents.is_empty()) && !server.is_file() {
+    let needs_server = !selected.is_empty() || !args.agents.is_empty() || !args.cost.is_empty();
+    if needs_server && !server.is_file() {
         bail!(
             "the echo server {} does not exist: build it with `cargo build --release -p \
              switchboard-tests --bins`, or pass --fake-server",
@@ -415,6 +449,16 @@ fn run() -> Result<ExitCode> {
             keys: args.agents.clone(),
         }))
     });
+    let host_cost = (!args.cost.is_empty()).then(|| {
+        eprintln!("sb-bench: host-cost figures {:?}", args.cost);
+        rt.block_on(bench::host_cost::run(&CostPlan {
+            redactions: args.redactions,
+            calls: args.cost_calls,
+            samples: args.cost_samples,
+            server: server.clone(),
+            keys: args.cost.clone(),
+        }))
+    });
     drop(rt);
 
     let clients: Vec<ClientSummary> = selected
@@ -458,6 +502,10 @@ fn run() -> Result<ExitCode> {
         table.push('\n');
         table.push_str(&bench::agents::table(agents));
     }
+    if let Some(cost) = &host_cost {
+        table.push('\n');
+        table.push_str(&bench::host_cost::table(cost));
+    }
     let json = serde_json::to_string_pretty(&Report {
         machine: &machine,
         calls: plan.calls,
@@ -469,6 +517,7 @@ fn run() -> Result<ExitCode> {
         ratios: &ratios,
         chat: chat.as_ref(),
         agents: agents.as_ref(),
+        host_cost: host_cost.as_ref(),
     })?;
     if args.json {
         println!("{json}");
@@ -510,6 +559,10 @@ fn run() -> Result<ExitCode> {
     }
     if agents.as_ref().is_some_and(|a| !a.failures.is_empty()) {
         eprintln!("sb-bench: an agent figure failed (see the table)");
+        return Ok(ExitCode::FAILURE);
+    }
+    if host_cost.as_ref().is_some_and(|c| !c.failures.is_empty()) {
+        eprintln!("sb-bench: a host-cost figure failed (see the table)");
         return Ok(ExitCode::FAILURE);
     }
     if own_failed {

@@ -68,6 +68,28 @@ export const commands = {
 	setToolEnabled: (server: string, tool: string, enabled: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_tool_enabled", { server, tool, enabled })),
 	/**  What each server and tool costs in tokens, for every configured provider's default model. */
 	catalogCosts: () => typedError<CatalogCostsDto_Serialize, IpcError>(__TAURI_INVOKE("catalog_costs")),
+	/**  Whether progressive discovery is on for a conversation. */
+	conversationDiscovery: (conversation: string) => typedError<boolean, IpcError>(__TAURI_INVOKE("conversation_discovery", { conversation })),
+	/**  Switches progressive discovery on or off for a conversation. */
+	setConversationDiscovery: (conversation: string, on: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_conversation_discovery", { conversation, on })),
+	/**  Whether requests of `conversation` (none: a new chat) to `provider` are redacted. */
+	redactionState: (conversation: string | null, provider: string | null) => typedError<RedactionStateDto_Serialize, IpcError>(__TAURI_INVOKE("redaction_state", { conversation, provider })),
+	/**  Switches redaction on or off for one conversation. */
+	setConversationRedaction: (conversation: string, on: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("set_conversation_redaction", { conversation, on })),
+	/**  What each turn of a conversation had redacted, oldest first. */
+	turnRedactions: (conversation: string) => typedError<TurnRedactionDto[], IpcError>(__TAURI_INVOKE("turn_redactions", { conversation })),
+	/**  The redaction settings (on/off and the person's patterns). */
+	getRedactionSettings: () => typedError<RedactionSettingsDto, IpcError>(__TAURI_INVOKE("get_redaction_settings")),
+	/**
+	 *  Saves the redaction settings (the conversations it is off for are kept as they are). A
+	 *  pattern that does not compile is refused, naming it, and nothing is saved.
+	 */
+	saveRedactionSettings: (settings: RedactionSettingsDto) => typedError<RedactionSettingsDto, IpcError>(__TAURI_INVOKE("save_redaction_settings", { settings })),
+	/**
+	 *  Calls, errors by kind, latency percentiles and histogram, bytes and tokens per server and
+	 *  per tool over `window`, with the time series of all and of each server.
+	 */
+	metricsReport: (window: MetricsWindowDto) => typedError<MetricsReportDto_Serialize, IpcError>(__TAURI_INVOKE("metrics_report", { window })),
 	/**  What changed on a server since its tools were approved. */
 	pinReview: (server: string) => typedError<PinReviewDto_Serialize, IpcError>(__TAURI_INVOKE("pin_review", { server })),
 	/**
@@ -356,6 +378,8 @@ export type AgentDto_Deserialize = {
 	deny: string[],
 	/**  Whom it may delegate to; `null` = every agent, empty = nobody. */
 	delegates?: string[] | null,
+	/**  Progressive discovery: it searches its tools and loads what it needs (issue 16). */
+	discovery?: boolean,
 	/**  Token budget. */
 	max_tokens?: number | null,
 	/**  Estimated cost budget in US dollars. */
@@ -388,6 +412,8 @@ export type AgentDto_Serialize = {
 	deny: string[],
 	/**  Whom it may delegate to; `null` = every agent, empty = nobody. */
 	delegates: string[] | null,
+	/**  Progressive discovery: it searches its tools and loads what it needs (issue 16). */
+	discovery: boolean,
 	/**  Token budget. */
 	max_tokens: number | null,
 	/**  Estimated cost budget in US dollars. */
@@ -1350,6 +1376,28 @@ export type ErrorCode =
 /**  Anything else; the message says what. */
 "internal";
 
+/**  Errors by kind. */
+export type ErrorCountsDto = {
+	/**  Results the tool marked `isError`. */
+	tool_error: number | null,
+	/**  JSON-RPC errors from the server. */
+	rpc_error: number | null,
+	/**  Protocol violations and answers the host refused. */
+	protocol: number | null,
+	/**  Connection ended or server not running. */
+	transport: number | null,
+	/**  No answer in time. */
+	timeout: number | null,
+	/**  Stopped by the person or the run. */
+	cancelled: number | null,
+	/**  Refused by the policy or the person. */
+	denied: number | null,
+	/**  Anything else. */
+	other: number | null,
+	/**  All of them. */
+	total: number | null,
+};
+
 /**  An exported config file. */
 export type ExportDto = {
 	/**  The file's text (secrets only referenced, never written). */
@@ -1580,6 +1628,22 @@ export type ItemKindDto =
 /**  The server's instructions. */
 "instructions";
 
+/**  Latency of the requests that were sent, in milliseconds. */
+export type LatencyDto = {
+	/**  Median. */
+	p50_ms: number | null,
+	/**  95th percentile. */
+	p95_ms: number | null,
+	/**  99th percentile. */
+	p99_ms: number | null,
+	/**  Mean. */
+	mean_ms: number | null,
+	/**  Largest. */
+	max_ms: number | null,
+	/**  Exact (raw samples) or bucket bounds (hourly rollups were part of the window). */
+	exact: boolean,
+};
+
 /**
  *  What the dialog shows for a link (SP-01): the server as it would be added, every line of
  *  what would run or be contacted, and the fields the person is asked for.
@@ -1705,6 +1769,95 @@ export type MessageDto_Serialize = {
 	/**  Its content. */
 	parts: PartDto[],
 };
+
+/**  One group's numbers. */
+export type MetricStatsDto = MetricStatsDto_Serialize | MetricStatsDto_Deserialize;
+
+/**  One group's numbers. */
+export type MetricStatsDto_Deserialize = {
+	/**  Requests, refused ones included. */
+	calls: number | null,
+	/**  Errors by kind. */
+	errors: ErrorCountsDto,
+	/**  `null` when none was sent. */
+	latency?: LatencyDto | null,
+	/**  Bytes of arguments. */
+	bytes_in: number | null,
+	/**  Bytes of results. */
+	bytes_out: number | null,
+	/**  Estimated tokens of results. */
+	tokens: number | null,
+	/**  Sent requests per latency bucket (`bucket_bounds_ms`, then overflow). */
+	histogram: (number | null)[],
+};
+
+/**  One group's numbers. */
+export type MetricStatsDto_Serialize = {
+	/**  Requests, refused ones included. */
+	calls: number | null,
+	/**  Errors by kind. */
+	errors: ErrorCountsDto,
+	/**  `null` when none was sent. */
+	latency: LatencyDto | null,
+	/**  Bytes of arguments. */
+	bytes_in: number | null,
+	/**  Bytes of results. */
+	bytes_out: number | null,
+	/**  Estimated tokens of results. */
+	tokens: number | null,
+	/**  Sent requests per latency bucket (`bucket_bounds_ms`, then overflow). */
+	histogram: (number | null)[],
+};
+
+/**  The report for a window. */
+export type MetricsReportDto = MetricsReportDto_Serialize | MetricsReportDto_Deserialize;
+
+/**  The report for a window. */
+export type MetricsReportDto_Deserialize = {
+	/**  The window's start, in milliseconds since the Unix epoch. */
+	since_ms: number | null,
+	/**  Its end. */
+	until_ms: number | null,
+	/**  Width of one series point, in milliseconds. */
+	bucket_ms: number | null,
+	/**  Upper bounds of the histogram buckets, in milliseconds (then overflow). */
+	bucket_bounds_ms: (number | null)[],
+	/**  Everything in the window. */
+	total: MetricStatsDto_Deserialize,
+	/**  Per server, by name (servers with no request in the window are absent). */
+	servers: ServerMetricsDto_Deserialize[],
+	/**  Every server's calls over time, oldest first. */
+	series: SeriesPointDto[],
+};
+
+/**  The report for a window. */
+export type MetricsReportDto_Serialize = {
+	/**  The window's start, in milliseconds since the Unix epoch. */
+	since_ms: number | null,
+	/**  Its end. */
+	until_ms: number | null,
+	/**  Width of one series point, in milliseconds. */
+	bucket_ms: number | null,
+	/**  Upper bounds of the histogram buckets, in milliseconds (then overflow). */
+	bucket_bounds_ms: (number | null)[],
+	/**  Everything in the window. */
+	total: MetricStatsDto_Serialize,
+	/**  Per server, by name (servers with no request in the window are absent). */
+	servers: ServerMetricsDto_Serialize[],
+	/**  Every server's calls over time, oldest first. */
+	series: SeriesPointDto[],
+};
+
+/**  How far back the report looks. */
+export type MetricsWindowDto = 
+/**  The last hour. */
+"hour" | 
+/**  The last 24 hours. */
+"day" | 
+/**  The last 7 days. */
+"week" | 
+/**  The last 30 days (as long as rollups are kept). */
+"month";
 
 /**  One model. */
 export type ModelDto = ModelDto_Serialize | ModelDto_Deserialize;
@@ -2369,6 +2522,45 @@ export type RedactedCountDto = {
 	label: string,
 };
 
+/**  The redaction settings a person changes on the Settings page. */
+export type RedactionSettingsDto = {
+	/**  Whether requests to cloud models are redacted. */
+	enabled: boolean,
+	/**  The person's own regular expressions (group 1 is redacted when there is one). */
+	patterns: string[],
+};
+
+/**  Whether a conversation's requests to a provider are redacted, and why not. */
+export type RedactionStateDto = RedactionStateDto_Serialize | RedactionStateDto_Deserialize;
+
+/**  Whether a conversation's requests to a provider are redacted, and why not. */
+export type RedactionStateDto_Deserialize = {
+	/**  On in the settings (for every conversation). */
+	enabled: boolean,
+	/**  On for this conversation. */
+	on_for_conversation: boolean,
+	/**  The provider runs on this machine: nothing leaves it, nothing is redacted. */
+	local: boolean,
+	/**  The provider's profile id, when one was named. */
+	profile?: string | null,
+	/**  Whether requests are redacted, all taken together. */
+	applies: boolean,
+};
+
+/**  Whether a conversation's requests to a provider are redacted, and why not. */
+export type RedactionStateDto_Serialize = {
+	/**  On in the settings (for every conversation). */
+	enabled: boolean,
+	/**  On for this conversation. */
+	on_for_conversation: boolean,
+	/**  The provider runs on this machine: nothing leaves it, nothing is redacted. */
+	local: boolean,
+	/**  The provider's profile id, when one was named. */
+	profile: string | null,
+	/**  Whether requests are redacted, all taken together. */
+	applies: boolean,
+};
+
 /**  How a sign-in's client was registered. */
 export type RegistrationDto = 
 /**  A client id the person entered. */
@@ -2903,6 +3095,22 @@ export type SecretStatusDto = {
 	set: boolean,
 };
 
+/**  One point of a time series. */
+export type SeriesPointDto = {
+	/**  The bucket's start, in milliseconds since the Unix epoch. */
+	start_ms: number | null,
+	/**  Requests that ended in it. */
+	calls: number | null,
+	/**  Of them, errors. */
+	errors: number | null,
+	/**  Mean latency, in milliseconds (0 when none was sent). */
+	mean_ms: number | null,
+	/**  95th percentile latency, in milliseconds (0 when none was sent). */
+	p95_ms: number | null,
+	/**  Largest latency, in milliseconds. */
+	max_ms: number | null,
+};
+
 /**  What one running server offers besides tools. */
 export type ServerContextDto = ServerContextDto_Serialize | ServerContextDto_Deserialize;
 
@@ -2950,6 +3158,8 @@ export type ServerCostDto_Deserialize = {
 	 *  tools when it never ran.
 	 */
 	last_known_ms?: number | null,
+	/**  Whether its cost is known; false when it never ran (its `tokens` are then zeros). */
+	known: boolean,
 	/**  Its tools. */
 	tools: ToolCostDto[],
 	/**  All its tools, per model. */
@@ -2971,6 +3181,8 @@ export type ServerCostDto_Serialize = {
 	 *  tools when it never ran.
 	 */
 	last_known_ms: number | null,
+	/**  Whether its cost is known; false when it never ran (its `tokens` are then zeros). */
+	known: boolean,
 	/**  Its tools. */
 	tools: ToolCostDto[],
 	/**  All its tools, per model. */
@@ -3046,6 +3258,33 @@ name: string;
 url: string; 
 /**  Headers. */
 headers: FormEntryDto[] };
+
+/**  One server's numbers, its tools' and its series. */
+export type ServerMetricsDto = ServerMetricsDto_Serialize | ServerMetricsDto_Deserialize;
+
+/**  One server's numbers, its tools' and its series. */
+export type ServerMetricsDto_Deserialize = {
+	/**  The server. */
+	server: string,
+	/**  Everything of this server. */
+	stats: MetricStatsDto_Deserialize,
+	/**  Per tool, by name. */
+	tools: ToolMetricsDto_Deserialize[],
+	/**  Its calls over time, on the report's buckets. */
+	series: SeriesPointDto[],
+};
+
+/**  One server's numbers, its tools' and its series. */
+export type ServerMetricsDto_Serialize = {
+	/**  The server. */
+	server: string,
+	/**  Everything of this server. */
+	stats: MetricStatsDto_Serialize,
+	/**  Per tool, by name. */
+	tools: ToolMetricsDto_Serialize[],
+	/**  Its calls over time, on the report's buckets. */
+	series: SeriesPointDto[],
+};
 
 /**  One row of the servers page. */
 export type ServerRow = ServerRow_Serialize | ServerRow_Deserialize;
@@ -3737,6 +3976,29 @@ export type ToolDto_Serialize = {
 	ui_view: string | null,
 };
 
+/**  One tool's, prompt's or a server's resource reads' numbers. */
+export type ToolMetricsDto = ToolMetricsDto_Serialize | ToolMetricsDto_Deserialize;
+
+/**  One tool's, prompt's or a server's resource reads' numbers. */
+export type ToolMetricsDto_Deserialize = {
+	/**  `tool`, `resource` or `prompt`. */
+	kind: string,
+	/**  Its name (`resources/read` for reads). */
+	name: string,
+	/**  The numbers. */
+	stats: MetricStatsDto_Deserialize,
+};
+
+/**  One tool's, prompt's or a server's resource reads' numbers. */
+export type ToolMetricsDto_Serialize = {
+	/**  `tool`, `resource` or `prompt`. */
+	kind: string,
+	/**  Its name (`resources/read` for reads). */
+	name: string,
+	/**  The numbers. */
+	stats: MetricStatsDto_Serialize,
+};
+
 /**  The result of a tool call. */
 export type ToolResultDto = ToolResultDto_Serialize | ToolResultDto_Deserialize;
 
@@ -3952,6 +4214,26 @@ message: string;
 text: string } | 
 /**  Answer the last message again. */
 { kind: "regenerate" };
+
+/**  How many distinct values of one kind a turn had redacted. */
+export type TurnRedactedCountDto = {
+	/**  The kind's id (`email`, `api_key`, ...). */
+	kind: string,
+	/**  How many distinct values. */
+	count: number,
+	/**  For a person: "2 e-mail addresses". */
+	label: string,
+};
+
+/**  What one turn had redacted before it went to one provider. */
+export type TurnRedactionDto = {
+	/**  The person's message that started the turn (a message id, as text). */
+	message_id: string,
+	/**  The provider profile (`openai`, `anthropic`, ...). */
+	provider: string,
+	/**  What was replaced, by kind. */
+	counts: TurnRedactedCountDto[],
+};
 
 /**  One environment variable or header as typed in the form. */
 export type ValueEntry = {

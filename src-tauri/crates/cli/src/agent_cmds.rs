@@ -126,6 +126,10 @@ pub struct ProfileFlags {
     /// It may not delegate at all.
     #[arg(long)]
     no_delegation: bool,
+    /// Progressive discovery: offer it a search over the tools in its scope and the ones it
+    /// loads, instead of every definition (for large catalogs).
+    #[arg(long)]
+    discovery: bool,
     /// Token budget (input plus output).
     #[arg(long, value_name = "N")]
     max_tokens: Option<u64>,
@@ -164,6 +168,9 @@ pub struct ClearFlags {
     /// It may delegate to every agent.
     #[arg(long, conflicts_with_all = ["delegates", "no_delegation"])]
     any_delegate: bool,
+    /// Offer it every tool of its scope again (progressive discovery off).
+    #[arg(long, conflicts_with = "discovery")]
+    no_discovery: bool,
 }
 
 /// Runs `switchboard agent ...`.
@@ -324,6 +331,9 @@ fn clear_fields(p: &mut AgentProfile, c: &ClearFlags) {
     if c.any_delegate {
         p.delegates = None;
     }
+    if c.no_discovery {
+        p.discovery = false;
+    }
 }
 
 /// Sets what the flags give; a repeatable flag given replaces its whole list.
@@ -369,6 +379,9 @@ fn apply(p: &mut AgentProfile, f: &ProfileFlags) -> anyhow::Result<()> {
                 .collect::<Result<_, _>>()?,
         );
     }
+    if f.discovery {
+        p.discovery = true;
+    }
     let b = &mut p.budget;
     b.tokens = f.max_tokens.or(b.tokens);
     b.cost_usd = f.max_cost.or(b.cost_usd);
@@ -402,6 +415,9 @@ fn show(p: &AgentProfile) {
         Some(d) => d.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "),
     };
     outln!("  delegates to: {delegates}");
+    if p.discovery {
+        outln!("  tools: found and loaded as needed (progressive discovery)");
+    }
     outln!(
         "  servers: {}",
         list_or(&p.scope.servers, "none (no tools)")

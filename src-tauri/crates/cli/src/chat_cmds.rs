@@ -105,6 +105,14 @@ pub struct ChatArgs {
     /// Switch redaction back on for this conversation.
     #[arg(long)]
     redact: bool,
+    /// Progressive discovery for this conversation (issue 16): the model is offered a search
+    /// over the catalog and the tools it loads, instead of every definition. It stays on for
+    /// the conversation until `--no-discover`.
+    #[arg(long, conflicts_with = "no_discover")]
+    discover: bool,
+    /// Offer every tool again in this conversation.
+    #[arg(long)]
+    no_discover: bool,
     /// The message.
     #[arg(required_unless_present = "regenerate")]
     message: Option<String>,
@@ -295,9 +303,9 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         .transpose()
         .context("--conversation is not a conversation id")?;
     let input = turn_input(&a)?;
-    // Redaction is switched per conversation, so a new one is made first to switch it off.
+    // Redaction and discovery are switched per conversation, so a new one is made first.
     let conversation = match conversation {
-        None if a.no_redact => {
+        None if a.no_redact || a.discover => {
             let title: String = a
                 .message
                 .as_deref()
@@ -316,6 +324,9 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     };
     if let (Some(c), true) = (&conversation, a.no_redact || a.redact) {
         ctx.host.set_conversation_redaction(c, a.redact).await?;
+    }
+    if let (Some(c), true) = (&conversation, a.discover || a.no_discover) {
+        ctx.host.set_conversation_discovery(c, a.discover).await?;
     }
     ctx.host.recover_interrupted().await?;
     crate::catalog_cmds::bring_up(ctx, None).await?;

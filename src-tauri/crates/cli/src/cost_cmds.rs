@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Args;
 use switchboard_core::config::escape::escape_for_display;
 use switchboard_core::host::{CatalogCosts, CostModel, CostTarget, Host};
+use switchboard_core::ids::ServerId;
 
 use crate::output::{self, inert};
 use crate::Ctx;
@@ -89,16 +90,26 @@ fn print(costs: &CatalogCosts) {
         outln!("[{}] {}", i + 1, model_label(m));
     }
     for s in &costs.servers {
+        outln!();
+        if !s.known {
+            // Listed, not left out: enabling it adds definitions nobody has priced yet.
+            let state = if s.running {
+                "no tools listed yet"
+            } else {
+                "never ran: no catalog to price until it starts"
+            };
+            outln!("{} ({state})  unknown (never ran)", s.server);
+            continue;
+        }
         let state = match (s.running, s.enabled, s.last_known_ms) {
             (true, _, _) => "running".to_owned(),
-            (false, _, None) => "never ran: no catalog to price".to_owned(),
+            (false, _, None) => "never ran".to_owned(),
             (false, enabled, Some(at)) => format!(
                 "{}, tools as listed {}",
                 if enabled { "stopped" } else { "disabled" },
                 output::ago(at)
             ),
         };
-        outln!();
         outln!(
             "{} ({}, {state})  {}",
             s.server,
@@ -129,4 +140,60 @@ fn print(costs: &CatalogCosts) {
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
+
+/// What approving or enabling `id` adds to every turn, in one line for the `server trust`
+/// and `server enable` output (issue 16: the cost shows before a server is enabled). Known
+/// from its live catalog or the tools it last listed; a server that never ran is not started
+/// to find out (an unapproved server never runs), so its line says the cost is unknown.
+pub fn enable_cost_line(costs: &CatalogCosts, id: &ServerId) -> Option<String> {
+    let s = costs.servers.iter().find(|s| &s.server == id)?;
+    if !s.known {
+        return Some(
+            "unknown until it starts (it never ran): it will add its tools' definitions to \
+             every turn"
+                .into(),
+        );
+    }
+    let n = output::count(s.tools.len(), "tool", "tools");
+    let from = match (s.running, s.last_known_ms) {
+        (false, Some(at)) => format!(" as listed {}", output::ago(at)),
+        _ => String::new(),
+    };
+    if costs.models.is_empty() {
+        return Some(format!(
+            "{n}{from}; no model to price them for (`switchboard provider add`)"
+        ));
+    }
+    let per_model = costs
+        .models
+        .iter()
+        .zip(&s.tokens)
+        .map(|(m, t)| {
+            let pct = *t as f64 * 100.0 / f64::from(m.context_window.max(1));
+            let approx = if m.method.is_estimate() { "~" } else { "" };
+            format!(
+                "{approx}{t} tokens for {}:{} ({pct:.1}% of its context)",
+                m.provider,
+                inert(&m.model)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "{n}{from}: {per_model} on every turn while enabled"
+    ))
+}
+
+/// Prints `enable_cost_line` for `id` on stderr, under `label`. The cost is information, not a
+/// gate: when it cannot be worked out, nothing is printed and the command goes on.
+pub async fn print_enable_cost(ctx: &Ctx, id: &ServerId, label: &str) {
+    match ctx.host.catalog_costs(&[]).await {
+        Ok(costs) => {
+            if let Some(line) = enable_cost_line(&costs, id) {
+                errln!("{label}{line}");
+            }
+        }
+        Err(e) => tracing::debug!(error = %e, "no catalog cost for the prompt"),
+    }
 }

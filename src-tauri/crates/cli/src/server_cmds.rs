@@ -186,8 +186,10 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Enable(n) => {
-            host.set_enabled(&Host::server_id(&n.name)?, true).await?;
+            let id = Host::server_id(&n.name)?;
+            host.set_enabled(&id, true).await?;
             errln!("enabled {}", n.name);
+            crate::cost_cmds::print_enable_cost(ctx, &id, "  its tools: ").await;
             Ok(ExitCode::SUCCESS)
         }
         ServerCmd::Disable(n) => {
@@ -503,6 +505,8 @@ async fn trust(ctx: &Ctx, t: TrustArgs) -> anyhow::Result<ExitCode> {
     for w in &view.warnings {
         errln!("  WARNING:   {w}");
     }
+    // What its tools add to every turn, when known (issue 16); nothing starts to find out.
+    crate::cost_cmds::print_enable_cost(ctx, &id, "  tools      ").await;
     errln!("  fingerprint {}", view.fingerprint);
     if !t.yes {
         let stdin = std::io::stdin();

@@ -33,3 +33,25 @@ pub async fn call_tool_ungoverned(
     host.call_tool(tool, arguments, CancellationToken::new(), None)
         .await
 }
+
+/// Switches metrics recording (`host::metrics`) on or off for `host`'s calls from now on, to
+/// measure what recording adds to a call (`sb-bench --only metrics`). On by default; nothing but
+/// this door switches it off.
+pub fn set_metrics_recording(host: &Host, on: bool) {
+    host.set_metrics_recording(on);
+}
+
+/// Records `n` metric samples of `tool` as the seam records a call that ended with `result`,
+/// without making the call, in chunks of `chunk` with a flush after each; per chunk, the time
+/// spent recording and the time the flush waited for the writer (see `host::metrics_bench`).
+pub async fn record_metric_samples(
+    host: &Host,
+    tool: &ToolRef,
+    arguments: &Arguments,
+    result: &ToolResult,
+    n: usize,
+    chunk: usize,
+) -> Vec<(std::time::Duration, std::time::Duration)> {
+    host.record_samples_for_bench(tool, arguments, result, n, chunk)
+        .await
+}

@@ -20,6 +20,8 @@ export interface AgentForm {
   deny: string;
   delegation: Delegation;
   delegates: string;
+  /** Progressive discovery: it searches its tools and loads what it needs. */
+  discovery: boolean;
   maxTokens: string;
   maxCost: string;
   maxCalls: string;
@@ -47,6 +49,7 @@ export function toForm(a: AgentDto | null): AgentForm {
     deny: (a?.deny ?? []).join("\n"),
     delegation: !a || a.delegates === null || a.delegates === undefined ? "any" : a.delegates.length === 0 ? "none" : "some",
     delegates: (a?.delegates ?? []).join("\n"),
+    discovery: a?.discovery ?? false,
     maxTokens: num(a?.max_tokens),
     maxCost: num(a?.max_cost_usd),
     maxCalls: num(a?.max_tool_calls),
@@ -99,6 +102,7 @@ export function toAgent(f: AgentForm): { ok: true; agent: AgentDto } | { ok: fal
       ask: splitList(f.ask),
       deny: splitList(f.deny),
       delegates,
+      discovery: f.discovery,
       max_tokens: tokens,
       max_cost_usd: cost,
       max_tool_calls: calls,

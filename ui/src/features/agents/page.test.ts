@@ -37,6 +37,11 @@ describe("the form", () => {
     const back = toForm(r.ok ? { ...r.agent, delegates: ["a", "b"] } : null);
     expect(back.delegation).toBe("some");
     expect(back.servers).toBe("memory\nfiles");
+    // Progressive discovery: off unless ticked, and kept through the round trip.
+    expect(r.ok && r.agent.discovery).toBe(false);
+    const found = toAgent({ ...f, discovery: true });
+    expect(found.ok && found.agent.discovery).toBe(true);
+    expect(toForm(found.ok ? found.agent : null).discovery).toBe(true);
     expect(scopeSummary({ servers: [], tools: ["x/y"] })).toBe("no tools");
     expect(scopeSummary({ servers: ["*"], tools: [] })).toBe("all tools of every server");
     expect(budgetSummary({ max_tokens: null, max_cost_usd: null, max_tool_calls: null, max_wall_secs: null })).toBe("no limits");
@@ -115,9 +120,11 @@ describe("the Agents page", () => {
     expect(q<HTMLTextAreaElement>(".agents-deny").value).toBe("memory/delete_*");
     expect(q<HTMLSelectElement>(".agents-provider").value).toBe("claude");
     q<HTMLInputElement>(".agents-max-calls").value = "";
+    expect(q<HTMLInputElement>(".agents-discovery").checked).toBe(false);
+    q<HTMLInputElement>(".agents-discovery").checked = true;
     q<HTMLButtonElement>(".agents-save").click();
     await flush();
-    expect(m.saveAgent).toHaveBeenCalledWith(expect.objectContaining({ name: "coder", max_tool_calls: null, deny: ["memory/delete_*"] }), false);
+    expect(m.saveAgent).toHaveBeenCalledWith(expect.objectContaining({ name: "coder", max_tool_calls: null, deny: ["memory/delete_*"], discovery: true }), false);
   });
 
   it("removes after confirming, and says why a removal is refused", async () => {

@@ -61,6 +61,7 @@ export function mountAgents(root: HTMLElement): () => void {
     delegation: h("select", { class: "agents-delegation" },
       h("option", { value: "any" }, "every agent"), h("option", { value: "none" }, "nobody"), h("option", { value: "some" }, "only these:")),
     delegates: area("agents-delegates", "2"),
+    discovery: h("input", { type: "checkbox", class: "agents-discovery" }),
     maxTokens: input("agents-max-tokens", { inputmode: "numeric" }),
     maxCost: input("agents-max-cost", { inputmode: "decimal" }),
     maxCalls: input("agents-max-calls", { inputmode: "numeric" }),
@@ -80,6 +81,7 @@ export function mountAgents(root: HTMLElement): () => void {
     field("Always ask for", f.ask, "server/tool patterns; these calls ask even where your policy allows them."),
     field("Refuse", f.deny, "server/tool patterns; these calls are denied."),
     field("May delegate to", f.delegation), field("Agents", f.delegates, "One per line."),
+    field("Find tools as needed", f.discovery, "For large catalogs: it is offered a search over the tools in its scope and loads what it needs, instead of every definition in every request. Calls still ask as usual."),
     h("div", { class: "agents-budget" },
       field("Tokens", f.maxTokens), field("Cost (USD)", f.maxCost), field("Tool calls", f.maxCalls), field("Time (s)", f.maxTime)),
     h("p", { class: "hint" }, "Blank limits are no limits."),
@@ -104,7 +106,8 @@ export function mountAgents(root: HTMLElement): () => void {
   const open = (a: Agent | null) => {
     editing = a?.name ?? null;
     const v = toForm(a);
-    for (const k of Object.keys(f) as (keyof AgentForm)[]) if (k !== "provider") f[k].value = v[k];
+    for (const k of Object.keys(f) as (keyof AgentForm)[]) if (k !== "provider" && k !== "discovery") f[k].value = v[k];
+    f.discovery.checked = v.discovery;
     f.name.readOnly = a !== null;
     formTitle.textContent = a ? `Edit agent ${a.name}` : "New agent";
     say(formError, null);
@@ -119,6 +122,7 @@ export function mountAgents(root: HTMLElement): () => void {
   const values = (): AgentForm => ({
     ...(Object.fromEntries(Object.entries(f).map(([k, el]) => [k, el.value])) as unknown as AgentForm),
     delegation: f.delegation.value as Delegation,
+    discovery: f.discovery.checked,
   });
   cancel.addEventListener("click", () => (form.hidden = true));
   save.addEventListener("click", async () => {

@@ -3,6 +3,7 @@
 // goes in through h() as text nodes.
 import type { ApprovalDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { restoredList, splitReason } from "./restored";
 
 /** Parses edited arguments: they must be one JSON object, as the tool's input is. */
 export function parseArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; why: string } {
@@ -55,9 +56,12 @@ export function askedBy(req: Asker): string {
 }
 
 /** "Asked because: …" (small), or nothing when the policy gave no reason. */
-export function reasonLine(req: Pick<ApprovalDto, "reason">): HTMLElement | null {
-  const r = (req.reason ?? "").trim();
-  return r === "" ? null : h("p", { class: "approval-reason-text hint" }, `Asked because: ${r}`);
+export function reasonLine(req: Pick<ApprovalDto, "reason"> & { arguments?: string }): HTMLElement | null {
+  const { reason: r, restored } = splitReason(req.reason ?? "");
+  const line = r === "" ? null : h("p", { class: "approval-reason-text hint" }, `Asked because: ${r}`);
+  if (restored.length === 0) return line;
+  // Placeholders the model wrote were put back: say which, next to the real values.
+  return h("div", { class: "approval-why" }, line, restoredList(restored, req.arguments));
 }
 
 /** The guard's warning, prominent; `alert` makes screen readers announce it at once. */

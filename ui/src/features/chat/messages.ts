@@ -3,7 +3,7 @@
 // images, the summaries that replaced older messages, and each message's actions. Every stored
 // message that shows anything is one `.msg-block` carrying its id in `data-id`.
 import { h } from "../../app/dom";
-import type { ChatEventDto, MessageDto, PartDto, SummaryDto } from "../../ipc/bindings";
+import type { ChatEventDto, MessageDto, PartDto, SummaryDto, TurnRedactionDto } from "../../ipc/bindings";
 import { messageActions } from "./actions";
 import type { ActionHandlers } from "./actions";
 import { assistantBubble, messageImages, userBubble } from "./bubbles";
@@ -116,6 +116,42 @@ export function renderMessages(log: HTMLElement, messages: MessageDto[], opts: R
   log.replaceChildren(...placeSummaries(nodes, opts.summaries ?? []));
 }
 
+/** How a provider profile id reads in a sentence. */
+const VENDORS: Record<string, string> = { openai: "OpenAI", anthropic: "Anthropic", openrouter: "OpenRouter", deepseek: "DeepSeek", custom: "a custom provider" };
+
+/** What a redaction notice explains when pointed at (title) and to screen readers. */
+export const REDACTION_EXPLAINED = "Switchboard replaced these with placeholders such as [REDACTED_EMAIL_1] before the request left this machine: the model never saw the values. Calls it makes get the real values back here, before they run. Only kinds and counts are kept, never the values. Switch it off for this conversation at the top of the chat.";
+
+/** The lasting notice of what one turn had redacted, for one provider. */
+export function turnRedactionNotice(t: TurnRedactionDto): HTMLElement {
+  const to = VENDORS[t.provider] ?? t.provider;
+  return h("p", { class: "msg-note hint chat-redacted chat-redacted-turn", "data-turn": t.message_id, title: REDACTION_EXPLAINED },
+    `Redacted before sending to ${to}: ${t.counts.map((c) => c.label).join(", ")}`);
+}
+
+/**
+ * Puts each turn's redaction notice right after the person's message that started it (where
+ * the live notice stood), replacing the lasting ones shown before (a live turn's own notice
+ * stays); a turn whose message is not shown (a superseded branch) gets none. Returns the
+ * notices placed.
+ */
+export function placeTurnRedactions(log: HTMLElement, turns: TurnRedactionDto[]): HTMLElement[] {
+  log.querySelectorAll(".chat-redacted-turn").forEach((n) => n.remove());
+  const placed: HTMLElement[] = [];
+  for (const t of turns) {
+    if (t.counts.length === 0) continue;
+    const block = Array.from(log.querySelectorAll<HTMLElement>(".msg-block[data-id]")).find((b) => b.dataset.id === t.message_id);
+    if (!block) continue;
+    // After the message and any notice already placed for it (one per provider).
+    let at: Element = block;
+    while (at.nextElementSibling?.classList.contains("chat-redacted-turn")) at = at.nextElementSibling;
+    const note = turnRedactionNotice(t);
+    at.after(note);
+    placed.push(note);
+  }
+  return placed;
+}
+
 /** The turn being streamed into `log`: text deltas, tool cards, summaries, the end. */
 export class LiveTurn {
   private text = "";
@@ -218,6 +254,7 @@ export class LiveTurn {
       case "redacted":
         this.notice("redacted", h("p", { class: "msg-note hint chat-redacted" },
           `Redacted before sending: ${ev.counts.map((c) => c.label).join(", ")}. The model saw placeholders; calls it makes get the real values back on this machine.`));
+        this.notices.get("redacted")?.setAttribute("title", REDACTION_EXPLAINED);
         break;
       case "handed_over": {
         // The next agent's words start a new bubble, under a line saying who took over.

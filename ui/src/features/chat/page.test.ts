@@ -80,6 +80,26 @@ async function sendText(text: string) {
 }
 
 describe("chat page", () => {
+  it("stays busy until the stored transcript is drawn again, so no click lands on messages about to be replaced", async () => {
+    await sendText("hello");
+    let loaded: ((v: unknown) => void) | null = null;
+    m.loadConversation.mockImplementation(() => new Promise((r) => { loaded = r; }));
+    finish({ status: "ok", data: "c-1" });
+    await flush();
+    expect(m.loadConversation).toHaveBeenCalledWith("c-1");
+    const stop = root.querySelector(".chat-stop") as HTMLElement;
+    expect(stop.hidden).toBe(false);
+    expect((root.querySelector(".chat-input") as HTMLTextAreaElement).disabled).toBe(true);
+    loaded!({ status: "ok", data: [
+      { id: "1", role: "user", status: "complete", error: null, model: null, parts: [{ type: "text", text: "hello" }] },
+      { id: "2", role: "assistant", status: "complete", error: null, model: "gpt-4.1", parts: [{ type: "text", text: "Hi" }] },
+    ] });
+    await flush();
+    expect(stop.hidden).toBe(true);
+    expect((root.querySelector(".chat-input") as HTMLTextAreaElement).disabled).toBe(false);
+    expect((root.querySelector(".msg-regenerate") as HTMLButtonElement).disabled).toBe(false);
+  });
+
   it("starts on the default provider and model of the Settings page", async () => {
     unmount();
     root.remove();

@@ -20,6 +20,8 @@ import { fillModelPicker } from "./models";
 import { resourcePicker } from "./resource-picker";
 import { skillPicker } from "../skills/skill-picker";
 import { slashPrompts } from "./slash";
+import { redactionSwitch } from "./redaction-switch";
+import { discoverySwitch } from "./discovery-switch";
 import { agentPicker } from "../runs/agent-picker";
 import { runPanel } from "../runs/panel";
 import "./chat.css";
@@ -239,17 +241,23 @@ export function mountChat(root: HTMLElement): () => void {
     running = null;
     if (stopped) return false;
     turn.render();
-    setBusy(false);
-    if (r.status === "error") {
-      // Show what the store holds (an edit or a regenerate took messages off the view), then why.
-      if (current !== null) await openConversation(current);
-      fail(r.error.message);
-      return false;
+    // The page stays busy until the stored transcript is drawn again: a click in between
+    // (Regenerate, Edit, Fork) would act on messages about to be replaced, and the re-render
+    // would then wipe the turn it started.
+    try {
+      if (r.status === "error") {
+        // Show what the store holds (an edit or a regenerate took messages off the view), then why.
+        if (current !== null) await openConversation(current);
+        fail(r.error.message);
+        return false;
+      }
+      current = r.data;
+      await conversations.reload();
+      await openConversation(r.data);
+      if (turn.failedWith !== null && failure.hidden) fail(turn.failedWith);
+    } finally {
+      if (!stopped) setBusy(false);
     }
-    current = r.data;
-    await conversations.reload();
-    await openConversation(r.data);
-    if (turn.failedWith !== null && failure.hidden) fail(turn.failedWith);
     input.focus();
     return true;
   }
@@ -294,7 +302,7 @@ export function mountChat(root: HTMLElement): () => void {
   root.replaceChildren(h("section", { class: "chat" },
     h("aside", { class: "chat-side" }, newChat, conversations.search, conversations.list),
     h("div", { class: "chat-main" },
-      h("div", { class: "chat-top" }, providerSel, model, models, usage, manage),
+      h("div", { class: "chat-top" }, providerSel, model, models, usage, redactionSwitch({ log, conversation: () => current, provider: providerSel }).el, discoverySwitch({ log, conversation: () => current }).el, manage),
       runs.el, log, failure, notice, composer),
   ));
   void loadProviders();

@@ -37,3 +37,10 @@ describe("detailDialog", () => {
     }, 0));
   });
 });
+
+describe("the install dialog and the cost", () => {
+  it("says before installing that the tools' cost is unknown until the server first runs", () => {
+    const d = detailDialog(detail, () => {});
+    expect(d.querySelector(".registry-cost")?.textContent).toContain("unknown until it first runs");
+  });
+});

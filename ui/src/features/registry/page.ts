@@ -2,7 +2,9 @@
 // open an entry, fill in what it needs, and install it. Installing only adds the server: the
 // trust dialog then shows exactly what would run or be contacted, and nothing starts before
 // the person allows it (SP-01, SP-10). Secret fields are password fields; their values are
-// sent once with the install and go to the keyring.
+// sent once with the install and go to the keyring. What its tools will cost per turn cannot be
+// known before it runs (registry entries list no tools); the dialog says so, and the trust
+// dialog repeats it for the new server.
 import { commands } from "../../ipc/bindings";
 import type {
   RegistryDetailDto_Serialize as RegistryDetailDto,
@@ -13,6 +15,7 @@ import type {
 import { emptyState, h } from "../../app/dom";
 import { modal } from "../../app/modal";
 import { trustDialog } from "../servers/trust";
+import { loadCosts, REGISTRY_COST_NOTE } from "../catalog/cost";
 import { answersFor, fieldKey, kindLabel, missingRequired, short } from "./form";
 import "./registry.css";
 
@@ -65,7 +68,7 @@ export function mountRegistry(root: HTMLElement): () => void {
     }), async (bindings) => {
       const again = await commands.trustView(server, bindings);
       return again.status === "error" ? again.error.message : again.data;
-    }));
+    }, loadCosts()));
   };
 
   const search = h("form", { class: "registry-search", onsubmit: (ev: Event) => { ev.preventDefault(); void load(false); } },
@@ -118,6 +121,8 @@ export function detailDialog(d: RegistryDetailDto, installed: (server: string) =
     h("p", { class: "registry-name" }, d.entry.name),
     h("p", { class: "description" }, short(d.entry.description, 2000)),
     d.entry.repository ? h("p", { class: "hint" }, `Source: ${d.entry.repository}`) : null,
+    // Issue 16: the cost is said before installing, honestly: the registry lists no tools.
+    h("p", { class: "hint registry-cost" }, REGISTRY_COST_NOTE),
     options,
     h("div", { class: "registry-field" }, h("label", {}, "Server name here"), name),
     fields,

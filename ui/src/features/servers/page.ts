@@ -18,6 +18,9 @@ import { pinReviewDialog, reviewLabel } from "./pin-review";
 import { accessPanel } from "./access";
 import { sandboxBadge, sandboxFindings, sandboxPanel } from "./sandbox";
 import { trustDialog } from "./trust";
+import { sparklines } from "../metrics/sparkline";
+import { cardCostLine, loadCosts } from "../catalog/cost";
+import type { CatalogCostsDto } from "../../ipc/bindings";
 import { signInDialog } from "../credentials/signin";
 import { signInLine } from "../credentials/format";
 import type { ServerCredentialsDto_Serialize as ServerCredentials } from "../../ipc/bindings";
@@ -54,14 +57,48 @@ export function mountServers(root: HTMLElement): () => void {
   // Remote servers' sign-ins, by server: what their cards say about signing in. A keyring that
   // cannot be read leaves the cards without it (the Credentials page says why).
   let signIns = new Map<string, ServerCredentials>();
+  // Each card's calls over 24 h (issue 16): one report for every card, a slot that outlives it.
+  const spark = sparklines();
   const refresh = async () => {
     const [r, c] = await Promise.all([commands.listServers(), commands.credentials()]);
     announceFirstRender();
     if (r.status === "error") return showError(r.error.message);
     showError(null);
     rows = r.data as ServerRow[];
+    for (const n of [...costSlots.keys()]) if (!rows.some((x) => x.name === n)) costSlots.delete(n);
     signIns = new Map(c.status === "ok" ? c.data.servers.filter((s) => s.remote).map((s) => [s.server, s]) : []);
     render(rows);
+    void priceCards();
+    spark.keep(rows.map((x) => x.name));
+    void spark.refresh();
+  };
+
+  // What each server's tools cost per turn (issue 16): one read for the whole page, after the
+  // cards are drawn so a large catalog never delays them; only the newest read is used.
+  let costs: CatalogCostsDto | null = null;
+  let priced = 0;
+  const priceCards = async () => {
+    const mine = ++priced;
+    const c = await loadCosts();
+    if (mine !== priced) return;
+    costs = c;
+    for (const [name, slot] of costSlots) fillCost(name, slot);
+  };
+  // Each card's cost line, filled in place: redrawing the cards when the price arrives would
+  // swap a button under a click (the same slot-outlives-card rule as the sparklines).
+  const costSlots = new Map<string, HTMLElement>();
+  const fillCost = (name: string, slot: HTMLElement) => {
+    const line = cardCostLine(costs, name);
+    slot.replaceChildren(...(line ? [line] : []));
+  };
+  const costSlot = (name: string) => {
+    let slot = costSlots.get(name);
+    if (!slot) {
+      slot = h("div", { class: "server-cost-slot" });
+      costSlots.set(name, slot);
+    }
+    fillCost(name, slot);
+    return slot;
   };
 
   const signIn = (name: string) => root.append(signInDialog(name, () => void refresh()));
@@ -89,7 +126,7 @@ export function mountServers(root: HTMLElement): () => void {
       const v = await commands.trustView(name, bindings);
       return v.status === "error" ? v.error.message : v.data;
     };
-    root.append(trustDialog(r.data, (fp, bindings) => act(commands.approveServer(name, fp, bindings)), rebind));
+    root.append(trustDialog(r.data, (fp, bindings) => act(commands.approveServer(name, fp, bindings)), rebind, loadCosts()));
   };
 
   // TD-02: what changed in its tools since approved; approving sends back the surface shown.
@@ -101,7 +138,7 @@ export function mountServers(root: HTMLElement): () => void {
       const a = await commands.approvePinChanges(name, names, surface);
       void refresh();
       return a.status === "error" ? a.error.message : null;
-    }));
+    }, loadCosts()));
   };
 
   const diagnose = async (name: string) => {
@@ -177,6 +214,8 @@ export function mountServers(root: HTMLElement): () => void {
           : null,
       ),
       h("code", { class: "summary" }, s.summary),
+      costSlot(s.name),
+      spark.slot(s.name),
       s.status.kind === "failed" || s.status.kind === "backoff"
         ? h("p", { class: "detail" }, s.status.detail)
         : null,

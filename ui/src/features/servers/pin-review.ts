@@ -2,7 +2,10 @@
 // since the person approved them, field by field, before and after, with hygiene flags
 // (TD-04). Changed and new tools are held in Rust until approved here (or with
 // `switchboard server review`). The approval carries the surface digest the review was made
-// from, so Rust refuses it if the server changed again while the dialog was open.
+// from, so Rust refuses it if the server changed again while the dialog was open. With the
+// catalog's costs it also says what approving the held tools adds to every turn (issue 16).
+import type { CatalogCostsDto } from "../../ipc/bindings";
+import { heldCost } from "../catalog/cost";
 import type { ChangeDto_Serialize as ChangeDto, PinReviewDto_Serialize as PinReviewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
@@ -57,7 +60,7 @@ function changeView(c: ChangeDto, approveOne: ((key: string, done: (ok: boolean)
 }
 
 /** The review dialog. "Close" has the focus; nothing is approved unless a button says so. */
-export function pinReviewDialog(review: PinReviewDto, approve: ApproveFn): HTMLDialogElement {
+export function pinReviewDialog(review: PinReviewDto, approve: ApproveFn, costs?: Promise<CatalogCostsDto | null>): HTMLDialogElement {
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const showError = (m: string | null) => {
     error.hidden = m === null;
@@ -80,9 +83,17 @@ export function pinReviewDialog(review: PinReviewDto, approve: ApproveFn): HTMLD
   if (review.changes.some((c) => c.status === "added" && c.kind === "tool")) {
     notes.push(`A server's first ${review.first_pin_cap} tools are approved with the server; more than that wait here like new ones.`);
   }
+  const cost = h("p", { class: "pin-note held-cost", hidden: true });
+  const held = review.changes.filter((c) => c.kind === "tool" && c.status !== "removed").map((c) => c.key);
+  void costs?.then((c) => {
+    const note = heldCost(c, review.server, held);
+    cost.textContent = note ?? "";
+    cost.hidden = note === null;
+  });
   const m = modal("pin-review-dialog", title, [
     h("h2", {}, title),
     ...notes.map((n) => h("p", { class: "pin-note" }, n)),
+    cost,
     error,
     review.changes.length === 0
       ? h("p", {}, "Nothing changed since its tools were approved.")

@@ -3,7 +3,11 @@
 // remote server connects (the URL and every header), with secrets shown by their binding, never
 // their value. A field that takes a secret can be bound here, and only here, to a secret outside
 // the server's own namespace (a provider's key, another server's secret); the view is worked out
-// again by the host so the person approves exactly what will be used.
+// again by the host so the person approves exactly what will be used. When the caller passes
+// the catalog's costs, the dialog also says what the server's tools add to every turn, or that
+// this is unknown until it first runs (issue 16): said before the person decides.
+import type { CatalogCostsDto } from "../../ipc/bindings";
+import { enableCostNote } from "../catalog/cost";
 import type { BindingRequest_Deserialize as BindingRequest, TrustViewDto_Serialize as TrustViewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -15,6 +19,7 @@ export function trustDialog(
   view: TrustViewDto,
   approve: (fingerprint: string, bindings: BindingRequest[]) => void,
   rebind?: Rebind,
+  costs?: Promise<CatalogCostsDto | null>,
 ): HTMLDialogElement {
   const dialog = h("dialog", { class: "trust-dialog", "aria-labelledby": "trust-title" });
   const close = () => {
@@ -26,6 +31,13 @@ export function trustDialog(
   const plan = h("dl", { class: "plan" });
   const warnings = h("ul", { class: "warnings" });
   const failure = h("p", { class: "error", role: "alert", hidden: true });
+  // Filled in when the costs arrive; stays hidden when they cannot be read.
+  const cost = h("p", { class: "enable-cost", hidden: true });
+  void costs?.then((c) => {
+    const note = enableCostNote(c, view.name);
+    cost.textContent = note ?? "";
+    cost.hidden = note === null;
+  });
   const deny = h("button", { onclick: close, autofocus: true }, "Don't allow");
   const allow = h("button", { class: "primary", onclick: () => { approve(shown.fingerprint, bindings); close(); } },
     view.remote ? "Allow and connect" : "Allow and start");
@@ -71,6 +83,7 @@ export function trustDialog(
       : "This is exactly what will run on your computer, with hidden characters shown escaped."),
     plan,
     warnings,
+    cost,
     choices.length > 0 && view.bind_options.length > 0 && rebind
       ? h("fieldset", { class: "bindings" },
         h("legend", {}, "Secrets"),

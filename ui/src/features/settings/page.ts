@@ -2,7 +2,8 @@
 // the app with SWITCHBOARD_DATA_DIR, the CLI's --data-dir), the theme (applied as it is
 // picked), the provider and model a new chat starts with, a summary of how approvals are
 // decided with a way to the Policy page, the MCP Registry URL, the log level (applied at once
-// by Rust) and how long an unused server keeps running. Then the keyboard shortcuts.
+// by Rust) and how long an unused server keeps running. Then outbound redaction (its own
+// Save: ./redaction.ts) and the keyboard shortcuts.
 //
 // Everything is saved together by "Save", through Rust, which validates again; a refusal
 // keeps the form as typed and says why. A problem reading the settings file is shown at the
@@ -14,6 +15,7 @@ import { h } from "../../app/dom";
 import { applyTheme } from "./theme";
 import { secsToMinutes, toSettings } from "./form";
 import { shortcutsTable } from "./shortcuts";
+import { redactionSection } from "./redaction";
 
 const THEMES: [ThemeDto, string][] = [["system", "System"], ["light", "Light"], ["dark", "Dark"]];
 const LEVELS: LogLevelDto[] = ["error", "warn", "info", "debug", "trace"];
@@ -40,6 +42,7 @@ export function mountSettings(root: HTMLElement): () => void {
   const idle = h("input", { type: "number", min: "0", step: "1", inputmode: "decimal", class: "settings-idle", "aria-label": "Stop an unused server after (minutes)" });
   const save = h("button", { type: "button", class: "primary settings-save" }, "Save");
   let providers: ProviderDto[] = [];
+  const redaction = redactionSection();
 
   const theme = (): ThemeDto => (themeBoxes.find((b) => b.checked)?.value as ThemeDto | undefined) ?? "system";
   themeBoxes.forEach((b) => b.addEventListener("change", () => applyTheme(theme())));
@@ -140,11 +143,13 @@ export function mountSettings(root: HTMLElement): () => void {
       h("div", { class: "actions settings-actions" }, save),
       status,
     ),
+    redaction.el,
     section("Keyboard shortcuts", "settings-shortcuts", shortcutsTable()),
     section("About", "settings-about", about,
       h("p", { class: "hint" }, "The command line says the same with switchboard --version; name both in a bug report.")),
   );
   void load();
+  void redaction.load().catch(() => undefined);
   return () => {
     disposed = true;
     // Leaving with a theme picked but not saved: back to the saved one.

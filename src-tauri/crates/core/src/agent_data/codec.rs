@@ -27,6 +27,7 @@ const KEYS: &[&str] = &[
     "model",
     "system",
     "delegates",
+    "discovery",
     "scope",
     "policy",
     "budget",
@@ -138,6 +139,10 @@ fn one(i: usize, entry: &toml::Value) -> Result<AgentProfile, AgentDataError> {
         delegates: opt("delegates")
             .map(|v| field::<Vec<AgentName>>(&label, "delegates", v))
             .transpose()?,
+        discovery: opt("discovery")
+            .map(|v| field::<bool>(&label, "discovery", v))
+            .transpose()?
+            .unwrap_or_default(),
         scope: opt("scope")
             .map(|v| field::<ToolScope>(&label, "scope", v))
             .transpose()?

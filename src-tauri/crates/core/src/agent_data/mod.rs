@@ -232,6 +232,10 @@ pub struct AgentProfile {
     /// Whom it may delegate to: `None` = every agent, `Some(empty)` = nobody.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegates: Option<Vec<AgentName>>,
+    /// Progressive discovery (issue 16): it is offered a search over the tools in its scope
+    /// and the ones it loads, instead of every definition. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub discovery: bool,
     /// The servers and tools it may see (none by default).
     #[serde(default)]
     pub scope: ToolScope,
@@ -253,6 +257,7 @@ impl AgentProfile {
             model: None,
             system: None,
             delegates: None,
+            discovery: false,
             scope: ToolScope::default(),
             policy: Vec::new(),
             budget: Budget::default(),

@@ -16,6 +16,7 @@ fn full() -> AgentProfile {
         model: Some("claude-sonnet-4-5".into()),
         system: Some("You plan.\n\"Quoted\" and 'single' and \\ too.".into()),
         delegates: Some(vec![name("coder"), name("summariser")]),
+        discovery: true,
         scope: ToolScope {
             servers: vec!["memory".into()],
             tools: vec!["memory/read_*".into()],
@@ -41,6 +42,7 @@ provider = "claude"
 model = "claude-sonnet-4-5"
 system = "You plan."
 delegates = ["coder", "summariser"]
+discovery = true
 [agent.scope]
 servers = ["memory"]
 tools = ["memory/read_*"]

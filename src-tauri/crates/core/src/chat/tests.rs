@@ -2,6 +2,7 @@
 
 mod budget;
 mod span;
+mod specs;
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

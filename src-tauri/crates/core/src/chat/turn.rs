@@ -251,8 +251,6 @@ async fn turn(
     let emit = |e: ChatEvent| {
         let _ = events.send(e);
     };
-    let mut specs = tools.specs();
-    specs.push(read_output_spec());
     let mut usage = Usage::default();
     let mut steps = 0;
     let mut calls_sent: usize = 0;
@@ -265,11 +263,15 @@ async fn turn(
             ),
             State::Ask => {
                 steps += 1;
+                // Asked before every model call: a runner may offer more as the turn goes
+                // (progressive discovery offers a tool from the step after it was loaded).
+                let mut specs = tools.specs();
+                specs.push(read_output_spec());
                 let req = ChatRequest {
                     model: cfg.model.clone(),
                     system: cfg.system.clone(),
                     messages: transcript.clone(),
-                    tools: specs.clone(),
+                    tools: specs,
                     max_tokens: cfg.max_tokens,
                     temperature: cfg.temperature,
                 };

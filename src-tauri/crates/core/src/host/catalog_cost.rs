@@ -20,6 +20,7 @@ use crate::llm::profiles::{profile, Wire};
 use crate::llm::tokens::{share_percent, Counter, Method};
 use crate::llm::ToolSpec;
 use crate::mcp::naming::ToolNames;
+use crate::status::ServerStatus;
 
 /// The share of a model's context window the tool definitions may take before the chat warns,
 /// in percent, unless the person sets another.
@@ -78,6 +79,10 @@ pub struct ServerCost {
     /// When not running: when the priced tools were listed (ms since the Unix epoch); `None`
     /// with no tools when it never ran.
     pub last_known_ms: Option<i64>,
+    /// Whether its cost is known: false for a server that never ran (it listed no tools yet),
+    /// whose `tokens` are then zeros that mean "unknown", not "free". It is listed all the
+    /// same, so a person sees that enabling it will add definitions nobody has priced.
+    pub known: bool,
     /// Its tools, by name.
     pub tools: Vec<ToolCost>,
     /// Per model: all its tools (what enabling it, with every tool on, would add).
@@ -103,6 +108,7 @@ struct Priced {
     enabled: bool,
     running: bool,
     last_known_ms: Option<i64>,
+    known: bool,
     tools: Vec<ToolInfo>,
     off: HashSet<String>,
 }
@@ -158,6 +164,7 @@ impl Host {
                 enabled: p.enabled,
                 running: p.running,
                 last_known_ms: p.last_known_ms,
+                known: p.known,
                 tools,
                 tokens: all,
                 offered_tokens: offered_sum,
@@ -219,24 +226,44 @@ impl Host {
             .into_iter()
             .map(|l| (l.server.clone(), l))
             .collect();
+        // Handles that are connected: their catalog has been listed (even when it is empty).
+        let listed: HashSet<ServerId> = self
+            .inner
+            .servers()
+            .iter()
+            .filter(|(_, h)| matches!(h.status(), ServerStatus::Running { .. }))
+            .map(|(id, _)| id.clone())
+            .collect();
         let mut out = Vec::with_capacity(specs.len());
         for s in specs {
             let p = match live.remove(&s.id) {
-                Some(c) => Priced {
-                    running: c.last_known_ms.is_none(),
-                    last_known_ms: c.last_known_ms,
-                    tools: c.catalog.tools.clone(),
-                    off: c.disabled_tools.into_iter().collect(),
-                    server: s.id,
-                    enabled: s.enabled,
-                },
-                None => {
+                // A live catalog counts once it was listed: connected, or kept from an earlier
+                // run while restarting. A handle starting for the first time (or failing before
+                // its handshake) has an empty catalog that says nothing; it is priced like a
+                // stopped server, from the tools it last listed, or not at all.
+                Some(c)
+                    if c.last_known_ms.is_some()
+                        || !c.catalog.tools.is_empty()
+                        || listed.contains(&s.id) =>
+                {
+                    Priced {
+                        known: true,
+                        running: c.last_known_ms.is_none(),
+                        last_known_ms: c.last_known_ms,
+                        tools: c.catalog.tools.clone(),
+                        off: c.disabled_tools.into_iter().collect(),
+                        server: s.id,
+                        enabled: s.enabled,
+                    }
+                }
+                _ => {
                     let (tools, seen) = match last.remove(&s.id) {
                         Some(l) => (l.tools, Some(l.seen_at_ms)),
                         None => (Vec::new(), None),
                     };
                     Priced {
                         running: false,
+                        known: seen.is_some(),
                         last_known_ms: seen,
                         tools,
                         off: self.switched_off(&s.id).await?.iter().cloned().collect(),

@@ -251,6 +251,14 @@ impl Host {
                 Some(s) => &s.tools,
                 None => tools.as_ref(),
             };
+            // Issue 16: a search over the catalog and the tools loaded, instead of every tool.
+            let discovering = self
+                .discovering(&conversation, agent.as_ref(), runner)
+                .await?;
+            let runner: &dyn ToolRunner = match &discovering {
+                Some(d) => d,
+                None => runner,
+            };
             let restoring = redaction
                 .clone()
                 .map(|r| crate::outbound::Restoring::new(runner, r));
@@ -285,6 +293,11 @@ impl Host {
                 Some(s) => s.system(&system),
                 None => system,
             });
+            if discovering.is_some() {
+                cfg.system = cfg
+                    .system
+                    .map(|s| super::discovery::with_discovery_prompt(&s));
+            }
             if let Some(s) = &supervised {
                 cfg.budget = s.budget.clone();
             }
@@ -324,6 +337,7 @@ impl Host {
                 writer.run(tap_rx, events.clone(), begun.take()),
             );
             drop(restoring);
+            drop(discovering);
             written?;
             self.audit_redaction(redaction.as_ref(), &conversation, provider.profile_id())
                 .await;

@@ -250,12 +250,26 @@ impl Host {
             // A child's requests are redacted like the conversation's (issue 16): it may run on
             // a cloud model even when its parent does not.
             let (provider, redaction) = self.redacting(provider, &lineage.conversation, &tx);
+            // An agent with progressive discovery on searches its scope and loads what it
+            // needs (issue 16); a child starts with nothing loaded: its transcript is its task.
+            let discovering = profile
+                .discovery
+                .then(|| super::Discovering::new(&tools, &[]));
+            if discovering.is_some() {
+                cfg.system = cfg
+                    .system
+                    .map(|s| super::discovery::with_discovery_prompt(&s));
+            }
+            let runner: &dyn crate::chat::ToolRunner = match &discovering {
+                Some(d) => d,
+                None => &tools,
+            };
             let restoring = redaction
                 .clone()
-                .map(|r| crate::outbound::Restoring::new(&tools, r));
+                .map(|r| crate::outbound::Restoring::new(runner, r));
             let runner: &dyn crate::chat::ToolRunner = match &restoring {
                 Some(r) => r,
-                None => &tools,
+                None => runner,
             };
             let end = run_turn(
                 provider.as_ref(),
@@ -268,6 +282,7 @@ impl Host {
             )
             .await;
             drop(restoring);
+            drop(discovering);
             self.audit_redaction(
                 redaction.as_ref(),
                 &lineage.conversation,

@@ -26,7 +26,7 @@
 //! Readers flush the queue first, so a report includes every call that returned before it.
 //! The same task compacts the tables (`store::metrics`) at most once an hour.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,9 @@ enum Job {
 pub(super) struct MetricsWriter {
     jobs: mpsc::Sender<Job>,
     dropped: Arc<AtomicU64>,
+    /// Set only by benchmarks (`harness::set_metrics_recording`, feature `harness`): nothing is
+    /// measured or queued. No setting or shell can reach it.
+    off: Arc<AtomicBool>,
 }
 
 impl MetricsWriter {
@@ -70,10 +73,25 @@ impl MetricsWriter {
         Self {
             jobs,
             dropped: Arc::default(),
+            off: Arc::default(),
         }
     }
 
+    /// Whether recording is off (benchmarks only, see `off`).
+    pub(super) fn is_off(&self) -> bool {
+        self.off.load(Ordering::Relaxed)
+    }
+
+    /// Switches recording off or back on (benchmarks only, see `off`).
+    #[cfg(feature = "harness")]
+    pub(super) fn set_off(&self, off: bool) {
+        self.off.store(off, Ordering::Relaxed);
+    }
+
     fn record(&self, s: MetricSample) {
+        if self.is_off() {
+            return;
+        }
         if self.jobs.try_send(Job::Sample(s)).is_err() {
             let n = self.dropped.fetch_add(1, Ordering::Relaxed);
             if n.is_power_of_two() {
@@ -91,19 +109,36 @@ impl MetricsWriter {
     }
 }
 
+/// How long the writer gathers samples before committing them, unless a reader flushes or the
+/// batch is full. Committing each call's sample at once held the store's one writer connection
+/// (durable commits) that the next call's audit entry waits for: +380 µs per governed call in
+/// `sb-bench --only metrics` (issue 16). The cost: a crash loses at most this much of samples.
+const LINGER: Duration = Duration::from_millis(200);
+
 async fn write_loop(store: Store, mut rx: mpsc::Receiver<Job>) {
     let mut compacted: Option<Instant> = None;
     while let Some(first) = rx.recv().await {
         let mut batch = Vec::new();
         let mut flushes = Vec::new();
+        let deadline = tokio::time::Instant::now() + LINGER;
         let mut next = Some(first);
-        while let Some(job) = next.take() {
-            match job {
-                Job::Sample(s) => batch.push(s),
-                Job::Flush(done) => flushes.push(done),
+        loop {
+            while let Some(job) = next.take() {
+                match job {
+                    Job::Sample(s) => batch.push(s),
+                    Job::Flush(done) => flushes.push(done),
+                }
+                if batch.len() < BATCH_MAX {
+                    next = rx.try_recv().ok();
+                }
             }
-            if batch.len() < BATCH_MAX {
-                next = rx.try_recv().ok();
+            // A reader waiting, a full batch or the linger over: commit what was gathered.
+            if !flushes.is_empty() || batch.len() >= BATCH_MAX {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(job)) => next = Some(job),
+                _ => break,
             }
         }
         if let Err(e) = store.record_metrics(&batch).await {
@@ -223,13 +258,20 @@ impl Host {
             server: server.clone(),
             kind,
             name: name.to_owned(),
-            bytes_in: json_bytes(arguments),
+            bytes_in: if self.inner.metrics.is_off() {
+                0
+            } else {
+                json_bytes(arguments)
+            },
             began: Instant::now(),
         }
     }
 
     /// Records a tool call's end.
     pub(super) fn metered_tool(&self, m: Meter, result: &Result<ToolResult, HostError>) {
+        if self.inner.metrics.is_off() {
+            return;
+        }
         let sample = match result {
             Ok(r) => {
                 let outcome = if r.is_error {
@@ -246,6 +288,9 @@ impl Host {
 
     /// Records the end of a resource read or prompt get (tokens: the result's JSON bytes / 4).
     pub(super) fn metered<T: Serialize>(&self, m: Meter, result: &Result<T, HostError>) {
+        if self.inner.metrics.is_off() {
+            return;
+        }
         let sample = match result {
             Ok(r) => {
                 let bytes = json_bytes(r);

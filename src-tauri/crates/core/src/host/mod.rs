@@ -21,11 +21,15 @@ mod chat_tools;
 pub mod credentials;
 mod delegation;
 mod demand;
+mod discovery;
+mod discovery_rank;
 mod doctor;
 mod history;
 pub mod inspector;
 mod links;
 mod metrics;
+#[cfg(feature = "harness")]
+mod metrics_bench;
 mod models;
 mod ops;
 mod otlp;
@@ -68,6 +72,9 @@ pub use chat_agent::{HandOver, HandOverSlot, HAND_OVER_TOOL, MAX_HAND_OVERS};
 pub use chat_tools::{AsAgent, HostTools};
 pub use delegation::{Lineage, TaskOutcome, DELEGATE_TOOL, MAX_CHILDREN, MAX_DEPTH};
 pub use demand::DEFAULT_IDLE_STOP;
+pub use discovery::{
+    discovery_specs, loaded_in, Discovering, DISCOVERY_PROMPT, FIND_TOOL, LOAD_TOOL,
+};
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
 pub use links::LinkView;
@@ -83,6 +90,7 @@ pub use pipeline_tools::{
 pub use pipelines::{PipelineError, PipelineOutcome, RUNS_LISTED};
 pub use policy::tool_digest;
 pub use providers::ProviderView;
+pub use redaction::RedactionState;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
 pub use run_state::{is_state_tool, state_tool_specs, StateAuthor, STATE_TOOLS};

@@ -1,6 +1,7 @@
 //! The host's door to outbound redaction ([`crate::outbound`], issue 16 point 5): its settings
-//! file, the per-conversation switch, wrapping a turn's provider and runner, and the audit
-//! entry that says redaction happened (kinds and counts, never the values).
+//! file, the per-conversation switch, wrapping a turn's provider and runner (and a server's
+//! sampling request, which goes to a model too), the audit entry that says redaction happened
+//! and the per-turn record the chat shows at each turn (kinds and counts, never the values).
 
 use std::sync::Arc;
 
@@ -10,9 +11,37 @@ use super::{Host, HostError};
 use crate::approval::audit::AuditEvent;
 use crate::audit_data::AuditContext;
 use crate::chat::ChatEvent;
-use crate::ids::ConversationId;
+use crate::ids::{ConversationId, ProviderName, ServerId};
 use crate::llm::Provider;
-use crate::outbound::{self, RedactionConfigError, RedactionSettings, Session};
+use crate::outbound::{self, Counts, RedactionConfigError, RedactionSettings, Session};
+use crate::store::TurnRedaction;
+
+/// Whether one conversation's requests to one provider are redacted, and why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedactionState {
+    /// Redaction is on in the settings (for every conversation).
+    pub enabled: bool,
+    /// It is on for this conversation (always true for a conversation not yet created).
+    pub on_for_conversation: bool,
+    /// The provider runs on this machine, so nothing is redacted (nothing leaves).
+    pub local: bool,
+    /// The provider's profile id, when a provider was named and found.
+    pub profile: Option<String>,
+}
+
+impl RedactionState {
+    /// Whether requests are redacted with all three taken together.
+    pub fn applies(&self) -> bool {
+        self.enabled && self.on_for_conversation && !self.local
+    }
+}
+
+fn count_ids(counts: &Counts) -> std::collections::BTreeMap<String, u32> {
+    counts
+        .iter()
+        .map(|(k, n)| (k.id().to_owned(), *n))
+        .collect()
+}
 
 impl Host {
     /// The redaction settings in effect.
@@ -62,6 +91,85 @@ impl Host {
             .contains(conversation.as_str())
     }
 
+    /// Whether requests of `conversation` (none yet: a new chat) to `provider` are redacted.
+    pub async fn redaction_state(
+        &self,
+        conversation: Option<&ConversationId>,
+        provider: Option<&ProviderName>,
+    ) -> Result<RedactionState, HostError> {
+        let settings = self.redaction_settings();
+        let profile = match provider {
+            Some(name) => self
+                .list_providers()
+                .await?
+                .into_iter()
+                .find(|v| &v.name == name)
+                .map(|v| v.profile.id.to_owned()),
+            None => None,
+        };
+        Ok(RedactionState {
+            enabled: settings.enabled,
+            on_for_conversation: conversation
+                .is_none_or(|c| !settings.off_for.contains(c.as_str())),
+            local: profile.as_deref().is_some_and(|p| !outbound::applies_to(p)),
+            profile,
+        })
+    }
+
+    /// What each turn of `conversation` had redacted, oldest first (kinds and counts).
+    pub async fn turn_redactions(
+        &self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<TurnRedaction>, HostError> {
+        Ok(self.inner.store.turn_redactions(conversation).await?)
+    }
+
+    /// `provider` behind a redacting door for a server's sampling request, with the session
+    /// its answer is restored from; unchanged (and `None`) when redaction is off or the
+    /// provider runs on this machine. A sampling request belongs to no conversation, so only
+    /// the global switch applies.
+    pub(super) fn redacting_sampling(
+        &self,
+        provider: Box<dyn Provider>,
+    ) -> (Box<dyn Provider>, Option<Arc<Session>>) {
+        let settings = self.redaction_settings();
+        if !settings.applies(provider.profile_id(), None) {
+            return (provider, None);
+        }
+        let session = Session::new(settings.rules(), None);
+        (
+            Box::new(outbound::Redacting::new(provider, session.clone())),
+            Some(session),
+        )
+    }
+
+    /// Records that a server's sampling request to `provider` had values redacted, when it
+    /// did (the audit entry names the server; no conversation, no turn).
+    pub(super) async fn audit_sampling_redaction(
+        &self,
+        session: Option<&Arc<Session>>,
+        server: &ServerId,
+        provider: &str,
+    ) {
+        let Some(session) = session else { return };
+        let counts = session.counts();
+        if counts.is_empty() {
+            return;
+        }
+        let event = AuditEvent::Redacted {
+            provider: provider.to_owned(),
+            counts: count_ids(&counts),
+        };
+        self.audit(
+            event,
+            AuditContext {
+                server: Some(server.clone()),
+                ..AuditContext::default()
+            },
+        )
+        .await;
+    }
+
     /// `provider` behind a redacting door for a turn of `conversation`, with the session the
     /// turn's runner restores from; unchanged (and `None`) when redaction does not apply (off,
     /// off for the conversation, or a provider on this machine).
@@ -94,12 +202,20 @@ impl Host {
         if counts.is_empty() {
             return;
         }
+        let counts = count_ids(&counts);
+        // The chat shows it at the turn, also after the conversation is opened again. A
+        // failure to keep it costs the reopened view its notice only: logged, not raised.
+        if let Err(e) = self
+            .inner
+            .store
+            .record_turn_redaction(conversation, provider, &counts)
+            .await
+        {
+            tracing::warn!(conversation = %conversation, error = %e, "could not record the turn's redaction");
+        }
         let event = AuditEvent::Redacted {
             provider: provider.to_owned(),
-            counts: counts
-                .iter()
-                .map(|(k, n)| (k.id().to_owned(), *n))
-                .collect(),
+            counts,
         };
         self.audit(
             event,

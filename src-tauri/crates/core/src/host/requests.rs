@@ -455,7 +455,10 @@ impl Host {
             }
         };
         let edited = edited_prompt != prompt;
-        let (model, text) = match self.complete(&edited_prompt, &provider, model).await {
+        let (model, text) = match self
+            .complete(&server, &edited_prompt, &provider, model)
+            .await
+        {
             Ok(done) => done,
             Err(e) => {
                 self.audit(record(AuditReply::Cancel, None, edited, None), ctx.clone())
@@ -501,15 +504,19 @@ impl Host {
         }
     }
 
-    /// Runs an approved sampling prompt: the model's id and its text.
+    /// Runs an approved sampling prompt: the model's id and its text. A cloud model gets the
+    /// prompt redacted like a conversation's (issue 16, point 5); placeholders in its answer
+    /// are put back before the person and the server see it, both on this machine.
     async fn complete(
         &self,
+        server: &ServerId,
         prompt: &sampling::SamplingPrompt,
         provider: &str,
         model: Option<String>,
     ) -> Result<(String, String), HostError> {
         let name = Host::provider_name(provider)?;
         let (client, view) = self.provider(&name).await?;
+        let (client, redaction) = self.redacting_sampling(client);
         let model = model.or(view.model).ok_or_else(|| HostError::Provider {
             name: provider.to_owned(),
             reason: "it has no default model; choose one".into(),
@@ -532,8 +539,16 @@ impl Host {
             .map_err(|_| HostError::Provider {
                 name: provider.to_owned(),
                 reason: format!("no complete answer within {} s", SAMPLING_TIMEOUT.as_secs()),
-            })??;
-        Ok((model, answer.message.text()))
+            });
+        // Whatever the answer, the request went out (redacted): that is recorded.
+        self.audit_sampling_redaction(redaction.as_ref(), server, client.profile_id())
+            .await;
+        let text = answer??.message.text();
+        let text = match &redaction {
+            Some(session) => session.restore_text(&text).0,
+            None => text,
+        };
+        Ok((model, text))
     }
 
     /// A server's roots (the folders it may see).

@@ -7,7 +7,11 @@
 //! and tool results, summaries asked for by compaction) before it leaves; [`Restoring`] wraps
 //! the turn's [`crate::chat::ToolRunner`] and puts the real values back into a call's arguments
 //! before the call reaches the governed seam, which then asks about, audits and sends the real
-//! values (they are the person's own, going to the person's own servers).
+//! values (they are the person's own, going to the person's own servers). A server's sampling
+//! request goes through the same door (`host/requests.rs`), and the placeholders in the
+//! model's answer are put back ([`Session::restore_text`]) before the person and the server
+//! see it. What each turn had redacted is kept as kinds and counts (`store::TurnRedaction`).
+//! docs/redaction.md says all of it for people.
 //!
 //! # Placeholders without a stored map
 //! Nothing maps placeholders to values on disk, in logs or in the web view: the map is
@@ -42,8 +46,8 @@ use serde::{Deserialize, Serialize};
 pub use config::{RedactionConfigError, RedactionSettings};
 pub use detect::{find, luhn, Span};
 pub use provider::{Redacting, Session};
-pub use rewrite::{redact_request, restore_arguments, Vault};
-pub use runner::{restored_in_this_call, with_restored_note, Restoring};
+pub use rewrite::{redact_request, restore_arguments, restore_text, Restored, Vault};
+pub use runner::{restored_in_this_call, with_restored_note, Restoring, RESTORED_LINE};
 
 /// Profiles whose models run on this machine: nothing leaves it, so nothing is redacted. The
 /// same list as `llm::limits`' (private there).
@@ -115,6 +119,11 @@ impl Kind {
             Kind::Phone => "PHONE",
             Kind::Custom => "CUSTOM",
         }
+    }
+
+    /// The kind with stable id `id` (as [`Kind::id`] gives it).
+    pub fn from_id(id: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.id() == id)
     }
 
     fn from_tag(tag: &str) -> Option<Kind> {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{redact_request, restore_arguments, Counts, Rules, Vault};
+use super::{redact_request, restore_arguments, restore_text, Counts, Restored, Rules, Vault};
 use crate::chat::events::RedactedCount;
 use crate::chat::ChatEvent;
 use crate::llm::{ChatRequest, EventStream, LlmError, Provider};
@@ -78,9 +78,17 @@ impl Session {
     }
 
     /// `arguments` with this turn's placeholders replaced by their values, and which were.
-    pub fn restore(&self, arguments: &Map<String, Value>) -> (Map<String, Value>, Vec<String>) {
+    pub fn restore(&self, arguments: &Map<String, Value>) -> (Map<String, Value>, Vec<Restored>) {
         let vault = self.vault.lock().unwrap_or_else(PoisonError::into_inner);
         restore_arguments(arguments, &vault)
+    }
+
+    /// `text` with this turn's placeholders replaced by their values, and which were: for
+    /// what goes back to this machine's side (a sampling answer the requesting server gets),
+    /// never for what goes to the model.
+    pub fn restore_text(&self, text: &str) -> (String, Vec<String>) {
+        let vault = self.vault.lock().unwrap_or_else(PoisonError::into_inner);
+        restore_text(text, &vault)
     }
 }
 

@@ -125,15 +125,39 @@ impl Vault {
         out
     }
 
-    fn restore_json(&self, v: &Value, restored: &mut Vec<String>) -> Value {
+    /// `v` restored; `at` is where `v` sits in the arguments (`to[0]`, `mail.subject`).
+    fn restore_json(&self, v: &Value, at: &str, restored: &mut Vec<Restored>) -> Value {
         match v {
-            Value::String(s) => Value::String(self.restore(s, restored)),
-            Value::Array(a) => {
-                Value::Array(a.iter().map(|x| self.restore_json(x, restored)).collect())
+            Value::String(s) => {
+                let mut found = Vec::new();
+                let out = self.restore(s, &mut found);
+                for placeholder in found {
+                    let r = Restored {
+                        placeholder,
+                        at: at.to_owned(),
+                    };
+                    if !restored.contains(&r) {
+                        restored.push(r);
+                    }
+                }
+                Value::String(out)
             }
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, x)| self.restore_json(x, &format!("{at}[{i}]"), restored))
+                    .collect(),
+            ),
             Value::Object(m) => Value::Object(
                 m.iter()
-                    .map(|(k, x)| (k.clone(), self.restore_json(x, restored)))
+                    .map(|(k, x)| {
+                        let at = if at.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{at}.{k}")
+                        };
+                        (k.clone(), self.restore_json(x, &at, restored))
+                    })
                     .collect(),
             ),
             other => other.clone(),
@@ -205,17 +229,35 @@ pub fn redact_request(req: &ChatRequest, rules: &Rules) -> (ChatRequest, Vault) 
     )
 }
 
+/// A placeholder put back in a call's arguments, and where: names only, never the value
+/// (the approval prompt shows the value itself, from the arguments).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Restored {
+    /// The placeholder the model wrote (`[REDACTED_EMAIL_1]`).
+    pub placeholder: String,
+    /// The argument it was in: a key, with `.key` and `[i]` for nested ones (`to[0]`).
+    pub at: String,
+}
+
 /// `arguments` with every placeholder `vault` defines replaced by its value, and which
-/// placeholders were replaced (names only), in order of appearance.
+/// placeholders were replaced where, in order of appearance.
 pub fn restore_arguments(
     arguments: &Map<String, Value>,
     vault: &Vault,
-) -> (Map<String, Value>, Vec<String>) {
+) -> (Map<String, Value>, Vec<Restored>) {
     let mut restored = Vec::new();
     let out = arguments
         .iter()
-        .map(|(k, v)| (k.clone(), vault.restore_json(v, &mut restored)))
+        .map(|(k, v)| (k.clone(), vault.restore_json(v, k, &mut restored)))
         .collect();
+    (out, restored)
+}
+
+/// `text` with every placeholder `vault` defines replaced by its value, and which were (a
+/// sampling answer a server gets back, see [`super::Session::restore_text`]).
+pub fn restore_text(text: &str, vault: &Vault) -> (String, Vec<String>) {
+    let mut restored = Vec::new();
+    let out = vault.restore(text, &mut restored);
     (out, restored)
 }
 
@@ -289,6 +331,16 @@ mod tests {
         assert_eq!(out["list"][0], "sk-abcdefghijklmnop123456");
         assert_eq!(out["list"][1], "[REDACTED_EMAIL_9]");
         assert_eq!(out["n"], 3);
-        assert_eq!(restored, ["[REDACTED_API_KEY_1]"]);
+        let named: Vec<(&str, &str)> = restored
+            .iter()
+            .map(|r| (r.placeholder.as_str(), r.at.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("[REDACTED_API_KEY_1]", "auth"),
+                ("[REDACTED_API_KEY_1]", "list[0]")
+            ]
+        );
     }
 }

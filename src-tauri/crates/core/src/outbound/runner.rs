@@ -14,35 +14,59 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::provider::Session;
+use super::Restored;
 use crate::chat::{Started, ToolRunner};
+use crate::config::escape::short_for_display;
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::{Progress, ToolResult};
 
 tokio::task_local! {
-    static RESTORED: Vec<String>;
+    static RESTORED: Vec<Restored>;
 }
 
-/// The placeholders replaced by real values in the call being run, when it came from a
-/// model through [`Restoring`] (empty otherwise).
-pub fn restored_in_this_call() -> Vec<String> {
+/// The placeholders replaced by real values in the call being run, and where, when it came
+/// from a model through [`Restoring`] (empty otherwise).
+pub fn restored_in_this_call() -> Vec<Restored> {
     RESTORED.try_with(Clone::clone).unwrap_or_default()
 }
 
-/// `reason` (why a person is asked) with a sentence naming the placeholders put back in the
-/// call being asked about, when there are any: the prompt shows the real values (what will be
-/// sent) and this says the model wrote these placeholders in their place.
+/// The line that starts each restored placeholder's sentence in an approval prompt's reason
+/// (the window finds these lines and shows them next to the real values).
+pub const RESTORED_LINE: &str = "The model wrote ";
+
+/// `reason` (why a person is asked) followed, on lines of their own, by one sentence per
+/// placeholder put back in the call being asked about: "The model wrote `[REDACTED_EMAIL_1]`
+/// (in `to`); Switchboard put back the real value before running." The prompt shows the real
+/// values in the arguments; these lines say which placeholder each one replaced. Names and
+/// argument paths only, never a value (a reason may end up in logs).
 pub fn with_restored_note(reason: String) -> String {
     let restored = restored_in_this_call();
     if restored.is_empty() {
         return reason;
     }
-    format!(
-        "{reason} The model saw placeholders, not your data: {} {} replaced by the real \
-         values shown here before sending.",
-        restored.join(", "),
-        if restored.len() == 1 { "was" } else { "were" }
-    )
+    let mut by_placeholder: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in &restored {
+        match by_placeholder.iter_mut().find(|(p, _)| *p == r.placeholder) {
+            Some((_, at)) => at.push(&r.at),
+            None => by_placeholder.push((&r.placeholder, vec![&r.at])),
+        }
+    }
+    let mut out = reason;
+    for (placeholder, at) in by_placeholder {
+        // Argument names are the model's text: escaped (no line breaks, no backquotes), so
+        // a name cannot forge a line of its own.
+        let at: Vec<String> = at
+            .iter()
+            .map(|a| format!("`{}`", short_for_display(a, 80).replace('`', "'")))
+            .collect();
+        out.push_str(&format!(
+            "\n{RESTORED_LINE}{placeholder} (in {}); Switchboard put back the real value \
+             before running.",
+            at.join(", ")
+        ));
+    }
+    out
 }
 
 /// A turn's runner with placeholders restored in every call.
@@ -93,5 +117,47 @@ impl ToolRunner for Restoring<'_> {
         let (arguments, restored) = self.session.restore(&arguments);
         let call = self.inner.run_local(llm_name, arguments, cancel);
         Box::pin(RESTORED.scope(restored, call))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn restored(placeholder: &str, at: &str) -> Restored {
+        Restored {
+            placeholder: placeholder.into(),
+            at: at.into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn each_placeholder_gets_a_line_and_a_name_cannot_forge_one() {
+        let note = RESTORED
+            .scope(
+                vec![
+                    restored("[REDACTED_EMAIL_1]", "to"),
+                    restored("[REDACTED_EMAIL_1]", "cc[0]"),
+                    restored(
+                        "[REDACTED_API_KEY_1]",
+                        "x\nThe model wrote `[REDACTED_JWT_1]`",
+                    ),
+                ],
+                async { with_restored_note("no rule allows it".into()) },
+            )
+            .await;
+        let lines: Vec<&str> = note.lines().collect();
+        assert_eq!(lines.len(), 3, "{note}");
+        assert_eq!(lines[0], "no rule allows it");
+        assert_eq!(
+            lines[1],
+            "The model wrote [REDACTED_EMAIL_1] (in `to`, `cc[0]`); Switchboard put back the \
+             real value before running."
+        );
+        assert!(lines[2].starts_with("The model wrote [REDACTED_API_KEY_1] (in `x"));
+        assert!(!lines[2].contains("`[REDACTED_JWT_1]`"), "{note}");
+        // Outside a restoring call, the reason is as it was.
+        assert_eq!(with_restored_note("r".into()), "r");
     }
 }

@@ -128,6 +128,9 @@ pub struct ServerMetrics {
     pub stats: Stats,
     /// Per tool, by name.
     pub tools: Vec<ToolMetrics>,
+    /// This server's calls over time, on the report's buckets (what a card's sparkline draws:
+    /// every server's in one query).
+    pub series: Vec<SeriesPoint>,
 }
 
 /// One point of the time series.
@@ -143,6 +146,9 @@ pub struct SeriesPoint {
     pub mean_ms: f64,
     /// Largest latency, in milliseconds.
     pub max_ms: f64,
+    /// 95th percentile latency of the sent ones, in milliseconds (0 when none; from the
+    /// histogram when rollups are part of the bucket, as [`Latency::exact`] says for a group).
+    pub p95_ms: f64,
 }
 
 /// The report.
@@ -246,13 +252,28 @@ fn from_histogram(h: &[u64; HISTOGRAM_LEN], p: f64) -> Option<f64> {
     None
 }
 
-#[derive(Default)]
-struct Point {
-    calls: u64,
-    errors: u64,
-    duration_us: u64,
-    timed: u64,
-    max_us: u64,
+/// A series' buckets, each a group of its own.
+fn buckets(n: usize) -> Vec<Acc> {
+    (0..n).map(|_| Acc::default()).collect()
+}
+
+/// A series' buckets as points.
+fn points(accs: Vec<Acc>, since_ms: i64, width: i64) -> Vec<SeriesPoint> {
+    accs.into_iter()
+        .zip(0_i64..)
+        .map(|(acc, i)| {
+            let s = acc.finish();
+            let lat = s.latency.as_ref();
+            SeriesPoint {
+                start_ms: since_ms + i * width,
+                calls: s.calls,
+                errors: s.errors.total(),
+                mean_ms: lat.map_or(0.0, |l| l.mean_ms),
+                max_ms: lat.map_or(0.0, |l| l.max_ms),
+                p95_ms: lat.map_or(0.0, |l| l.p95_ms),
+            }
+        })
+        .collect()
 }
 
 /// Adds samples and rollups up into a report.
@@ -262,7 +283,8 @@ pub(super) struct Builder {
     total: Acc,
     servers: BTreeMap<ServerId, Acc>,
     tools: BTreeMap<(ServerId, MetricKind, String), Acc>,
-    points: Vec<Point>,
+    points: Vec<Acc>,
+    server_points: BTreeMap<ServerId, Vec<Acc>>,
 }
 
 impl Builder {
@@ -276,13 +298,21 @@ impl Builder {
             total: Acc::default(),
             servers: BTreeMap::new(),
             tools: BTreeMap::new(),
-            points: (0..points).map(|_| Point::default()).collect(),
+            points: buckets(q.points.max(1) as usize),
+            server_points: BTreeMap::new(),
         }
     }
 
-    fn point(&mut self, at_ms: i64) -> Option<&mut Point> {
+    /// The series buckets `at_ms` falls in (the window's and its server's), if any.
+    fn point(&mut self, server: &ServerId, at_ms: i64) -> Option<[&mut Acc; 2]> {
         let i = (at_ms.max(self.q.since_ms) - self.q.since_ms) / self.bucket_ms;
-        self.points.get_mut(usize::try_from(i).ok()?)
+        let i = usize::try_from(i).ok().filter(|i| *i < self.points.len())?;
+        let n = self.points.len();
+        let own = self
+            .server_points
+            .entry(server.clone())
+            .or_insert_with(|| buckets(n));
+        Some([&mut self.points[i], &mut own[i]])
     }
 
     fn groups(&mut self, server: &ServerId, kind: MetricKind, name: &str) -> [&mut Acc; 3] {
@@ -298,14 +328,8 @@ impl Builder {
         for acc in self.groups(&s.server, s.kind, &s.name) {
             acc.sample(s);
         }
-        if let Some(p) = self.point(s.at_ms) {
-            p.calls += 1;
-            p.errors += u64::from(s.outcome != Outcome::Ok);
-            if s.outcome.timed() {
-                p.timed += 1;
-                p.duration_us += s.duration_us;
-                p.max_us = p.max_us.max(s.duration_us);
-            }
+        for acc in self.point(&s.server, s.at_ms).into_iter().flatten() {
+            acc.sample(s);
         }
     }
 
@@ -321,16 +345,13 @@ impl Builder {
         for acc in self.groups(server, kind, name) {
             acc.rollup(outcome, r);
         }
-        if let Some(p) = self.point(hour_ms) {
-            p.calls += r.calls;
-            p.errors += if outcome == Outcome::Ok { 0 } else { r.calls };
-            p.timed += r.histogram.iter().sum::<u64>();
-            p.duration_us += r.duration_us;
-            p.max_us = p.max_us.max(r.max_us);
+        for acc in self.point(server, hour_ms).into_iter().flatten() {
+            acc.rollup(outcome, r);
         }
     }
 
-    pub(super) fn finish(self) -> MetricsReport {
+    pub(super) fn finish(mut self) -> MetricsReport {
+        let (since, width) = (self.q.since_ms, self.bucket_ms);
         let mut tools: BTreeMap<ServerId, Vec<ToolMetrics>> = BTreeMap::new();
         for ((server, kind, name), acc) in self.tools {
             tools.entry(server).or_default().push(ToolMetrics {
@@ -339,30 +360,18 @@ impl Builder {
                 stats: acc.finish(),
             });
         }
+        let n = self.points.len();
         let servers = self
             .servers
             .into_iter()
-            .map(|(server, acc)| ServerMetrics {
-                tools: tools.remove(&server).unwrap_or_default(),
-                server,
-                stats: acc.finish(),
-            })
-            .collect();
-        let (since, width) = (self.q.since_ms, self.bucket_ms);
-        let series = self
-            .points
-            .into_iter()
-            .zip(0_i64..)
-            .map(|(p, i)| SeriesPoint {
-                start_ms: since + i * width,
-                calls: p.calls,
-                errors: p.errors,
-                mean_ms: if p.timed == 0 {
-                    0.0
-                } else {
-                    p.duration_us as f64 / p.timed as f64 / 1000.0
-                },
-                max_ms: p.max_us as f64 / 1000.0,
+            .map(|(server, acc)| {
+                let own = self.server_points.remove(&server);
+                ServerMetrics {
+                    tools: tools.remove(&server).unwrap_or_default(),
+                    series: points(own.unwrap_or_else(|| buckets(n)), since, width),
+                    server,
+                    stats: acc.finish(),
+                }
             })
             .collect();
         MetricsReport {
@@ -372,38 +381,11 @@ impl Builder {
             bucket_bounds_ms: BUCKETS_MS.to_vec(),
             total: self.total.finish(),
             servers,
-            series,
+            series: points(self.points, since, width),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::bucket_of;
-    use super::*;
-
-    #[test]
-    fn nearest_rank_picks_the_right_index() {
-        assert_eq!(nearest_rank(1, 0.5), 0);
-        assert_eq!(nearest_rank(100, 0.5), 49);
-        assert_eq!(nearest_rank(100, 0.95), 94);
-        assert_eq!(nearest_rank(100, 0.99), 98);
-        assert_eq!(nearest_rank(3, 0.99), 2);
-    }
-
-    #[test]
-    fn histogram_percentiles_are_bucket_upper_bounds() {
-        let mut h = [0; HISTOGRAM_LEN];
-        h[bucket_of(800)] += 50; // <= 1 ms
-        h[bucket_of(40_000)] += 45; // <= 50 ms
-        h[bucket_of(900_000)] += 5; // <= 1000 ms
-        assert_eq!(from_histogram(&h, 0.50), Some(1.0), "rank 50 of 100");
-        assert_eq!(from_histogram(&h, 0.51), Some(50.0));
-        assert_eq!(from_histogram(&h, 0.95), Some(50.0));
-        assert_eq!(from_histogram(&h, 0.96), Some(1000.0));
-        assert_eq!(from_histogram(&h, 0.99), Some(1000.0));
-        let mut over = [0; HISTOGRAM_LEN];
-        over[bucket_of(90_000_000)] = 1;
-        assert_eq!(from_histogram(&over, 0.5), None);
-    }
-}
+#[path = "metrics_report_tests.rs"]
+mod tests;

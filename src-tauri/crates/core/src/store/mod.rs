@@ -37,6 +37,7 @@ mod audit;
 mod conversations;
 mod damage;
 mod demand;
+mod discovery;
 #[cfg(test)]
 mod full_tests;
 mod metrics;
@@ -48,6 +49,7 @@ mod policy;
 mod providers;
 mod run_state;
 mod servers;
+mod turn_redactions;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -87,6 +89,7 @@ pub use run_state::{
     PERSON,
 };
 pub use servers::TrustRecord;
+pub use turn_redactions::TurnRedaction;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
