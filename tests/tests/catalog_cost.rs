@@ -248,6 +248,7 @@ async fn send(host: &Host, provider: &str) -> (TurnEnd, Vec<ChatEvent>) {
                 attached: Vec::new(),
                 run: None,
                 agent: None,
+                discovery: None,
             },
             tx,
         )

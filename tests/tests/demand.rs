@@ -166,6 +166,7 @@ async fn a_chat_turn_of_the_app_starts_the_servers_it_offers() {
                     attached: Vec::new(),
                     run: None,
                     agent: None,
+                    discovery: None,
                 },
                 tx,
             )

@@ -66,6 +66,7 @@ async fn send(
                 attached: Vec::new(),
                 run: None,
                 agent: None,
+                discovery: None,
             },
             tx,
         )
@@ -285,10 +286,35 @@ async fn a_5000_tool_catalog_costs_under_2_percent_with_discovery() {
     let plain = host.create_conversation("every tool").await.unwrap().id;
     let (end, events) = send(&host, &p, &plain, "hello").await;
     assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
-    let found = host.create_conversation("discovery").await.unwrap().id;
-    host.set_conversation_discovery(&found, true).await.unwrap();
-    let (end, found_events) = send(&host, &p, &found, "hello").await;
-    assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
+    // A new chat started with the mode on (the app's "Find tools" ticked before the first
+    // message): even its first request carries only the search.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let out = host
+        .send_message(
+            SendRequest {
+                conversation: None,
+                provider: p.clone(),
+                model: None,
+                input: TurnInput::text("hello"),
+                max_steps: None,
+                attached: Vec::new(),
+                run: None,
+                agent: None,
+                discovery: Some(true),
+            },
+            tx,
+        )
+        .await
+        .unwrap();
+    assert!(matches!(out.end, TurnEnd::Done(_)), "{:?}", out.end);
+    assert!(host
+        .conversation_discovery(&out.conversation)
+        .await
+        .unwrap());
+    let mut found_events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        found_events.push(e);
+    }
 
     let reqs = llm.requests();
     assert_eq!(reqs.len(), 2);
@@ -482,6 +508,7 @@ async fn an_agent_with_discovery_finds_and_loads_only_inside_its_scope() {
                 attached: Vec::new(),
                 run: None,
                 agent: Some(AgentName::new("finder").unwrap()),
+                discovery: None,
             },
             tx,
         )

@@ -82,15 +82,22 @@ async fn run_from_catalog(s: &Session, server: &str, tool: &str, fields: &[(&str
         .unwrap();
     s.wait_for(".tool-search", WAIT).await.unwrap();
     s.set_value(".tool-search", tool).await.unwrap();
-    s.click_on(&format!(r#".tool-row[data-tool="{server}/{tool}"]"#), WAIT)
-        .await
-        .unwrap();
-    s.wait_for(
-        &format!(r#".tool-detail[data-tool="{server}/{tool}"] .run-panel"#),
-        WAIT,
-    )
-    .await
-    .unwrap();
+    // Selecting a row is idempotent: under load a click can land while the list redraws
+    // (seen about once in ten runs in CI), so it is repeated until the detail shows.
+    let detail = format!(r#".tool-detail[data-tool="{server}/{tool}"] .run-panel"#);
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        s.click_on(&format!(r#".tool-row[data-tool="{server}/{tool}"]"#), WAIT)
+            .await
+            .unwrap();
+        if s.wait_for(&detail, Duration::from_secs(3)).await.is_ok() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{server}/{tool}: its detail never showed"
+        );
+    }
     for (field, value) in fields {
         let css = format!("#run-{field}");
         s.wait_for(&css, WAIT).await.unwrap();

@@ -268,6 +268,7 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
                     attached: Vec::new(),
                     run: None,
                     agent: None,
+                    discovery: None,
                 },
                 tx,
             )

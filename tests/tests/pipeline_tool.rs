@@ -180,6 +180,7 @@ async fn turn(host: &Host, llm: &FakeLlm, answer: Answer) -> Vec<(RequestKind, S
                     attached: Vec::new(),
                     run: None,
                     agent: None,
+                    discovery: None,
                 },
                 tx,
             )

@@ -126,6 +126,7 @@ async fn send(
                 attached: vec![sid("fs")],
                 run: None,
                 agent: None,
+                discovery: None,
             },
             tx,
         )

@@ -203,6 +203,7 @@ async fn send(host: &Host, provider: &ProviderName, conversation: ConversationId
                 attached: vec![],
                 run: None,
                 agent: None,
+                discovery: None,
             },
             tx,
         )

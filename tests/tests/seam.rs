@@ -378,6 +378,7 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
                     attached,
                     run: None,
                     agent: None,
+                    discovery: None,
                 },
                 tx,
             )

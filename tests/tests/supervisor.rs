@@ -130,6 +130,7 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
                 attached: Vec::new(),
                 run: None,
                 agent: Some(name("planner")),
+                discovery: None,
             },
             tx,
         )

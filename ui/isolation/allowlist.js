@@ -236,6 +236,7 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "agent": "string?",
     "attached": "string_array",
     "conversation": "string?",
+    "discovery": "boolean?",
     "input": "object",
     "model": "string?",
     "onEvent": "channel",

@@ -406,6 +406,7 @@ fn request(
             .map(|a| AgentName::new(&a).map_err(|e| IpcError::invalid(e.to_string())))
             .transpose()?,
         max_steps: None,
+        discovery: None,
     })
 }
 
@@ -441,8 +442,9 @@ fn forward(
 /// the message brings something from (attached resources, slash prompts), for the trifecta
 /// guard. With `agent`, that agent profile answers (its provider and model replace
 /// `provider` and `model`, which must still name a configured provider) and may delegate and
-/// hand over. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
-/// conversation id once the turn is over.
+/// hand over. `discovery` switches progressive discovery on or off for the conversation first
+/// (how a new chat starts with it). Its events arrive on `on_event`; `cancel_run` with `run_id`
+/// stops it. Returns the conversation id once the turn is over.
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
@@ -461,9 +463,10 @@ pub async fn send_message(
     input: TurnInputDto,
     attached: Vec<String>,
     agent: Option<String>,
+    discovery: Option<bool>,
     on_event: Channel<ChatEventDto>,
 ) -> Result<String, IpcError> {
-    let req = request(
+    let mut req = request(
         input,
         conversation,
         &provider,
@@ -472,7 +475,17 @@ pub async fn send_message(
         &run_id,
         agent,
     )?;
-    let (tx, forwarding) = forward(host.inner().clone(), on_event);
+    req.discovery = discovery;
+    drive(host.inner(), req, on_event).await
+}
+
+/// Runs the turn `req`, its events forwarded to the window; the conversation's id when done.
+async fn drive(
+    host: &Host,
+    req: SendRequest,
+    on_event: Channel<ChatEventDto>,
+) -> Result<String, IpcError> {
+    let (tx, forwarding) = forward(host.clone(), on_event);
     let outcome = host.send_message(req, tx).await;
     let _ = forwarding.await;
     Ok(outcome?.conversation.to_string())

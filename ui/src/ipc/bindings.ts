@@ -218,10 +218,11 @@ export const commands = {
 	 *  the message brings something from (attached resources, slash prompts), for the trifecta
 	 *  guard. With `agent`, that agent profile answers (its provider and model replace
 	 *  `provider` and `model`, which must still name a configured provider) and may delegate and
-	 *  hand over. Its events arrive on `on_event`; `cancel_run` with `run_id` stops it. Returns the
-	 *  conversation id once the turn is over.
+	 *  hand over. `discovery` switches progressive discovery on or off for the conversation first
+	 *  (how a new chat starts with it). Its events arrive on `on_event`; `cancel_run` with `run_id`
+	 *  stops it. Returns the conversation id once the turn is over.
 	 */
-	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, attached: string[], agent: string | null, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, attached, agent, onEvent })),
+	sendMessage: (runId: string, conversation: string | null, provider: string, model: string | null, input: TurnInputDto, attached: string[], agent: string | null, discovery: boolean | null, onEvent: Channel<ChatEventDto_Deserialize>) => typedError<string, IpcError>(__TAURI_INVOKE("send_message", { runId, conversation, provider, model, input, attached, agent, discovery, onEvent })),
 	/**
 	 *  A page of audit entries, newest first: those matching `search` (kind, server, tool, actor,
 	 *  details), older than `before_id`, at most `limit` (default 100, at most 500).

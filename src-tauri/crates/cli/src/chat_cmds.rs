@@ -456,6 +456,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 attached: Vec::new(),
                 run: Some(run),
                 agent,
+                discovery: None,
             },
             tx,
         )

@@ -145,6 +145,7 @@ async fn plain(bench: &Bench, calls: usize) -> Result<(Duration, Vec<Served>)> {
             attached: Vec::new(),
             run: None,
             agent: None,
+            discovery: None,
         },
         tx,
     );

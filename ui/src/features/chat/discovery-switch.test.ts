@@ -25,8 +25,9 @@ describe("the discovery switch", () => {
     m.setConversationDiscovery.mockReturnValue(ok(null));
   });
 
-  it("is hidden for a new chat and says on or off for a conversation", () => {
-    expect(describeDiscovery(false, null)).toMatchObject({ hidden: true, enabled: false });
+  it("can be ticked for a new chat and says on or off for a conversation", () => {
+    expect(describeDiscovery(false, null)).toMatchObject({ hidden: false, enabled: true, checked: false });
+    expect(describeDiscovery(true, null)).toMatchObject({ text: "Find tools: on", checked: true });
     expect(describeDiscovery(true, "c1")).toMatchObject({ text: "Find tools: on", checked: true, enabled: true, hidden: false });
     expect(describeDiscovery(false, "c1")).toMatchObject({ text: "Find tools", checked: false, enabled: true });
     expect(describeDiscovery(null, "c1")).toMatchObject({ text: "Find tools: unknown", enabled: false });
@@ -62,8 +63,34 @@ describe("the discovery switch", () => {
     vi.resetAllMocks();
     const fresh = setup(null);
     await flush();
-    expect(fresh.sw.el.hidden).toBe(true);
+    expect(fresh.sw.el.hidden).toBe(false);
     expect(m.conversationDiscovery).not.toHaveBeenCalled();
+  });
+
+  it("keeps a new chat's choice for its first message, and forgets it once the chat exists", async () => {
+    const { log, sw, open } = setup(null);
+    await flush();
+    expect(sw.pending()).toBe(false);
+    const box = sw.el.querySelector<HTMLInputElement>(".chat-discovery-toggle")!;
+    box.checked = true;
+    box.dispatchEvent(new Event("change"));
+    await flush();
+    expect(m.setConversationDiscovery).not.toHaveBeenCalled();
+    expect(sw.pending()).toBe(true);
+    expect(sw.el.textContent).toContain("Find tools: on");
+    // The first message made the conversation (sent with discovery on): it keeps its own setting.
+    m.conversationDiscovery.mockReturnValue(ok(true));
+    open("c9");
+    log.replaceChildren(h("div", {}, "message"));
+    await flush();
+    expect(sw.pending()).toBeNull();
+    expect(m.conversationDiscovery).toHaveBeenLastCalledWith("c9");
+    // A new chat again starts unticked.
+    open(null);
+    log.replaceChildren();
+    await flush();
+    expect(sw.pending()).toBe(false);
+    expect(box.checked).toBe(false);
   });
 
   it("reads again when another conversation is opened", async () => {

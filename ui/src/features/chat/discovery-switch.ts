@@ -1,8 +1,9 @@
 // The chat's progressive-discovery switch (issue 16, point 2). When ticked, this
 // conversation's model is offered a search over the tool catalog and the tools it loads,
 // instead of every tool definition in every request: for large catalogs, where the
-// definitions alone can fill most of the context. A new chat has nothing to switch yet; the
-// switch appears once the conversation exists (an agent can have it on from its profile).
+// definitions alone can fill most of the context. In a new chat the choice is kept here and
+// sent with the first message (`pending`), so even that first request is small; an agent can
+// have it on from its profile.
 //
 // Like the redaction switch it watches the transcript's children to notice a conversation
 // opened or a turn ended, so the page needs only a mount line.
@@ -23,11 +24,16 @@ export interface DiscoverySwitch {
   refresh(): Promise<void>;
   /** Stops watching. */
   stop(): void;
+  /** For a new chat, the choice to send with its first message (`null` when there is a
+   *  conversation: it keeps its own setting). */
+  pending(): boolean | null;
 }
 
 /** What the switch shows for `on` (`null`: unknown) in `conversation`. */
 export function describeDiscovery(on: boolean | null, conversation: string | null): { text: string; title: string; checked: boolean; enabled: boolean; hidden: boolean } {
-  if (conversation === null) return { text: "", title: "", checked: false, enabled: false, hidden: true };
+  if (conversation === null) {
+    return { text: on ? "Find tools: on" : "Find tools", title: "Tick to start this chat with a search over your tools instead of every tool definition in every request: far fewer tokens per turn with a large catalog. Calls still ask for your approval.", checked: on === true, enabled: true, hidden: false };
+  }
   if (on === null) return { text: "Find tools: unknown", title: "Whether this conversation finds tools on demand could not be read.", checked: false, enabled: false, hidden: false };
   return on
     ? { text: "Find tools: on", title: "The model is offered a search over your tools and loads the ones it needs, instead of every tool definition in every request (for large catalogs). Calls still ask for your approval. Untick to offer every tool again.", checked: true, enabled: true, hidden: false }
@@ -48,6 +54,8 @@ export function discoverySwitch(opts: DiscoverySwitchOptions): DiscoverySwitch {
   const state = h("span", { class: "chat-discovery-state" });
   const el = h("label", { class: "chat-discovery hint" }, box, state);
   let shownFor: string | null | undefined;
+  // A new chat's choice, sent with its first message; a conversation keeps its own setting.
+  let pendingOn = false;
   let firstSeen: Element | null = null;
 
   const show = (on: boolean | null, conversation: string | null) => {
@@ -65,7 +73,8 @@ export function discoverySwitch(opts: DiscoverySwitchOptions): DiscoverySwitch {
     const conversation = opts.conversation();
     shownFor = conversation;
     firstSeen = opts.log.firstElementChild;
-    if (conversation === null) return show(false, null);
+    if (conversation === null) return show(pendingOn, null);
+    pendingOn = false;
     const r = await call(() => commands.conversationDiscovery(conversation));
     if (opts.conversation() !== conversation) return;
     show(r === null ? null : r.data, conversation);
@@ -73,7 +82,11 @@ export function discoverySwitch(opts: DiscoverySwitchOptions): DiscoverySwitch {
 
   box.addEventListener("change", async () => {
     const conversation = opts.conversation();
-    if (conversation === null) return;
+    if (conversation === null) {
+      // Nothing to save yet: the first message carries it (`pending`).
+      pendingOn = box.checked;
+      return show(pendingOn, null);
+    }
     box.disabled = true;
     const r = await call(() => commands.setConversationDiscovery(conversation, box.checked));
     if (r === null) {
@@ -96,5 +109,5 @@ export function discoverySwitch(opts: DiscoverySwitchOptions): DiscoverySwitch {
   });
   observer.observe(opts.log, { childList: true });
   void refresh();
-  return { el, refresh, stop: () => observer.disconnect() };
+  return { el, refresh, stop: () => observer.disconnect(), pending: () => (opts.conversation() === null ? pendingOn : null) };
 }

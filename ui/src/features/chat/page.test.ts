@@ -58,7 +58,7 @@ beforeEach(async () => {
   m.listAgents.mockImplementation(() => ok([]));
   m.conversationAgentRuns.mockImplementation(() => ok([]));
   ev.listen.mockImplementation(() => Promise.resolve(() => {}));
-  m.sendMessage.mockImplementation((_run: string, _c: unknown, _p: string, _m: unknown, _t: unknown, _a: unknown, _agent: unknown, ch: typeof channel) => {
+  m.sendMessage.mockImplementation((_run: string, _c: unknown, _p: string, _m: unknown, _t: unknown, _a: unknown, _agent: unknown, _discovery: unknown, ch: typeof channel) => {
     channel = ch;
     return new Promise((r) => (finish = r));
   });
@@ -119,6 +119,8 @@ describe("chat page", () => {
     expect(m.sendMessage).toHaveBeenCalledTimes(1);
     const [runId, conv, prov, model, input] = m.sendMessage.mock.calls[0];
     expect([conv, prov, model, input]).toEqual([null, "work", "gpt-4.1", { kind: "message", text: "hello <b>there</b>", images: [] }]);
+    // A new chat sends its "Find tools" choice (unticked here); a conversation keeps its own.
+    expect(m.sendMessage.mock.calls[0][7]).toBe(false);
     expect(runId).toMatch(/^run-[0-9]{32}$/);
     expect((root.querySelector(".chat-input") as HTMLTextAreaElement).disabled).toBe(true);
     expect(root.querySelector(".msg-user")?.textContent).toBe("hello <b>there</b>");
@@ -484,6 +486,8 @@ describe("chat page: composer", () => {
     // Sent: the next message carries nothing from any server.
     await sendText("and then");
     expect(m.sendMessage.mock.calls[1][5]).toEqual([]);
+    // The conversation exists now: it keeps its own "Find tools" setting.
+    expect(m.sendMessage.mock.calls[1][7]).toBeNull();
   });
 
   it("sends with the chosen agent, says the provider pickers do not apply, and shows the conversation's runs", async () => {

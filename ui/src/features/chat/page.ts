@@ -236,7 +236,7 @@ export function mountChat(root: HTMLElement): () => void {
       log.scrollTop = log.scrollHeight;
     };
     const attached = turnInput.kind === "regenerate" ? [] : Array.from(sources);
-    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, agentPick.value(), channel);
+    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, agentPick.value(), current === null ? discovery.pending() : null, channel);
     if (r.status === "ok") sources.clear();
     running = null;
     if (stopped) return false;
@@ -299,10 +299,11 @@ export function mountChat(root: HTMLElement): () => void {
     if (running !== null) void commands.cancelRun(running);
   });
 
+  const discovery = discoverySwitch({ log, conversation: () => current });
   root.replaceChildren(h("section", { class: "chat" },
     h("aside", { class: "chat-side" }, newChat, conversations.search, conversations.list),
     h("div", { class: "chat-main" },
-      h("div", { class: "chat-top" }, providerSel, model, models, usage, redactionSwitch({ log, conversation: () => current, provider: providerSel }).el, discoverySwitch({ log, conversation: () => current }).el, manage),
+      h("div", { class: "chat-top" }, providerSel, model, models, usage, redactionSwitch({ log, conversation: () => current, provider: providerSel }).el, discovery.el, manage),
       runs.el, log, failure, notice, composer),
   ));
   void loadProviders();

@@ -81,6 +81,9 @@ pub struct SendRequest {
     /// scope, tightenings and budget replace `provider` and `model`, and it may delegate and
     /// hand the conversation over. `None`: the plain model chat.
     pub agent: Option<crate::agent_data::AgentName>,
+    /// Progressive discovery (issue 16) switched on or off for the conversation before this
+    /// turn, a new one included; `None` leaves it as it is.
+    pub discovery: Option<bool>,
 }
 
 /// How a send ended.
@@ -168,6 +171,9 @@ impl Host {
         store
             .add_conversation_sources(conversation.as_str(), &req.attached)
             .await?;
+        if let Some(on) = req.discovery {
+            self.set_conversation_discovery(&conversation, on).await?;
+        }
         let mut begun = None;
         match req.input {
             TurnInput::Message(parts) => {
