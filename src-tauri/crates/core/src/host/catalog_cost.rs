@@ -118,8 +118,19 @@ impl Host {
     /// default model.
     pub async fn catalog_costs(&self, targets: &[CostTarget]) -> Result<CatalogCosts, HostError> {
         let models = self.cost_models(targets).await?;
-        let counters: Vec<Counter> = models.iter().map(counter_for).collect();
         let priced = self.priced_servers().await?;
+        // Tokenizing every definition is CPU work (and the first call builds the tokenizer):
+        // off the async workers, which on two cores would otherwise stall every other request.
+        tokio::task::spawn_blocking(move || price(models, priced))
+            .await
+            .map_err(|e| HostError::Invalid(format!("pricing the catalog failed: {e}")))
+    }
+}
+
+/// Prices `priced` for `models`: the CPU part of [`Host::catalog_costs`].
+fn price(models: Vec<CostModel>, priced: Vec<Priced>) -> CatalogCosts {
+    {
+        let counters: Vec<Counter> = models.iter().map(counter_for).collect();
         let names = ToolNames::build(priced.iter().flat_map(|p| {
             p.tools.iter().map(|t| ToolRef {
                 server: p.server.clone(),
@@ -175,13 +186,15 @@ impl Host {
                 offered_total[i] += c.request_overhead();
             }
         }
-        Ok(CatalogCosts {
+        CatalogCosts {
             models,
             servers,
             offered_tokens: offered_total,
-        })
+        }
     }
+}
 
+impl Host {
     async fn cost_models(&self, targets: &[CostTarget]) -> Result<Vec<CostModel>, HostError> {
         let mut out = Vec::new();
         if targets.is_empty() {
