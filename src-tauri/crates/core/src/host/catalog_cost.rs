@@ -129,68 +129,66 @@ impl Host {
 
 /// Prices `priced` for `models`: the CPU part of [`Host::catalog_costs`].
 fn price(models: Vec<CostModel>, priced: Vec<Priced>) -> CatalogCosts {
-    {
-        let counters: Vec<Counter> = models.iter().map(counter_for).collect();
-        let names = ToolNames::build(priced.iter().flat_map(|p| {
-            p.tools.iter().map(|t| ToolRef {
+    let counters: Vec<Counter> = models.iter().map(counter_for).collect();
+    let names = ToolNames::build(priced.iter().flat_map(|p| {
+        p.tools.iter().map(|t| ToolRef {
+            server: p.server.clone(),
+            tool: t.name.as_str().into(),
+        })
+    }));
+    let mut servers = Vec::with_capacity(priced.len());
+    let mut offered_total = vec![0u64; models.len()];
+    for p in priced {
+        let mut tools = Vec::with_capacity(p.tools.len());
+        let mut all = vec![0u64; models.len()];
+        let mut offered_sum = vec![0u64; models.len()];
+        for t in &p.tools {
+            let r = ToolRef {
                 server: p.server.clone(),
                 tool: t.name.as_str().into(),
-            })
-        }));
-        let mut servers = Vec::with_capacity(priced.len());
-        let mut offered_total = vec![0u64; models.len()];
-        for p in priced {
-            let mut tools = Vec::with_capacity(p.tools.len());
-            let mut all = vec![0u64; models.len()];
-            let mut offered_sum = vec![0u64; models.len()];
-            for t in &p.tools {
-                let r = ToolRef {
-                    server: p.server.clone(),
-                    tool: t.name.as_str().into(),
-                };
-                let llm_name = names
-                    .llm_name(&r)
-                    .map_or_else(|| format!("{}__{}", p.server, t.name), str::to_owned);
-                let spec = spec_of(llm_name.clone(), t);
-                let tokens: Vec<u64> = counters.iter().map(|c| c.tool(&spec)).collect();
-                let offered = p.enabled && !p.off.contains(&t.name);
-                for (i, n) in tokens.iter().enumerate() {
-                    all[i] += n;
-                    if offered {
-                        offered_sum[i] += n;
-                    }
+            };
+            let llm_name = names
+                .llm_name(&r)
+                .map_or_else(|| format!("{}__{}", p.server, t.name), str::to_owned);
+            let spec = spec_of(llm_name.clone(), t);
+            let tokens: Vec<u64> = counters.iter().map(|c| c.tool(&spec)).collect();
+            let offered = p.enabled && !p.off.contains(&t.name);
+            for (i, n) in tokens.iter().enumerate() {
+                all[i] += n;
+                if offered {
+                    offered_sum[i] += n;
                 }
-                tools.push(ToolCost {
-                    tool: t.name.clone(),
-                    llm_name,
-                    offered,
-                    tokens,
-                });
             }
-            for (i, n) in offered_sum.iter().enumerate() {
-                offered_total[i] += n;
-            }
-            servers.push(ServerCost {
-                server: p.server,
-                enabled: p.enabled,
-                running: p.running,
-                last_known_ms: p.last_known_ms,
-                known: p.known,
-                tools,
-                tokens: all,
-                offered_tokens: offered_sum,
+            tools.push(ToolCost {
+                tool: t.name.clone(),
+                llm_name,
+                offered,
+                tokens,
             });
         }
-        for (i, c) in counters.iter().enumerate() {
-            if offered_total[i] > 0 {
-                offered_total[i] += c.request_overhead();
-            }
+        for (i, n) in offered_sum.iter().enumerate() {
+            offered_total[i] += n;
         }
-        CatalogCosts {
-            models,
-            servers,
-            offered_tokens: offered_total,
+        servers.push(ServerCost {
+            server: p.server,
+            enabled: p.enabled,
+            running: p.running,
+            last_known_ms: p.last_known_ms,
+            known: p.known,
+            tools,
+            tokens: all,
+            offered_tokens: offered_sum,
+        });
+    }
+    for (i, c) in counters.iter().enumerate() {
+        if offered_total[i] > 0 {
+            offered_total[i] += c.request_overhead();
         }
+    }
+    CatalogCosts {
+        models,
+        servers,
+        offered_tokens: offered_total,
     }
 }
 
