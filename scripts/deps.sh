@@ -153,7 +153,9 @@ for bin in conformance mcp-server-everything; do
   [ -e "$NPM_DIR/node_modules/.bin/$bin" ] || die "tests/npm/node_modules/.bin/$bin missing after npm install"
 done
 # The 2026-07-28 peers (TypeScript SDK v2) and the conformance suite 0.2.0 have no bin to look for.
-for pkg in @modelcontextprotocol/client @modelcontextprotocol/server @modelcontextprotocol/node conformance-next; do
+# server-memory and server-filesystem are the reference servers tests/pipelines_reference.rs runs.
+for pkg in @modelcontextprotocol/client @modelcontextprotocol/server @modelcontextprotocol/node conformance-next \
+  @modelcontextprotocol/server-memory @modelcontextprotocol/server-filesystem; do
   [ -f "$NPM_DIR/node_modules/$pkg/package.json" ] || die "tests/npm/node_modules/$pkg missing after npm install"
 done
 

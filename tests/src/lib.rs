@@ -333,6 +333,29 @@ pub fn everything_dir() -> Option<PathBuf> {
     }
 }
 
+/// The entry script of the reference server `@modelcontextprotocol/<package>` installed by
+/// `make deps` in tests/npm (`SWITCHBOARD_NODE_MODULES`), or `None` (skip) when it is missing
+/// and `SWITCHBOARD_REQUIRE_PEERS` is not `1`.
+pub fn reference_server(package: &str) -> Option<PathBuf> {
+    let modules = std::env::var_os("SWITCHBOARD_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("npm/node_modules"));
+    let index = modules
+        .join("@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    if index.is_file() {
+        return Some(index);
+    }
+    assert!(
+        std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
+        "SWITCHBOARD_REQUIRE_PEERS=1 but {} is missing",
+        index.display()
+    );
+    eprintln!("skipped: {package} is not installed (run `make deps`)");
+    None
+}
+
 /// The node binary to run npm servers with (`SWITCHBOARD_NODE`, else `node` on PATH).
 pub fn node() -> String {
     std::env::var("SWITCHBOARD_NODE").unwrap_or_else(|_| "node".into())

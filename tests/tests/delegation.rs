@@ -1,7 +1,8 @@
 //! Delegation across vendors (issue 15, points 2, 3, 5 and 7): a supervisor on an
-//! OpenAI-format model hands a task to an agent on an Anthropic-format model; the sub-agent
-//! writes the shared state, its answer comes back as the supervisor's tool result, and each
-//! model saw only its own tools in its own wire format. Budgets stop a sub-agent with the reason
+//! OpenAI-format model hands a task to an agent on an Anthropic-format model and another to an
+//! agent on an OpenAI-compatible profile; the first sub-agent writes the shared state, the
+//! second and the supervisor read it, each answer comes back as the supervisor's tool result,
+//! and each model saw only its own tools in its own wire format. Budgets stop a sub-agent with the reason
 //! given to its parent; cycles and agents outside the profile's list are refused. Both models
 //! are scripted servers on loopback that record every request.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
@@ -73,12 +74,25 @@ fn tool_names(body: &Value) -> Vec<String> {
 async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_state() {
     let sup = FakeLlm::spawn(Scenario::new([
         delegate("summariser", "Summarise the three findings."),
+        delegate("checker", "Check the stored summary."),
         Reply::calls(vec![ScriptedCall::new(
             "call_s",
             "switchboard_state_get",
             &[r#"{"key":"summary"}"#],
         )]),
         Reply::text(&["The summariser says: ", "three points."]),
+    ]))
+    .await
+    .unwrap();
+    // The third agent runs on an OpenAI-compatible profile (`custom`): it reads what the
+    // Anthropic-format agent stored and answers its parent.
+    let chk = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "call_c",
+            "switchboard_state_get",
+            &[r#"{"key":"summary"}"#],
+        )]),
+        Reply::text(&["Checked: the summary holds."]),
     ]))
     .await
     .unwrap();
@@ -114,6 +128,17 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     )
     .await;
 
+    agent_on(
+        &host,
+        "lc",
+        "custom",
+        chk.openai_base(),
+        "checker",
+        Some(vec![]),
+        Budget::default(),
+    )
+    .await;
+
     let lineage = Lineage::root(ConversationId::random());
     let out = host
         .run_agent_task(
@@ -130,8 +155,10 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     // Each vendor in its own wire format, each with its own tools.
     let sup_reqs = sup.requests();
     let sub_reqs = sub.requests();
-    assert_eq!(sup_reqs.len(), 3);
+    let chk_reqs = chk.requests();
+    assert_eq!(sup_reqs.len(), 4);
     assert_eq!(sub_reqs.len(), 2);
+    assert_eq!(chk_reqs.len(), 2);
     assert!(
         sup_reqs[0].path.ends_with("/chat/completions"),
         "{}",
@@ -169,32 +196,65 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
         .contains("agent planner gave you"));
     let back = sup_reqs[1].body.to_string();
     assert!(back.contains("Stored the summary: three points."), "{back}");
-    // What the Anthropic-format model put in the shared state, the OpenAI-format model read,
-    // with its author, in the one neutral form.
-    let read = sup_reqs[2].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].to_string())
-        .unwrap_or_default();
+    // The agent on the OpenAI-compatible profile: the OpenAI wire format, only its own tools,
+    // its task; its answer came back to the planner too.
     assert!(
-        read.contains("three points") && read.contains("summariser"),
-        "{read}"
+        chk_reqs[0].path.ends_with("/chat/completions"),
+        "{}",
+        chk_reqs[0].path
     );
-    // The run tree: the planner at the root, the summariser under it, each on its vendor.
+    let chk_tools = tool_names(&chk_reqs[0].body);
+    assert!(
+        !chk_tools.contains(&DELEGATE_TOOL.to_owned())
+            && chk_tools.contains(&"switchboard_state_get".to_owned()),
+        "{chk_tools:?}"
+    );
+    assert!(chk_reqs[0]
+        .body
+        .to_string()
+        .contains("Check the stored summary."));
+    let back = sup_reqs[2].body.to_string();
+    assert!(back.contains("Checked: the summary holds."), "{back}");
+    // What the Anthropic-format model put in the shared state, the OpenAI-compatible and the
+    // OpenAI-format models read, with its author, in the one neutral form.
+    let last_tool_result = |body: &Value| {
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    for read in [
+        last_tool_result(&chk_reqs[1].body),
+        last_tool_result(&sup_reqs[3].body),
+    ] {
+        assert!(
+            read.contains("three points") && read.contains("summariser"),
+            "{read}"
+        );
+    }
+    // The run tree: the planner at the root, the summariser and the checker under it, each on
+    // its vendor.
     let tree = host.agent_run_tree(&lineage.run).await.unwrap();
-    assert_eq!(tree.len(), 2, "{tree:?}");
+    assert_eq!(tree.len(), 3, "{tree:?}");
     assert_eq!(
         (tree[0].agent.as_str(), tree[0].parent.as_ref()),
         ("planner", None)
     );
     assert_eq!(tree[1].agent, "summariser");
     assert_eq!(tree[1].parent.as_ref(), Some(&tree[0].node));
+    assert_eq!(tree[2].agent, "checker");
+    assert_eq!(tree[2].parent.as_ref(), Some(&tree[0].node));
     assert_eq!(
-        (tree[0].provider.as_str(), tree[1].provider.as_str()),
-        ("oa", "an")
+        (
+            tree[0].provider.as_str(),
+            tree[1].provider.as_str(),
+            tree[2].provider.as_str()
+        ),
+        ("oa", "an", "lc")
     );
     assert_eq!(tree[1].task, "Summarise the three findings.");
     assert!(
@@ -202,7 +262,10 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
             .all(|n| n.status == "done" && n.ended_ms.is_some()),
         "{tree:?}"
     );
-    assert_eq!((tree[0].tool_calls, tree[1].tool_calls), (2, 1));
+    assert_eq!(
+        (tree[0].tool_calls, tree[1].tool_calls, tree[2].tool_calls),
+        (3, 1, 1)
+    );
     assert_eq!(out.node, tree[0].node);
     // `switchboard agent runs RUN` prints the same tree.
     let printed = run_cli(
@@ -215,14 +278,18 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
     assert!(printed.status.success(), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines[0].starts_with("planner [oa/model-1] done: 2 calls"),
+        lines[0].starts_with("planner [oa/model-1] done: 3 calls"),
         "{text}"
     );
     assert!(
         lines[1].starts_with("  summariser [an/model-1] done: 1 calls"),
         "{text}"
     );
-    assert!(lines[2].starts_with("total: 2 agents"), "{text}");
+    assert!(
+        lines[2].starts_with("  checker [lc/model-1] done: 1 calls"),
+        "{text}"
+    );
+    assert!(lines[3].starts_with("total: 3 agents"), "{text}");
     // The state one vendor's model wrote, with its author.
     let entry = host
         .state_get(&lineage.run, "summary")
