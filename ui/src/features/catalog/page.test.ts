@@ -71,4 +71,28 @@ describe("the catalog page", () => {
     expect(pane.querySelector(".run-panel .kept")).not.toBeNull();
     expect(pane.querySelector(".token-cost")?.textContent).toContain("52 tokens");
   });
+
+  it("a refresh landing between a row's press and its release does not lose the click", async () => {
+    m.catalogCosts.mockImplementation(() => ok(costs(47)));
+    const root = document.createElement("div");
+    document.body.append(root);
+    mountCatalog(root);
+    await flush();
+    const row = root.querySelector('.tool-row[data-tool="asker/list_roots"]') as HTMLElement;
+    row.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, button: 0 }));
+    // The host announces a change: the catalog is read again while the button is down.
+    vi.useFakeTimers();
+    fire();
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await flush();
+    // The row pressed is still the one in the page, so its release is a click on it.
+    expect(row.isConnected).toBe(true);
+    row.dispatchEvent(new MouseEvent("mouseup", { bubbles: true, button: 0 }));
+    row.click();
+    await new Promise((r) => setTimeout(r, 0));
+    await flush();
+    expect(root.querySelector(".tool-detail")).not.toBeNull();
+    expect(root.querySelector('[role=option][aria-selected="true"] .tool-row')?.getAttribute("data-tool")).toBe("asker/list_roots");
+  });
 });

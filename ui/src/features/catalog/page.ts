@@ -6,6 +6,7 @@ import { commands } from "../../ipc/bindings";
 import type { CatalogCostsDto, ServerToolsDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { createVirtualList } from "../../app/virtual-list";
+import { pressGuard } from "../../app/press-guard";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { entryKey, filterTools } from "./filter";
 import type { Entry } from "./filter";
@@ -117,6 +118,7 @@ export function mountCatalog(root: HTMLElement): () => void {
     label: "Tools",
     onSelect: showDetail,
   });
+  const split = h("div", { class: "catalog-split" }, list.element, pane);
   root.replaceChildren(
     h("header", { class: "bar" }, h("h1", {}, "Tools"), search, which),
     h("div", { class: "filters", role: "group", "aria-label": "Filters" },
@@ -126,10 +128,14 @@ export function mountCatalog(root: HTMLElement): () => void {
     ),
     error,
     empty,
-    h("div", { class: "catalog-split" }, list.element, pane),
+    split,
   );
+  // A row or the detail rebuilt between a press and its release would lose the click: a row
+  // that does not select, a Run that does nothing (app/press-guard.ts).
+  const guard = pressGuard(split);
 
-  const render = () => {
+  const render = () => guard.run(draw);
+  const draw = () => {
     const entries = filterTools(servers, {
       query: search.value,
       server: which.value === "" ? null : which.value,
@@ -186,5 +192,8 @@ export function mountCatalog(root: HTMLElement): () => void {
   hintBoxes.forEach((b) => b.box.addEventListener("change", render));
   const stop = onHostChange(["catalog", "status", "servers"], () => void refresh());
   void refresh();
-  return stop;
+  return () => {
+    guard.dispose();
+    stop();
+  };
 }

@@ -90,6 +90,30 @@ describe("the server card's cost line", () => {
     expect(m.catalogCosts).toHaveBeenCalledTimes(2);
   });
 
+  it("holds a card's rebuild while its button is pressed, so the click is not lost", async () => {
+    unmount = mountServers(root);
+    await flush();
+    const approve = () => [...root.querySelectorAll<HTMLButtonElement>('.server[data-name="fresh"] button')]
+      .find((b) => b.textContent === "Review and approve…")!;
+    const pressed = approve();
+    pressed.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, button: 0 }));
+    // The server's status changes while the button is down: its card would be rebuilt.
+    m.listServers.mockResolvedValue({ status: "ok", data: [row("fs", "trusted", 1), { ...row("fresh", "not_approved"), enabled: false }] });
+    const listen = (await import("../../ipc/bindings")).events.hostChanged.listen as unknown as ReturnType<typeof vi.fn>;
+    vi.useFakeTimers();
+    (listen.mock.calls[0][0] as () => void)();
+    vi.advanceTimersByTime(150);
+    vi.useRealTimers();
+    await flush();
+    expect(pressed.isConnected).toBe(true);
+    pressed.dispatchEvent(new MouseEvent("mouseup", { bubbles: true, button: 0 }));
+    await new Promise((r) => setTimeout(r, 0));
+    await flush();
+    // Released: the new state is drawn.
+    expect(pressed.isConnected).toBe(false);
+    expect(approve()).toBeDefined();
+  });
+
   it("leaves the cards alone when the costs cannot be read", async () => {
     m.catalogCosts.mockResolvedValue({ status: "error", error: { message: "no" } });
     unmount = mountServers(root);

@@ -9,6 +9,7 @@ import type {
   ServerRow_Serialize as ServerRow,
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
+import { pressGuard } from "../../app/press-guard";
 import { modal } from "../../app/modal";
 import { insecureBadge, reasonAction, rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
@@ -42,6 +43,8 @@ export function mountServers(root: HTMLElement): () => void {
     error,
     list,
   );
+  // A card rebuilt between a press and its release would lose the click (app/press-guard.ts).
+  const guard = pressGuard(list);
 
   const showNotice = (msg: string) => {
     notice.textContent = msg;
@@ -67,7 +70,8 @@ export function mountServers(root: HTMLElement): () => void {
     rows = r.data as ServerRow[];
     for (const n of [...costSlots.keys()]) if (!rows.some((x) => x.name === n)) costSlots.delete(n);
     signIns = new Map(c.status === "ok" ? c.data.servers.filter((s) => s.remote).map((s) => [s.server, s]) : []);
-    render(rows);
+    const drawn = rows;
+    guard.run(() => render(drawn));
     void priceCards();
     spark.keep(rows.map((x) => x.name));
     void spark.refresh();
@@ -328,6 +332,7 @@ export function mountServers(root: HTMLElement): () => void {
   }, 1000);
   return () => {
     window.clearInterval(tick);
+    guard.dispose();
     void unlisten.then((stop) => stop());
   };
 }
