@@ -77,7 +77,13 @@ fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Conditio
             output::inert(&req.hints.join(", "))
         );
     }
-    errln!("(asked because {})", output::inert(&req.reason));
+    // The host appends a line per placeholder it put back (issue 16); each gets its own line
+    // here. Only lines it wrote that way: a line break elsewhere stays escaped.
+    let (why, restored) = split_restored(&req.reason);
+    errln!("(asked because {})", output::inert(why));
+    for line in restored {
+        errln!("{}", output::inert(line));
+    }
     if let Some(w) = &req.warning {
         errln!("WARNING: {}", output::inert(w));
     }
@@ -91,6 +97,21 @@ fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Conditio
             errln!("  - {}", output::inert(&describe(c)));
         }
         prompt("Run it? [y/N/e(dit)/c(onversation)/a(lways)/k(eep to these arguments)] (or \"n REASON\" to tell the model why) ");
+    }
+}
+
+/// The reason, and the host's "The model wrote [REDACTED_…]" lines after it.
+fn split_restored(reason: &str) -> (&str, Vec<&str>) {
+    let marker = format!("\n{}", switchboard_core::outbound::RESTORED_LINE);
+    match reason.find(&marker) {
+        Some(at) => (
+            &reason[..at],
+            reason[at + 1..]
+                .split('\n')
+                .filter(|l| !l.is_empty())
+                .collect(),
+        ),
+        None => (reason, Vec::new()),
     }
 }
 
@@ -260,6 +281,20 @@ pub fn spawn_approver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_put_back_lines_come_apart_from_the_reason() {
+        let reason = "no rule matches a model's call\nThe model wrote [REDACTED_EMAIL_1] (in `to`); \
+                      Switchboard put back the real value before running.\nThe model wrote \
+                      [REDACTED_KEY_1] (in `auth`); Switchboard put back the real value before running.";
+        let (why, lines) = split_restored(reason);
+        assert_eq!(why, "no rule matches a model's call");
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("The model wrote [REDACTED_EMAIL_1] (in `to`)"));
+        assert!(lines[1].starts_with("The model wrote [REDACTED_KEY_1]"));
+        // Any other line break is not split off (it is printed escaped).
+        assert_eq!(split_restored("a\nb"), ("a\nb", Vec::new()));
+    }
 
     #[test]
     fn replies() {

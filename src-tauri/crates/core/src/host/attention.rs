@@ -39,6 +39,9 @@ pub struct Waiter {
     pub server: ServerId,
     /// What it asks, as a short phrase ("wants to run echo").
     pub what: String,
+    /// The agent whose model asks, and for whom ("agent researcher, for agent planner"); `None`
+    /// for a request of the person's own chat or of a server. Agent names are validated names.
+    pub asker: Option<String>,
 }
 
 /// Everything that waits, oldest first within each kind.
@@ -89,9 +92,17 @@ impl Waiter {
             WaitKind::Approval => format!("{server} needs your approval"),
             WaitKind::Question => format!("{server} asks you something"),
         };
+        let by = self
+            .asker
+            .as_ref()
+            .map(|a| format!(", asked by {a}"))
+            .unwrap_or_default();
         Notice {
             summary,
-            body: format!("{server} {}. Click to review it in Switchboard.", self.what),
+            body: format!(
+                "{server} {}{by}. Click to review it in Switchboard.",
+                self.what
+            ),
         }
     }
 }
@@ -155,12 +166,14 @@ impl Host {
             key: format!("a:{}", a.nonce),
             kind: WaitKind::Approval,
             what: approval_what(a.kind, &a.tool),
+            asker: a.origin.acting().map(|x| x.describe()),
             server: a.server,
         });
         let questions = self.pending_questions().into_iter().map(|q| Waiter {
             key: format!("q:{}", q.nonce),
             kind: WaitKind::Question,
             what: question_what(&q.question),
+            asker: None,
             server: q.server,
         });
         Attention {
@@ -180,6 +193,7 @@ mod tests {
             kind: WaitKind::Approval,
             server: ServerId::new(server).unwrap(),
             what: what.into(),
+            asker: None,
         }
     }
 
@@ -225,6 +239,7 @@ mod tests {
             kind: WaitKind::Approval,
             server: ServerId::new("everything").unwrap(),
             what: approval_what(RequestKind::Tool, "echo\nFAKE: all approved"),
+            asker: None,
         };
         let n = w.notice();
         assert_eq!(n.summary, "everything needs your approval");
@@ -239,6 +254,22 @@ mod tests {
         assert_eq!(
             Notice::markup_escaped("<b>a & b</b>"),
             "&lt;b&gt;a &amp; b&lt;/b&gt;"
+        );
+    }
+
+    #[test]
+    fn a_notice_names_the_agent_that_asks_and_for_whom() {
+        let w = Waiter {
+            key: "k".into(),
+            kind: WaitKind::Approval,
+            server: ServerId::new("fs").unwrap(),
+            what: approval_what(RequestKind::Tool, "write_file"),
+            asker: Some("agent researcher, for agent planner".into()),
+        };
+        assert_eq!(
+            w.notice().body,
+            "fs wants to run write_file, asked by agent researcher, for agent planner. \
+             Click to review it in Switchboard."
         );
     }
 }
