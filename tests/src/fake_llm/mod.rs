@@ -276,8 +276,8 @@ async fn stream_reply(
             frames
         }
     };
-    for frame in frames {
-        if reply.chunk_delay_ms > 0 {
+    for (i, frame) in frames.into_iter().enumerate() {
+        if reply.chunk_delay_ms > 0 && i >= reply.immediate_frames {
             tokio::time::sleep(Duration::from_millis(reply.chunk_delay_ms)).await;
         }
         let bytes = frame.as_bytes();

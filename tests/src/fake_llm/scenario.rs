@@ -83,6 +83,9 @@ pub struct Reply {
     pub end: End,
     /// Milliseconds to wait before each SSE event.
     pub chunk_delay_ms: u64,
+    /// How many events go out at once before `chunk_delay_ms` applies (with a long delay: an
+    /// answer that starts, then stalls).
+    pub immediate_frames: usize,
     /// Write each SSE event in HTTP chunks of this many bytes (0: one chunk per event), so
     /// events and UTF-8 characters straddle reads.
     pub split_bytes: usize,

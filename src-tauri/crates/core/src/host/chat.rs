@@ -99,16 +99,44 @@ pub struct SendOutcome {
 
 impl Host {
     /// Flags answers that were streaming when a previous run died (ST-02). Call once at start,
-    /// in the process that runs chats.
+    /// in the process that runs chats. Work of another live process on the same data directory
+    /// (the app and a terminal's `switchboard chat`) is left alone (`runners`): then nothing is
+    /// flagged and 0 is returned.
     pub async fn recover_interrupted(&self) -> Result<u64, HostError> {
+        let dir = self.inner.data_dir.clone();
+        let joined = tokio::task::spawn_blocking(move || super::runners::join(&dir))
+            .await
+            .map_err(|e| HostError::Io {
+                context: "could not join the processes that run chats".into(),
+                source: std::io::Error::other(e.to_string()),
+            })?
+            .map_err(|source| HostError::Io {
+                context: format!(
+                    "could not lock {}",
+                    self.inner
+                        .data_dir
+                        .join(super::runners::LOCK_FILE)
+                        .display()
+                ),
+                source,
+            })?;
+        let lock = match joined {
+            super::runners::Joined::Alone(lock) => lock,
+            super::runners::Joined::Shared(lock) => {
+                *self.inner.runner() = Some(lock);
+                return Ok(0);
+            }
+            super::runners::Joined::Busy => return Ok(0),
+        };
         // Agents that were working when it died are shown as cut off, not as running forever.
         self.inner.store.mark_agent_runs_interrupted().await?;
-        Ok(self
-            .inner
-            .store
-            .mark_interrupted_on_startup()
-            .await?
-            .messages)
+        let swept = self.inner.store.mark_interrupted_on_startup().await?;
+        lock.share().map_err(|source| HostError::Io {
+            context: "could not share the lock of the processes that run chats".into(),
+            source,
+        })?;
+        *self.inner.runner() = Some(lock);
+        Ok(swept.messages)
     }
 
     /// Sends a message and runs the turn; events reach `events` after they are stored.
