@@ -132,6 +132,9 @@ async fn theme_and_idle_time_survive_a_restart_and_shortcuts_move_between_pages(
     assert!(!data.join("settings.json").exists());
 
     s.set_value(".settings-idle", "3").await.unwrap();
+    // The chat's tools warning (issue 16) is a field too: the default shown, a new value saved.
+    assert_eq!(value_once(&s, ".settings-tools-warn").await, "25");
+    s.set_value(".settings-tools-warn", "40").await.unwrap();
     s.click_on(".settings-save", WAIT).await.unwrap();
     s.wait_text(".settings-status", "Saved.", WAIT)
         .await
@@ -140,6 +143,7 @@ async fn theme_and_idle_time_survive_a_restart_and_shortcuts_move_between_pages(
         serde_json::from_slice(&std::fs::read(data.join("settings.json")).unwrap()).unwrap();
     assert_eq!(file["theme"], "dark");
     assert_eq!(file["idle_stop_secs"], 180);
+    assert_eq!(file["tools_warn_percent"], 40);
     s.screenshot(&artifacts().join("settings-1-saved-dark.png"))
         .await
         .unwrap();
@@ -162,6 +166,7 @@ async fn theme_and_idle_time_survive_a_restart_and_shortcuts_move_between_pages(
     keys(&s, &format!("{CTRL},")).await;
     assert_eq!(becomes(&s, "settings").await, "settings");
     assert_eq!(value_once(&s, ".settings-idle").await, "3");
+    assert_eq!(value_once(&s, ".settings-tools-warn").await, "40");
     let dark = s
         .execute("return document.querySelector('.settings-theme-dark').checked;")
         .await

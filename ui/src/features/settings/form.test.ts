@@ -34,16 +34,21 @@ describe("registry URL", () => {
 });
 
 describe("toSettings", () => {
-  const base = { theme: "dark" as const, provider: " ", model: "m1 ", registry: "https://r.example", logLevel: "debug" as const, idleMinutes: "5" };
+  const base = { theme: "dark" as const, provider: " ", model: "m1 ", registry: "https://r.example", logLevel: "debug" as const, idleMinutes: "5", warnPercent: "40" };
   it("builds the settings Rust saves", () => {
     expect(toSettings(base)).toEqual({
       ok: true,
-      settings: { theme: "dark", default_provider: null, default_model: "m1", registry_url: "https://r.example", log_level: "debug", idle_stop_secs: 300 },
+      settings: { theme: "dark", default_provider: null, default_model: "m1", registry_url: "https://r.example", log_level: "debug", idle_stop_secs: 300, tools_warn_percent: 40 },
     });
   });
   it("stops at the first problem", () => {
     expect(toSettings({ ...base, idleMinutes: "x" }).ok).toBe(false);
     expect(toSettings({ ...base, registry: "nope" }).ok).toBe(false);
+  });
+  it("keeps the tools warning a whole percent 0-100 (a save never drops it back to the default)", () => {
+    for (const bad of ["", "x", "-1", "101", "2.5"]) expect(toSettings({ ...base, warnPercent: bad }).ok).toBe(false);
+    const never = toSettings({ ...base, warnPercent: "0" });
+    expect(never.ok && never.settings.tools_warn_percent).toBe(0);
   });
 });
 

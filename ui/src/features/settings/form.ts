@@ -48,12 +48,26 @@ export interface FormValues {
   registry: string;
   logLevel: SettingsDto["log_level"];
   idleMinutes: string;
+  /** The share of a model's context the tool definitions may take before the chat warns. */
+  warnPercent: string;
+}
+
+/** The field's percent as a whole number 0-100 (0 = never warn), or why not. */
+export function warnPercent(text: string): { ok: true; percent: number } | { ok: false; why: string } {
+  const t = text.trim();
+  const n = Number(t);
+  if (t === "" || !Number.isInteger(n) || n < 0 || n > 100) {
+    return { ok: false, why: "The tools warning must be a whole percent between 0 (never warn) and 100." };
+  }
+  return { ok: true, percent: n };
 }
 
 /** The settings to save, or the first reason not to. */
 export function toSettings(v: FormValues): { ok: true; settings: SettingsDto } | { ok: false; why: string } {
   const idle = minutesToSecs(v.idleMinutes);
   if (!idle.ok) return idle;
+  const warn = warnPercent(v.warnPercent);
+  if (!warn.ok) return warn;
   const reg = registryProblem(v.registry);
   if (reg) return { ok: false, why: reg };
   return {
@@ -65,6 +79,7 @@ export function toSettings(v: FormValues): { ok: true; settings: SettingsDto } |
       registry_url: v.registry.trim(),
       log_level: v.logLevel,
       idle_stop_secs: idle.secs,
+      tools_warn_percent: warn.percent,
     },
   };
 }

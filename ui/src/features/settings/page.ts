@@ -40,6 +40,7 @@ export function mountSettings(root: HTMLElement): () => void {
   const level = h("select", { class: "settings-log-level", "aria-label": "Log level" }, ...LEVELS.map((l) => h("option", { value: l }, l)));
   const levelNote = h("p", { class: "hint settings-log-note" });
   const idle = h("input", { type: "number", min: "0", step: "1", inputmode: "decimal", class: "settings-idle", "aria-label": "Stop an unused server after (minutes)" });
+  const warnAt = h("input", { type: "number", min: "0", max: "100", step: "1", class: "settings-tools-warn", "aria-label": "Warn when tool definitions take more of the context than (percent)" });
   const save = h("button", { type: "button", class: "primary settings-save" }, "Save");
   let providers: ProviderDto[] = [];
   const redaction = redactionSection();
@@ -78,6 +79,7 @@ export function mountSettings(root: HTMLElement): () => void {
       ? "SWITCHBOARD_LOG or RUST_LOG chose the log filter when the app started; a level saved here replaces it now and is used at the next start only without them."
       : "Applies at once, to the window's log and the log file in the data directory.";
     idle.value = secsToMinutes(s.idle_stop_secs);
+    warnAt.value = String(s.tools_warn_percent);
   };
 
   const load = async () => {
@@ -95,7 +97,7 @@ export function mountSettings(root: HTMLElement): () => void {
   save.addEventListener("click", async () => {
     const form = toSettings({
       theme: theme(), provider: provider.value, model: model.value, registry: registry.value,
-      logLevel: level.value as LogLevelDto, idleMinutes: idle.value,
+      logLevel: level.value as LogLevelDto, idleMinutes: idle.value, warnPercent: warnAt.value,
     });
     if (!form.ok) {
       status.textContent = form.why;
@@ -131,7 +133,9 @@ export function mountSettings(root: HTMLElement): () => void {
       section("Chat", "settings-chat",
         label("Default provider", provider),
         label("Default model", model, models),
-        h("p", { class: "hint" }, "A new chat starts with these. Providers are added on the Chat page (Providers…).")),
+        h("p", { class: "hint" }, "A new chat starts with these. Providers are added on the Chat page (Providers…)."),
+        label("Warn when tool definitions take more than (% of the model's context, 0 = never)", warnAt),
+        h("p", { class: "hint" }, "Every turn sends the definitions of the tools offered; the chat says what they cost before you send.")),
       section("Approvals", "settings-approvals",
         h("p", {}, "Every tool call is checked against your policy: deny wins over ask, ask over allow, and a call that no rule matches asks you. Tool annotations from a server relax nothing unless you tag it trusted."),
         h("p", { class: "hint" }, "When a request waits while Switchboard is in the background, a desktop notification says so, and the window title and the tray icon count what waits."),
