@@ -21,7 +21,9 @@ impl From<PipelineError> for IpcError {
             e @ (PipelineError::NotFound(_) | PipelineError::NoRun(_)) => {
                 IpcError::not_found(e.to_string())
             }
-            e @ PipelineError::Declined(_) => IpcError::new(ErrorCode::Denied, e.to_string()),
+            e @ (PipelineError::Declined(_) | PipelineError::Refused(_)) => {
+                IpcError::new(ErrorCode::Denied, e.to_string())
+            }
             e => IpcError::invalid(e.to_string()),
         }
     }

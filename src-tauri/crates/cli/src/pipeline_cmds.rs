@@ -111,7 +111,9 @@ fn plain(e: PipelineError) -> anyhow::Error {
     match e {
         PipelineError::Host(h) => anyhow::Error::new(h),
         // Said no to as a whole: the exit code says declined, as for any refused question.
-        d @ PipelineError::Declined(_) => crate::errors::CliError::Declined(d.to_string()).into(),
+        d @ (PipelineError::Declined(_) | PipelineError::Refused(_)) => {
+            crate::errors::CliError::Declined(d.to_string()).into()
+        }
         other => anyhow::Error::new(other),
     }
 }

@@ -54,6 +54,13 @@ pub trait ToolRunner: Send + Sync {
         false
     }
 
+    /// How many tool calls one call of `llm_name` sends at most, for a tool-call budget
+    /// ([`super::TurnBudget::tool_calls`]): 1 for a server's tool or a built-in one, an
+    /// offered pipeline's number of steps (each step is a tool call). Wrappers forward it.
+    fn calls_in(&self, _llm_name: &str) -> usize {
+        1
+    }
+
     /// Runs a local tool (see [`Self::is_local`]). `Err` is a sentence for the model.
     fn run_local(
         &self,

@@ -75,7 +75,8 @@ pub struct TurnBudget {
     pub cost_usd: Option<f64>,
     /// The model's list price, for `cost_usd`.
     pub price: Option<Price>,
-    /// Tool calls sent (refused ones do not count).
+    /// Tool calls sent (refused ones do not count); a call of an offered pipeline counts
+    /// each of its steps ([`super::ToolRunner::calls_in`]), whether or not all of them run.
     pub tool_calls: Option<u32>,
     /// When the turn must have ended.
     pub deadline: Option<tokio::time::Instant>,
@@ -300,12 +301,28 @@ async fn turn(
                     .budget
                     .tool_calls
                     .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-                let allowed = limit.map(|max| max.saturating_sub(calls_sent));
-                let asked = calls.iter().filter(|c| c.1 != READ_OUTPUT_TOOL).count();
-                calls_sent += allowed.map_or(asked, |a| a.min(asked));
+                let left = limit.map(|max| max.saturating_sub(calls_sent));
+                // Each call costs the tool calls it sends (a pipeline, its steps): the calls run
+                // in the model's order while they fit what is left; the first that does not,
+                // and every one after it, is refused.
+                let costs: Vec<usize> = calls
+                    .iter()
+                    .filter(|c| c.1 != READ_OUTPUT_TOOL)
+                    .map(|c| tools.calls_in(&c.1).max(1))
+                    .collect();
+                let (mut fit, mut spent) = (0, 0);
+                for cost in &costs {
+                    if left.is_some_and(|l| spent + cost > l) {
+                        break;
+                    }
+                    spent += cost;
+                    fit += 1;
+                }
+                calls_sent += spent;
+                let allowed = left.map(|_| fit);
                 let results =
                     run_calls(tools, outputs, cfg, calls, allowed, &cancel, &events).await;
-                let over = allowed.is_some_and(|a| asked > a);
+                let over = fit < costs.len();
                 let message = Message {
                     role: Role::User,
                     parts: results,
@@ -500,8 +517,8 @@ async fn run_calls(
                 };
                 let (full, parts, is_error) = match (resolved, args) {
                     _ if over => refused(
-                        "Not run: the tool-call budget of this agent is spent; answer with what \
-                         you have."
+                        "Not run: the tool-call budget of this agent does not cover it (a \
+                         pipeline counts each of its steps); answer with what you have."
                             .into(),
                     ),
                     (None, Value::Object(map)) if local => {

@@ -273,6 +273,10 @@ impl ToolRunner for AgentTools {
                 && self.specs.iter().any(|s| s.name == llm_name))
     }
 
+    fn calls_in(&self, llm_name: &str) -> usize {
+        self.inner.calls_in(llm_name)
+    }
+
     fn run_local(
         &self,
         llm_name: &str,

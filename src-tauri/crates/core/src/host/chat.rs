@@ -274,6 +274,7 @@ impl Host {
                             model: &model,
                             profile_id: provider.profile_id(),
                             from: from.as_ref(),
+                            hand_overs,
                         },
                         tools.clone(),
                     )

@@ -147,6 +147,9 @@ pub(super) struct Seat<'a> {
     pub(super) profile_id: &'a str,
     /// The hand-over that brought the conversation to this agent, if one did.
     pub(super) from: Option<&'a HandOver>,
+    /// How many times this message has changed hands so far: at [`MAX_HAND_OVERS`] the agent
+    /// is not offered the hand-over tool (and `AgentTools` refuses it anyway).
+    pub(super) hand_overs: usize,
 }
 
 impl Host {
@@ -163,6 +166,7 @@ impl Host {
             model,
             profile_id,
             from,
+            hand_overs,
         } = seat;
         let node = self.start_node(lineage, profile, task, model).await?;
         let below = Lineage {
@@ -170,7 +174,11 @@ impl Host {
             ..lineage.clone()
         };
         let delegates = self.delegation_choices(profile, &[]).await?;
-        let hand_to = hand_over_choices(profile, self.list_agents().await?);
+        let hand_to = if hand_overs < MAX_HAND_OVERS {
+            hand_over_choices(profile, self.list_agents().await?)
+        } else {
+            Vec::new()
+        };
         let slot: HandOverSlot = Arc::default();
         let tools = AgentTools::new(self, inner, profile.clone(), below)
             .with_delegation(delegates)

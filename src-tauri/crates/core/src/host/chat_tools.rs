@@ -211,6 +211,14 @@ impl ToolRunner for HostTools {
         self.offers_pipeline(llm_name)
     }
 
+    /// An offered pipeline sends one tool call per step: a budget counts them all.
+    fn calls_in(&self, llm_name: &str) -> usize {
+        self.pipelines
+            .iter()
+            .find(|o| o.llm_name == llm_name)
+            .map_or(1, |o| o.pipeline.steps.len())
+    }
+
     fn run_local(
         &self,
         llm_name: &str,

@@ -352,6 +352,10 @@ impl ToolRunner for Discovering<'_> {
             || (self.catalog.iter().any(|e| e.spec.name == llm_name) && !self.is_loaded(llm_name))
     }
 
+    fn calls_in(&self, llm_name: &str) -> usize {
+        self.inner.calls_in(llm_name)
+    }
+
     fn run_local(
         &self,
         llm_name: &str,

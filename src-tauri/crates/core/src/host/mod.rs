@@ -88,7 +88,7 @@ pub use pipeline_tools::{
     agent_refusal, input_schema, is_pipeline_tool_name, pipeline_in_scope, pipeline_spec,
     OfferedPipeline, PipelineAgent, PIPELINE_TOOL_PREFIX,
 };
-pub use pipelines::{PipelineError, PipelineOutcome, RUNS_LISTED};
+pub use pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LISTED};
 pub use policy::tool_digest;
 pub use providers::ProviderView;
 pub use redaction::RedactionState;

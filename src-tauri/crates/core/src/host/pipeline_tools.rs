@@ -355,6 +355,11 @@ fn refused(p: &Pipeline, e: PipelineError) -> String {
             p.name,
             reason.map(|r| format!(" ({r})")).unwrap_or_default()
         ),
+        PipelineError::Refused(r) => format!(
+            "The approval policy does not allow the pipeline {}; nothing was run: {r}. Do \
+             without it.",
+            p.name
+        ),
         PipelineError::Host(HostError::Mcp(crate::mcp::McpError::Cancelled)) => {
             format!("The pipeline {} was cancelled.", p.name)
         }

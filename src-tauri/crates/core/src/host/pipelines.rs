@@ -2,8 +2,12 @@
 //! catalog, and runs.
 //!
 //! A run is checked as a whole before its first step: the servers it uses are started, every
-//! step's tool must be offered (running, switched on, not held for review), and every mapping
-//! must pass `pipeline_data::check` against the tools' schemas. Only then does step 1 run.
+//! step's tool must be offered (running, switched on, not held for review), every mapping
+//! must pass `pipeline_data::check` against the tools' schemas, and the person's policy must
+//! not refuse any step (`pipelines_policy`: decided as the seam would, an argument mapped from
+//! an earlier step counting as unknown, so a rule that could refuse refuses). Only then is the
+//! person asked about the run as a whole, and only then does step 1 run. A step whose tool's
+//! definition changed since the run was checked is not sent (TD-02).
 //! Each step is an ordinary tool call through [`Host::run_tool`], the one governed seam:
 //! argument validation, holds, the policy (a step that writes still asks unless a rule allows
 //! it), the audit log. A step's `structuredContent` is validated against its tool's
@@ -18,13 +22,15 @@ use super::{CallOptions, Host, HostError};
 use crate::approval::Origin;
 use crate::ids::{RunId, ServerId, ToolRef};
 use crate::pipeline_data::{check, MappingError, Pipeline, PipelineName, Plan, ToolSchemas};
-use crate::schema::ArgValidator;
 use crate::store::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 
 #[path = "pipelines_plan.rs"]
 mod plan;
+#[path = "pipelines_policy.rs"]
+mod policy;
 
-use plan::{arguments_of, check_inputs, whole_ask};
+use plan::{arguments_of, check_inputs, result_problem, whole_ask};
+pub use policy::StepRefusal;
 
 /// The most runs listed at once.
 pub const RUNS_LISTED: u32 = 200;
@@ -51,6 +57,11 @@ pub enum PipelineError {
     /// The inputs given do not fit the declared ones; nothing ran.
     #[error("the pipeline was not run, nothing was called: {0}")]
     Inputs(String),
+    /// The person's policy would refuse a step (or could, depending on an earlier step's
+    /// result): found before the whole-pipeline question, so nothing was asked, sent or
+    /// recorded as a run; the refusal is in the audit log.
+    #[error("the pipeline was not run, nothing was called: {0}")]
+    Refused(Box<StepRefusal>),
     /// The person said no to the pipeline as a whole; nothing ran or was recorded.
     #[error("the pipeline was not run, nothing was called: the user said no{}", .0.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
     Declined(Option<String>),
@@ -66,6 +77,9 @@ pub(crate) struct Preapproved {
     pub(crate) tool: ToolRef,
     /// The step's arguments.
     pub(crate) arguments: Map<String, Value>,
+    /// The digest of the tool's definition when the run was approved: a different definition
+    /// at call time is not covered by the approval (TD-02).
+    pub(crate) digest: Option<String>,
 }
 
 /// How a run is driven besides its inputs and origin.
@@ -272,11 +286,20 @@ impl Host {
         let claimed = self.claim_run(how.run.as_ref(), how.cancel)?;
         let cancel = claimed.cancel.clone();
         let plan = self.check_live(p).await?.map_err(PipelineError::Mapping)?;
+        // The definitions the plan was checked and shown with (TD-02): a step whose tool
+        // changed since, even with the change reviewed and accepted, is not sent under it.
+        let approved = self.definitions(&plan);
         let id = RunId::random().to_string();
         let inputs_value = Value::Object(inputs.clone());
         // Approved as a whole, every step and what flows where shown, before anything is
         // recorded or sent.
         let ask = whole_ask(p, &plan, &inputs_value, &origin, replay_of)?;
+        // A step the policy would refuse refuses the run before the question: else the steps
+        // before it would run (and perhaps write) and the run stop there.
+        if let Some(refusal) = self.policy_refusal(p, &plan, &inputs, &origin).await? {
+            self.audit_refusal(&ask, &refusal).await;
+            return Err(PipelineError::Refused(Box::new(refusal)));
+        }
         if let Err(reason) = self.ask_whole(ask, &cancel).await? {
             return Err(PipelineError::Declined(reason));
         }
@@ -287,8 +310,19 @@ impl Host {
             .await?;
         let mut structured: Vec<Option<Value>> = Vec::with_capacity(plan.steps.len());
         let mut failure = None;
-        for (step, planned) in p.steps.iter().zip(&plan.steps) {
+        for ((step, planned), digest) in p.steps.iter().zip(&plan.steps).zip(&approved) {
             let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
+            let tool = ToolRef {
+                server: planned.server.clone(),
+                tool: planned.tool.as_str().into(),
+            };
+            if let Err(why) = self.unchanged(&tool, digest.as_deref()).await {
+                failure = Some(format!(
+                    "step {index} ({:?}, {}): {why}",
+                    step.id, step.tool
+                ));
+                break;
+            }
             let arguments = match arguments_of(step, &inputs, &p.steps, &structured) {
                 Ok(a) => a,
                 Err(why) => {
@@ -306,10 +340,6 @@ impl Host {
                     &Value::Object(arguments.clone()),
                 )
                 .await?;
-            let tool = ToolRef {
-                server: planned.server.clone(),
-                tool: planned.tool.as_str().into(),
-            };
             let opts = CallOptions {
                 cancel: Some(cancel.clone()),
                 ask: how.asks.get(&step.id).cloned(),
@@ -317,6 +347,7 @@ impl Host {
                     label: label.clone(),
                     tool: tool.clone(),
                     arguments: arguments.clone(),
+                    digest: digest.clone(),
                 }),
                 ..CallOptions::default()
             };
@@ -324,7 +355,7 @@ impl Host {
             let (result, error) = match called {
                 Err(e) => (None, Some(e.to_string())),
                 Ok(r) => {
-                    let error = self.result_problem(&tool, &r);
+                    let error = result_problem(self.output_schema(&tool).as_ref(), &r);
                     (Some(r), error)
                 }
             };
@@ -358,38 +389,5 @@ impl Host {
             .await?;
         drop(claimed);
         self.pipeline_run(&id).await
-    }
-
-    /// Why a step's result cannot be used: a tool error, or `structuredContent` missing or
-    /// not matching the tool's `outputSchema`.
-    fn result_problem(&self, tool: &ToolRef, r: &crate::catalog::ToolResult) -> Option<String> {
-        if r.is_error {
-            let text: Vec<&str> = r
-                .content
-                .iter()
-                .filter_map(|c| match c {
-                    crate::catalog::Content::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            return Some(format!("the tool reported an error: {}", text.join(" ")));
-        }
-        let catalog = self.handle(&tool.server)?.catalog();
-        let info = catalog.tools.iter().find(|t| t.name == *tool.tool)?;
-        let schema = info.output_schema.as_ref()?;
-        let Some(value) = &r.structured_content else {
-            return Some(
-                "the tool declares an outputSchema but returned no structuredContent".into(),
-            );
-        };
-        match ArgValidator::compile(schema) {
-            Err(e) => Some(format!("the tool's outputSchema cannot be used: {e}")),
-            Ok(v) => v.check(value).err().map(|errors| {
-                format!(
-                    "its structuredContent does not match its outputSchema: {}",
-                    errors.join("; ")
-                )
-            }),
-        }
     }
 }

@@ -1,10 +1,11 @@
 //! The pure parts of a pipeline run (`host::pipelines`): the question it is approved by, the
-//! inputs' check, and each step's arguments from its sources.
+//! inputs' check, each step's arguments from its sources, and whether its result can be used.
 
 use serde_json::{Map, Value};
 
 use super::PipelineError;
 use crate::approval::{Ask, Origin, RequestKind};
+use crate::catalog::{Content, ToolResult};
 use crate::pipeline_data::{ArgSource, Pipeline, Plan};
 use crate::schema::ArgValidator;
 
@@ -122,4 +123,33 @@ pub(super) fn arguments_of(
         out.insert(name.to_owned(), value);
     }
     Ok(out)
+}
+
+/// Why a step's result cannot be used: a tool error, or `structuredContent` missing or not
+/// matching the tool's `outputSchema` (`schema`, as its server lists it now).
+pub(super) fn result_problem(schema: Option<&Value>, r: &ToolResult) -> Option<String> {
+    if r.is_error {
+        let text: Vec<&str> = r
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        return Some(format!("the tool reported an error: {}", text.join(" ")));
+    }
+    let schema = schema?;
+    let Some(value) = &r.structured_content else {
+        return Some("the tool declares an outputSchema but returned no structuredContent".into());
+    };
+    match ArgValidator::compile(schema) {
+        Err(e) => Some(format!("the tool's outputSchema cannot be used: {e}")),
+        Ok(v) => v.check(value).err().map(|errors| {
+            format!(
+                "its structuredContent does not match its outputSchema: {}",
+                errors.join("; ")
+            )
+        }),
+    }
 }

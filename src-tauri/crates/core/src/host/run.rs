@@ -332,7 +332,10 @@ impl Host {
         arguments: &Arguments,
         info: Option<&ToolInfo>,
     ) -> Result<Option<String>, HostError> {
-        if p.tool != *tool || p.arguments != *arguments {
+        if p.tool != *tool
+            || p.arguments != *arguments
+            || p.digest != info.map(crate::approval::pins::tool_digest)
+        {
             return Ok(None);
         }
         let tags = self.inner.store.server_tags(&tool.server).await?;
@@ -715,5 +718,59 @@ fn denied(tool: &ToolRef, reason: String) -> HostError {
         server: tool.server.clone(),
         tool: tool.tool.to_string(),
         reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! An agent's `ask` tightening can only take away (issue 15, point 3): it turns an allow
+    //! (by a rule, a grant the person gave, or a default) into a question, and leaves a
+    //! question or a refusal as it was.
+    use super::tightened;
+    use crate::approval::{AllowedBy, Decision};
+
+    const WHY: &str = "Agent coder's profile asks a person before every call of fs/echo.";
+
+    fn asks(reason: &str) -> Decision {
+        Decision::Ask {
+            reason: reason.into(),
+            warning: None,
+            rule: None,
+        }
+    }
+
+    #[test]
+    fn every_kind_of_allow_becomes_a_question_with_the_agents_reason() {
+        for by in [
+            AllowedBy::Rule("allow-echo".into()),
+            AllowedBy::Grant("grant-1".into()),
+            AllowedBy::Default,
+        ] {
+            assert_eq!(tightened(Decision::Allow { by }, Some(WHY)), asks(WHY));
+        }
+    }
+
+    #[test]
+    fn a_question_or_a_refusal_stays_what_it_is() {
+        let question = Decision::Ask {
+            reason: "rule ask-writes".into(),
+            warning: Some("the trifecta".into()),
+            rule: Some("ask-writes".into()),
+        };
+        assert_eq!(tightened(question.clone(), Some(WHY)), question);
+        let refusal = Decision::Deny {
+            reason: "rule no-echo".into(),
+            rule: Some("no-echo".into()),
+        };
+        assert_eq!(tightened(refusal.clone(), Some(WHY)), refusal);
+    }
+
+    #[test]
+    fn without_a_tightening_nothing_changes() {
+        let allow = Decision::Allow {
+            by: AllowedBy::Grant("grant-1".into()),
+        };
+        assert_eq!(tightened(allow.clone(), None), allow);
+        assert_eq!(tightened(asks("policy"), None), asks("policy"));
     }
 }

@@ -108,6 +108,10 @@ impl ToolRunner for Restoring<'_> {
         self.inner.is_local(llm_name)
     }
 
+    fn calls_in(&self, llm_name: &str) -> usize {
+        self.inner.calls_in(llm_name)
+    }
+
     fn run_local(
         &self,
         llm_name: &str,

@@ -1,0 +1,324 @@
+//! The person's policy asked about every step of a pipeline before anything runs (issue 15,
+//! point 6): a step the policy would refuse is found before the whole-pipeline question, not
+//! mid-run after earlier steps (perhaps writes) have run.
+//!
+//! Each step is decided as the seam decides a call ([`Host::decide_call`]: the same rules,
+//! grants, server tags, limits' counts and data flow), as the run's origin, on the arguments
+//! known before the run: literals and inputs. Nothing is sent and no rule hit is counted.
+//!
+//! An argument mapped from an earlier step's result (`$from`) is unknown until that step ran.
+//! It is decided as a value no condition can read (JSON `null`): a condition on it cannot be
+//! evaluated, and the policy fails closed on such a condition (a deny rule denies). So a deny
+//! rule that *could* refuse the step, depending on what an earlier step returns, refuses the
+//! whole run up front, naming the argument; a deny rule whose conditions on the known
+//! arguments already rule it out does not. (A condition over "every path-like argument"
+//! sees only the known values; unknown ones could only make it hold less, so it errs the
+//! same way.) The way out is to give that argument as an input or a fixed value, or to
+//! narrow the rule.
+//!
+//! What this cannot see: an allow rule with a limit that enough steps together would exhaust
+//! (each step is decided on today's count), and a policy that changes while the run is under
+//! way. The seam decides every step again when it runs, so those stop the run there.
+
+use serde_json::{Map, Value};
+
+use super::{Host, HostError};
+use crate::approval::audit::{Actor, AuditContext, AuditEvent, CallRef, Verdict};
+use crate::approval::{Ask, Call, Claims, Condition, Decision, Origin, RequestKind, Rule};
+use crate::ids::ToolRef;
+use crate::mcp::catalog::ToolInfo;
+use crate::pipeline_data::{ArgSource, Pipeline, Plan};
+
+/// A step the person's policy would refuse, found before anything ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepRefusal {
+    /// Its position, from 1.
+    pub step: u32,
+    /// Its id.
+    pub id: String,
+    /// Its tool, `server/tool`.
+    pub tool: String,
+    /// The rule that refuses it (or whose limit is spent), when one does.
+    pub rule: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+    /// The arguments, mapped from earlier steps, that the rule's conditions depend on: when
+    /// not empty the rule *may* refuse the step, depending on what those steps return.
+    pub depends_on: Vec<String>,
+}
+
+impl std::fmt::Display for StepRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "step {} ({:?}, {}) ", self.step, self.id, self.tool)?;
+        if self.depends_on.is_empty() {
+            return write!(f, "would be refused: {}", self.reason);
+        }
+        let args = self
+            .depends_on
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        write!(
+            f,
+            "could be refused: {}; its conditions depend on the argument {args}, known only \
+             from an earlier step's result once the run is under way, so the run is refused \
+             before it starts (give it as an input or a fixed value, or narrow the rule)",
+            self.reason
+        )
+    }
+}
+
+/// What the policy sees of a step before the run: the arguments known now, every one mapped
+/// from an earlier step as `null`, and the names of those.
+fn known_arguments(step: &crate::pipeline_data::Step, inputs: &Map<String, Value>) -> Known {
+    let mut arguments = Map::new();
+    let mut unknown = Vec::new();
+    // `check` already refused a step whose sources do not read; nothing to decide then.
+    for (name, source) in step.sources().unwrap_or_default() {
+        let value = match source {
+            ArgSource::Literal(v) => v,
+            ArgSource::Input(n) => inputs.get(&n).cloned().unwrap_or(Value::Null),
+            ArgSource::From { .. } => {
+                unknown.push(name.to_owned());
+                Value::Null
+            }
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Known { arguments, unknown }
+}
+
+struct Known {
+    arguments: Map<String, Value>,
+    unknown: Vec<String>,
+}
+
+/// What a server claims about a tool, as the seam reads it (`host::run`).
+fn claims(info: Option<&ToolInfo>) -> Claims {
+    let a = info.and_then(|t| t.annotations.as_ref());
+    Claims {
+        read_only: a.and_then(|a| a.read_only_hint) == Some(true),
+        open_world: a.and_then(|a| a.open_world_hint) == Some(true),
+    }
+}
+
+/// The arguments among `unknown` that `rule`'s conditions read.
+fn depends_on(rule: &Rule, unknown: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &rule.when {
+        let read: Vec<&String> = match c {
+            // Over every path- or URL-like argument: any unknown one may be such.
+            Condition::PathUnder { arg: None, .. } | Condition::DomainIn { arg: None, .. } => {
+                unknown.iter().collect()
+            }
+            Condition::PathUnder { arg: Some(a), .. }
+            | Condition::DomainIn { arg: Some(a), .. }
+            | Condition::SqlOnly { arg: a, .. }
+            | Condition::Matches { arg: a, .. } => unknown.iter().filter(|u| *u == a).collect(),
+            Condition::ReadOnlyHint | Condition::Writes => Vec::new(),
+        };
+        for a in read {
+            if !out.contains(a) {
+                out.push(a.clone());
+            }
+        }
+    }
+    out
+}
+
+impl Host {
+    /// The first step of `p` (checked into `plan`) that the person's policy would refuse, or
+    /// could refuse depending on an earlier step's result, when run as `origin` with
+    /// `inputs`. Sends nothing.
+    pub(super) async fn policy_refusal(
+        &self,
+        p: &Pipeline,
+        plan: &Plan,
+        inputs: &Map<String, Value>,
+        origin: &Origin,
+    ) -> Result<Option<StepRefusal>, HostError> {
+        for (step, planned) in p.steps.iter().zip(&plan.steps) {
+            let tool = ToolRef {
+                server: planned.server.clone(),
+                tool: planned.tool.as_str().into(),
+            };
+            let catalog = self.handle(&tool.server).map(|h| h.catalog());
+            let info = catalog
+                .as_ref()
+                .and_then(|c| c.tools.iter().find(|t| t.name == *tool.tool));
+            let known = known_arguments(step, inputs);
+            let call = Call {
+                server: &tool.server,
+                kind: RequestKind::Tool,
+                name: &tool.tool,
+                origin,
+                arguments: &known.arguments,
+                claims: claims(info),
+            };
+            let Decision::Deny { reason, rule } = self.decide_call(&call, info).await?.0 else {
+                continue;
+            };
+            let depends = match &rule {
+                Some(id) if !known.unknown.is_empty() => self
+                    .policy_rules()
+                    .await?
+                    .iter()
+                    .find(|r| &r.id == id)
+                    .map(|r| depends_on(r, &known.unknown))
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            return Ok(Some(StepRefusal {
+                step: u32::try_from(planned.index).unwrap_or(u32::MAX),
+                id: step.id.clone(),
+                tool: step.tool.clone(),
+                reason: match (&rule, depends.is_empty()) {
+                    // The policy's own words say it could not check the conditions; say why.
+                    (Some(id), false) => format!("the policy rule {id:?} may deny it"),
+                    _ => reason,
+                },
+                rule,
+                depends_on: depends,
+            }));
+        }
+        Ok(None)
+    }
+
+    /// Records a run refused by [`Host::policy_refusal`] as the pipeline's question would have
+    /// been (`ask`): proposed, and denied by the policy rule, with the refusal's words.
+    pub(super) async fn audit_refusal(&self, ask: &Ask, refusal: &StepRefusal) {
+        let ctx = AuditContext::for_request(&ask.server, &ask.tool, &ask.origin, CallRef::random());
+        let arguments = ask.arguments.as_object().cloned().unwrap_or_default();
+        let events = vec![
+            AuditEvent::proposed(ask.kind, &arguments, &ask.origin),
+            AuditEvent::Decided {
+                decision: Verdict::Deny,
+                by: Actor::Policy {
+                    rule: refusal.rule.clone(),
+                },
+                reason: Some(format!("the pipeline was not run: {refusal}")),
+            },
+        ];
+        self.audit_all(events.into_iter().map(|e| (e, ctx.clone())).collect())
+            .await;
+    }
+
+    /// Whether `tool` is still defined as when its pipeline was approved (`approved`, from
+    /// [`Host::definition_digest`]); a server stopped meanwhile (idle) is started first, as
+    /// the seam would. `Err` says why not, for the run's record.
+    pub(super) async fn unchanged(
+        &self,
+        tool: &ToolRef,
+        approved: Option<&str>,
+    ) -> Result<(), String> {
+        if self.handle(&tool.server).is_none() {
+            self.ensure_started(&tool.server)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        if self.definition_digest(tool).as_deref() == approved {
+            return Ok(());
+        }
+        Err(
+            "its tool changed since the pipeline was approved (or is no longer listed), so \
+             it was not sent; run the pipeline again to approve it as it is now"
+                .into(),
+        )
+    }
+
+    /// The digests of the definitions of `plan`'s tools, step by step, as listed now.
+    pub(super) fn definitions(&self, plan: &Plan) -> Vec<Option<String>> {
+        plan.steps
+            .iter()
+            .map(|s| {
+                self.definition_digest(&ToolRef {
+                    server: s.server.clone(),
+                    tool: s.tool.as_str().into(),
+                })
+            })
+            .collect()
+    }
+
+    /// `tool`'s `outputSchema` as its running server lists it now.
+    pub(super) fn output_schema(&self, tool: &ToolRef) -> Option<Value> {
+        let catalog = self.handle(&tool.server)?.catalog();
+        let info = catalog.tools.iter().find(|t| t.name == *tool.tool)?;
+        info.output_schema.clone()
+    }
+
+    /// The digest of `tool`'s definition as the running server lists it now (TD-02), `None`
+    /// when it is not listed.
+    fn definition_digest(&self, tool: &ToolRef) -> Option<String> {
+        let catalog = self.handle(&tool.server)?.catalog();
+        let info = catalog.tools.iter().find(|t| t.name == *tool.tool)?;
+        Some(crate::approval::pins::tool_digest(info))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::{Effect, On, Source};
+
+    fn rule(when: Vec<Condition>) -> Rule {
+        Rule {
+            id: "r".into(),
+            effect: Effect::Deny,
+            server: "*".into(),
+            on: On::Tool,
+            tool: "*".into(),
+            origin: None,
+            when,
+            limit: None,
+            note: None,
+            source: Source::User,
+        }
+    }
+
+    #[test]
+    fn a_rule_depends_on_the_unknown_arguments_its_conditions_read() {
+        let unknown = vec!["path".to_owned(), "sql".to_owned()];
+        let named = rule(vec![
+            Condition::PathUnder {
+                arg: Some("path".into()),
+                prefixes: vec!["/etc".into()],
+            },
+            Condition::Matches {
+                arg: "name".into(),
+                pattern: "x".into(),
+            },
+        ]);
+        assert_eq!(depends_on(&named, &unknown), ["path"]);
+        let any_path = rule(vec![Condition::PathUnder {
+            arg: None,
+            prefixes: vec!["/etc".into()],
+        }]);
+        assert_eq!(depends_on(&any_path, &unknown), ["path", "sql"]);
+        assert!(depends_on(&rule(vec![Condition::Writes]), &unknown).is_empty());
+        assert!(depends_on(&named, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_refusal_says_whether_it_is_certain() {
+        let mut r = StepRefusal {
+            step: 3,
+            id: "write".into(),
+            tool: "calc/echo".into(),
+            rule: Some("no-echo".into()),
+            reason: "the policy rule \"no-echo\" denies this call".into(),
+            depends_on: Vec::new(),
+        };
+        assert_eq!(
+            r.to_string(),
+            "step 3 (\"write\", calc/echo) would be refused: the policy rule \"no-echo\" denies this call"
+        );
+        r.depends_on = vec!["text".into()];
+        let text = r.to_string();
+        assert!(
+            text.starts_with("step 3 (\"write\", calc/echo) could be refused")
+                && text.contains("the argument \"text\""),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! An agent profile's policy overrides only tighten, at the point of decision (issue 15,
+//! point 3): the person's deny rule refuses an agent whose profile says nothing about the tool
+//! (the call never reaches the server), and an agent's `ask` tightening still asks after the
+//! person answered "always allow" for that tool, although the grant that answer created lets
+//! the same tool run without a question for a model that is not this agent. Against our fake
+//! MCP server, which records every call it receives.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
+use switchboard_core::approval::{Answer, ApprovalRequest, Effect, On, Rule, Scope, Source};
+use switchboard_core::chat::ToolRunner;
+use switchboard_core::host::{AgentTools, Host, HostTools, Lineage};
+use switchboard_core::ids::{ConversationId, ProviderName};
+use switchboard_core::mcp::catalog::ToolResult;
+use switchboard_tests::*;
+use tokio_util::sync::CancellationToken;
+
+fn profile(policy: Vec<PolicyTightening>) -> AgentProfile {
+    let mut p = AgentProfile::new(
+        AgentName::new("coder").unwrap(),
+        ProviderName::new("scripted").unwrap(),
+    );
+    p.scope = ToolScope {
+        servers: vec!["fs".into()],
+        tools: Vec::new(),
+    };
+    p.policy = policy;
+    p
+}
+
+/// The `tools/call` names the fake server received.
+fn received(record: &Path) -> Vec<String> {
+    recorded_calls(record).into_iter().map(|(n, _)| n).collect()
+}
+
+async fn host_tools(host: &Host, conversation: &ConversationId) -> Arc<HostTools> {
+    HostTools::load(host, conversation).await.unwrap()
+}
+
+fn agent_tools(
+    host: &Host,
+    inner: Arc<HostTools>,
+    p: AgentProfile,
+    conv: &ConversationId,
+) -> AgentTools {
+    AgentTools::new(host, inner, p, Lineage::root(conv.clone()))
+}
+
+/// Runs `llm_name` through `tools` as a turn would.
+async fn call(tools: &dyn ToolRunner, llm_name: &str, args: Value) -> Result<ToolResult, String> {
+    let tool = tools.resolve(llm_name).expect("the tool is offered");
+    let (ptx, _prx) = tokio::sync::mpsc::unbounded_channel();
+    let (stx, _srx) = tokio::sync::oneshot::channel();
+    let args: Map<String, Value> = args.as_object().unwrap().clone();
+    tools
+        .run(tool, args, CancellationToken::new(), ptx, stx)
+        .await
+}
+
+/// Waits (bounded) for the next question and gives it `answer`.
+async fn answer_next(host: &Host, answer: Answer) -> ApprovalRequest {
+    for _ in 0..1500 {
+        if let Some(req) = host.pending_approvals().into_iter().next() {
+            host.answer_approval(&req.nonce.to_string(), answer)
+                .await
+                .unwrap();
+            return req;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("nobody asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_deny_rule_refuses_an_agent_whose_profile_says_nothing() {
+    let (host, tmp) = test_host().await;
+    let record = tmp.path().join("fs-received.jsonl");
+    start_trusted(
+        &host,
+        fake_spec("fs", &["--record", record.to_str().unwrap()]),
+    )
+    .await;
+    host.put_policy_rule(Rule {
+        id: "no-echo".into(),
+        effect: Effect::Deny,
+        server: "fs".into(),
+        on: On::Tool,
+        tool: "echo".into(),
+        origin: None,
+        when: Vec::new(),
+        limit: None,
+        note: None,
+        source: Source::User,
+    })
+    .await
+    .unwrap();
+    let conv = ConversationId::random();
+    let tools = agent_tools(
+        &host,
+        host_tools(&host, &conv).await,
+        profile(vec![]),
+        &conv,
+    );
+    // Whatever is asked is allowed: were the deny not applied, the call would reach the server.
+    let yes = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            loop {
+                answer_next(&host, Answer::ALLOW).await;
+            }
+        })
+    };
+    let refused = call(&tools, "fs__echo", json!({"text": "hi"}))
+        .await
+        .unwrap_err();
+    assert!(refused.contains("no-echo"), "{refused}");
+    // The same agent's other tools still run: the server is there and records.
+    let added = call(&tools, "fs__add", json!({"a": 1, "b": 2})).await;
+    yes.abort();
+    assert!(added.is_ok(), "{added:?}");
+    assert_eq!(received(&record), vec!["add".to_owned()]);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_tightening_still_asks_after_the_person_said_always_allow() {
+    let (host, tmp) = test_host().await;
+    let record = tmp.path().join("fs-received.jsonl");
+    start_trusted(
+        &host,
+        fake_spec("fs", &["--record", record.to_str().unwrap()]),
+    )
+    .await;
+    let conv = ConversationId::random();
+    let ask = vec![PolicyTightening {
+        tool: "fs/echo".into(),
+        action: Tighten::Ask,
+    }];
+    let tools = agent_tools(&host, host_tools(&host, &conv).await, profile(ask), &conv);
+    let always = Answer::Allow {
+        arguments: None,
+        scope: Scope::Always,
+        constraints: Vec::new(),
+    };
+
+    // 1. Asked (nothing allows it yet); the person answers "always allow".
+    let (first, asked) = tokio::join!(
+        call(&tools, "fs__echo", json!({"text": "one"})),
+        answer_next(&host, always)
+    );
+    assert!(first.is_ok(), "{first:?}");
+    assert_eq!(asked.tool, "echo");
+    let rules = host.policy_rules().await.unwrap();
+    assert!(
+        rules.iter().any(|r| r.effect == Effect::Allow
+            && r.tool == "echo"
+            && matches!(
+                r.source,
+                Source::Grant {
+                    conversation: None,
+                    ..
+                }
+            )),
+        "the answer created an always-grant: {rules:?}"
+    );
+
+    // 2. The grant allows echo for a model that is no agent: no question (anything asked is
+    // refused here, so a question would fail the call).
+    let no = {
+        let host = host.clone();
+        tokio::spawn(async move { answer_next(&host, Answer::DENY).await })
+    };
+    let plain = host_tools(&host, &conv).await;
+    let granted = call(plain.as_ref(), "fs__echo", json!({"text": "two"})).await;
+    assert!(granted.is_ok(), "the grant did not allow it: {granted:?}");
+    assert!(!no.is_finished(), "a plain call was asked about");
+
+    // 3. The agent's tightening turns that allow back into a question, with its reason; the
+    // person says no and the server never sees the call.
+    let (third, asked) = tokio::join!(call(&tools, "fs__echo", json!({"text": "three"})), async {
+        tokio::time::timeout(Duration::from_secs(60), no)
+            .await
+            .expect("the agent's call was asked about")
+            .unwrap()
+    });
+    let refused = third.unwrap_err();
+    assert!(refused.contains("the user said no"), "{refused}");
+    assert!(
+        asked
+            .reason
+            .contains("Agent coder's profile asks a person before every call"),
+        "{}",
+        asked.reason
+    );
+    assert_eq!(
+        asked.origin.acting().map(|a| a.agent.as_str()),
+        Some("coder")
+    );
+    assert_eq!(
+        received(&record),
+        vec!["echo".to_owned(), "echo".to_owned()]
+    );
+    host.shutdown().await;
+}
