@@ -1,9 +1,10 @@
 //! An agent profile's policy overrides only tighten, at the point of decision (issue 15,
 //! point 3): the person's deny rule refuses an agent whose profile says nothing about the tool
 //! (the call never reaches the server), and an agent's `ask` tightening still asks after the
-//! person answered "always allow" for that tool, although the grant that answer created lets
-//! the same tool run without a question for a model that is not this agent. Against our fake
-//! MCP server, which records every call it receives.
+//! person answered "always allow" for that tool. The grant such an answer creates covers the
+//! agent that asked only: its next call runs without a question, while another agent's and a
+//! plain model's are still asked. Against our fake MCP server, which records every call it
+//! receives.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::Path;
@@ -21,8 +22,12 @@ use switchboard_tests::*;
 use tokio_util::sync::CancellationToken;
 
 fn profile(policy: Vec<PolicyTightening>) -> AgentProfile {
+    named("coder", policy)
+}
+
+fn named(name: &str, policy: Vec<PolicyTightening>) -> AgentProfile {
     let mut p = AgentProfile::new(
-        AgentName::new("coder").unwrap(),
+        AgentName::new(name).unwrap(),
         ProviderName::new("scripted").unwrap(),
     );
     p.scope = ToolScope {
@@ -169,16 +174,18 @@ async fn an_ask_tightening_still_asks_after_the_person_said_always_allow() {
         "the answer created an always-grant: {rules:?}"
     );
 
-    // 2. The grant allows echo for a model that is no agent: no question (anything asked is
-    // refused here, so a question would fail the call).
+    // 2. The grant is coder's: a plain model's call is still asked about (and refused here).
+    let plain = host_tools(&host, &conv).await;
+    let (refused, asked_plain) = tokio::join!(
+        call(plain.as_ref(), "fs__echo", json!({"text": "two"})),
+        answer_next(&host, Answer::DENY)
+    );
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(asked_plain.origin.acting().is_none());
     let no = {
         let host = host.clone();
         tokio::spawn(async move { answer_next(&host, Answer::DENY).await })
     };
-    let plain = host_tools(&host, &conv).await;
-    let granted = call(plain.as_ref(), "fs__echo", json!({"text": "two"})).await;
-    assert!(granted.is_ok(), "the grant did not allow it: {granted:?}");
-    assert!(!no.is_finished(), "a plain call was asked about");
 
     // 3. The agent's tightening turns that allow back into a question, with its reason; the
     // person says no and the server never sees the call.
@@ -200,6 +207,78 @@ async fn an_ask_tightening_still_asks_after_the_person_said_always_allow() {
     assert_eq!(
         asked.origin.acting().map(|a| a.agent.as_str()),
         Some("coder")
+    );
+    assert_eq!(received(&record), vec!["echo".to_owned()]);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_always_answer_to_an_agent_covers_that_agent_and_nobody_else() {
+    let (host, tmp) = test_host().await;
+    let record = tmp.path().join("fs-received.jsonl");
+    start_trusted(
+        &host,
+        fake_spec("fs", &["--record", record.to_str().unwrap()]),
+    )
+    .await;
+    let conv = ConversationId::random();
+    let worker = agent_tools(
+        &host,
+        host_tools(&host, &conv).await,
+        named("worker", vec![]),
+        &conv,
+    );
+    let browser = agent_tools(
+        &host,
+        host_tools(&host, &conv).await,
+        named("browser", vec![]),
+        &conv,
+    );
+    let always = Answer::Allow {
+        arguments: None,
+        scope: Scope::Always,
+        constraints: Vec::new(),
+    };
+    // Asked (no rule allows it); "always" for the worker.
+    let (first, asked) = tokio::join!(
+        call(&worker, "fs__echo", json!({"text": "one"})),
+        answer_next(&host, always)
+    );
+    assert!(first.is_ok(), "{first:?}");
+    assert_eq!(
+        asked.origin.acting().map(|a| a.agent.as_str()),
+        Some("worker")
+    );
+    let rules = host.policy_rules().await.unwrap();
+    let grant = rules
+        .iter()
+        .find(|r| matches!(r.source, Source::Grant { .. }))
+        .expect("the answer made a grant");
+    assert!(
+        matches!(&grant.source, Source::Grant { agent: Some(a), .. } if a == "worker"),
+        "{grant:?}"
+    );
+    // The worker's next call runs without a question (anything asked is refused here).
+    let no = {
+        let host = host.clone();
+        tokio::spawn(async move { answer_next(&host, Answer::DENY).await })
+    };
+    let again = call(&worker, "fs__echo", json!({"text": "two"})).await;
+    assert!(
+        again.is_ok(),
+        "the grant did not cover its agent: {again:?}"
+    );
+    assert!(!no.is_finished(), "the worker was asked again");
+    // Another agent is asked, and refused.
+    let other = call(&browser, "fs__echo", json!({"text": "three"})).await;
+    assert!(other.is_err(), "{other:?}");
+    let asked = tokio::time::timeout(Duration::from_secs(60), no)
+        .await
+        .expect("the other agent was asked")
+        .unwrap();
+    assert_eq!(
+        asked.origin.acting().map(|a| a.agent.as_str()),
+        Some("browser")
     );
     assert_eq!(
         received(&record),

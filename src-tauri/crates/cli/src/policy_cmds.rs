@@ -219,10 +219,20 @@ fn describe(r: &Rule) -> String {
     let source = match &r.source {
         Source::User => String::new(),
         Source::Grant {
-            conversation: Some(c),
+            conversation,
+            agent,
             ..
-        } => format!(" [grant, conversation {c}]"),
-        Source::Grant { .. } => " [grant, always]".into(),
+        } => {
+            let when = match conversation {
+                Some(c) => format!("conversation {c}"),
+                None => "always".into(),
+            };
+            let whom = agent
+                .as_ref()
+                .map(|a| format!(", agent {a}"))
+                .unwrap_or_default();
+            format!(" [grant, {when}{whom}]")
+        }
     };
     let on = match r.on {
         On::Tool => String::new(),

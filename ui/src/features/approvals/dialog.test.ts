@@ -87,6 +87,14 @@ describe("approvalDialog", () => {
     expect(manual.querySelector(".approval-who")?.textContent).toContain("You asked to run this tool");
   });
 
+  it("says a grant answered to an agent is that agent's only", () => {
+    const sub = approvalDialog(req({ origin: "model", conversation: "c-7", agent: "researcher", for_agent: "planner" }), () => {});
+    expect(sub.querySelector(".allow-always")?.textContent).toBe("Always allow for agent researcher");
+    expect(sub.querySelector(".allow-conversation")?.textContent).toBe("Allow for agent researcher in this conversation");
+    const plain = approvalDialog(req({ origin: "model", conversation: "c-7", agent: null, for_agent: null }), () => {});
+    expect(plain.querySelector(".allow-always")?.textContent).toBe("Always allow this tool");
+  });
+
   it("Don't run sends the reason, trimmed; Enter in the reason field does too", () => {
     const answer = vi.fn();
     const d = approvalDialog(small(), answer);

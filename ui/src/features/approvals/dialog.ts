@@ -92,14 +92,17 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
   });
   const deny = h("button", { type: "button", class: "deny", autofocus: true }, "Don't run");
   const allow = h("button", { type: "button", class: "primary allow", title: "Run this call only; ask again next time" }, "Run once");
+  // A grant answered to an agent covers that agent only (another agent, or the plain model,
+  // is still asked): the buttons say whom.
+  const whom = req.origin === "model" && req.agent ? ` for agent ${req.agent}` : "";
   const conversation = req.origin === "model"
-    ? h("button", { type: "button", class: "allow-conversation", title: "Run this call, and later calls of this tool in this conversation, without asking" }, "Allow in this conversation")
+    ? h("button", { type: "button", class: "allow-conversation", title: `Run this call, and later calls of this tool${whom} in this conversation, without asking` }, `Allow${whom} in this conversation`)
     : null;
   const always = h("button", {
     type: "button", class: "allow-always",
-    title: "Run this call and later calls of this tool without asking. The grant is bound to the tool's current definition " +
+    title: `Run this call and later calls of this tool${whom} without asking. The grant is bound to the tool's current definition ` +
       "(it lapses if the server changes the tool) and can be revoked on the Policy page.",
-  }, "Always allow this tool");
+  }, whom ? `Always allow${whom}` : "Always allow this tool");
   const queue = h("div", { class: "approval-queue", hidden: true },
     h("span", { class: "approval-waiting" }),
     h("button", { type: "button", class: "approval-review-all", onclick: () => onReviewAll?.() }),

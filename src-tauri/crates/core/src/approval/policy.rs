@@ -382,11 +382,19 @@ fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
     if let Source::Grant {
         conversation,
         tool_digest,
+        agent,
     } = &rule.source
     {
         if conversation
             .as_ref()
             .is_some_and(|c| Some(c) != call.origin.conversation())
+        {
+            return Applies::No;
+        }
+        // Granted to one agent: another agent's call, or a plain model's, is not covered.
+        if agent
+            .as_deref()
+            .is_some_and(|a| call.origin.acting().map(|x| x.agent.as_str()) != Some(a))
         {
             return Applies::No;
         }

@@ -343,6 +343,7 @@ fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
         source: Source::Grant {
             conversation: conversation.cloned(),
             tool_digest: "d1".into(),
+            agent: None,
         },
         ..rule("g", Effect::Allow, "fs", "read", vec![])
     };
@@ -366,6 +367,57 @@ fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
             "{g:?}"
         );
     }
+}
+
+#[test]
+fn a_grant_given_to_an_agent_covers_that_agent_only() {
+    let granted = Rule {
+        source: Source::Grant {
+            conversation: None,
+            tool_digest: "d1".into(),
+            agent: Some("researcher".into()),
+        },
+        ..rule("g", Effect::Allow, "fs", "read", vec![])
+    };
+    let ctx = Context {
+        tool_digest: Some("d1"),
+        ..Context::default()
+    };
+    let as_agent = |agent: &str| Origin::Model {
+        conversation: conv(),
+        agent: Some(Acting {
+            agent: crate::agent_data::AgentName::new(agent).unwrap(),
+            for_agent: None,
+        }),
+    };
+    let t = tool("fs", "read");
+    let a = args(json!({}));
+    let decide_for = |origin: &Origin| {
+        verdict(&decide(
+            &Policy {
+                rules: vec![granted.clone()],
+            },
+            &Call {
+                server: &t.server,
+                kind: RequestKind::Tool,
+                name: &t.tool,
+                origin,
+                arguments: &a,
+                claims: Claims {
+                    read_only: false,
+                    open_world: false,
+                },
+            },
+            &ctx,
+        ))
+    };
+    assert_eq!(decide_for(&as_agent("researcher")), "allow");
+    assert_eq!(decide_for(&as_agent("browser")), "ask");
+    assert_eq!(
+        decide_for(&model()),
+        "ask",
+        "a plain model is not the agent"
+    );
 }
 
 #[test]
@@ -536,6 +588,7 @@ fn what_allowed_is_typed_from_the_rule_source_not_its_id() {
         source: Source::Grant {
             conversation: None,
             tool_digest: "d".into(),
+            agent: None,
         },
         ..rule("grant-s-t-abc123", Effect::Allow, "s", "*", vec![])
     };

@@ -224,6 +224,11 @@ impl Host {
             (Scope::Always, _) => None,
         };
         let Some(info) = info else { return Ok(None) };
+        let agent = origin.acting().map(|a| a.agent.to_string());
+        let whom = agent
+            .as_ref()
+            .map(|a| format!(" for agent {a}"))
+            .unwrap_or_default();
         let suffix: String = hex::encode(rand::random::<[u8; 3]>());
         let id: String = format!("{GRANT_PREFIX}{}-{}", tool.server, tool.tool)
             .chars()
@@ -246,10 +251,12 @@ impl Host {
             tool: glob_literal(&tool.tool),
             origin: None,
             note: Some(match (&conversation, constraints.is_empty()) {
-                (Some(_), _) => "allowed for this conversation from an approval prompt".into(),
-                (None, true) => "always allowed from an approval prompt".into(),
+                (Some(_), _) => {
+                    format!("allowed{whom} for this conversation from an approval prompt")
+                }
+                (None, true) => format!("always allowed{whom} from an approval prompt"),
                 (None, false) => {
-                    "always allowed with these arguments from an approval prompt".into()
+                    format!("always allowed{whom} with these arguments from an approval prompt")
                 }
             }),
             when: constraints,
@@ -257,6 +264,7 @@ impl Host {
             source: Source::Grant {
                 conversation,
                 tool_digest: tool_digest(info),
+                agent,
             },
         };
         rule.validate().map_err(rule_error)?;

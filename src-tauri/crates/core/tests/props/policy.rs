@@ -77,8 +77,16 @@ fn rule(i: usize) -> impl Strategy<Value = Rule> {
     let per = prop::sample::select(vec![Per::Minute, Per::Hour, Per::Day, Per::Conversation]);
     let source = prop_oneof![
         2 => Just(Source::User),
-        1 => (prop::option::of(conversation_id()), hostile_text(4))
-            .prop_map(|(conversation, tool_digest)| Source::Grant { conversation, tool_digest }),
+        1 => (
+            prop::option::of(conversation_id()),
+            hostile_text(4),
+            prop::option::of("[a-z][a-z0-9-]{0,12}")
+        )
+            .prop_map(|(conversation, tool_digest, agent)| Source::Grant {
+                conversation,
+                tool_digest,
+                agent
+            }),
     ];
     (
         "[A-Za-z0-9._-]{0,40}",
