@@ -282,6 +282,50 @@ pub async fn provider_with_key(
     p
 }
 
+/// A rule of the person's own (`Source::User`) for tool calls of `server`/`tool`, with no
+/// origin, conditions, limit or note: what most tests put in the policy.
+pub fn user_rule(
+    id: &str,
+    effect: switchboard_core::approval::Effect,
+    server: &str,
+    tool: &str,
+) -> switchboard_core::approval::Rule {
+    switchboard_core::approval::Rule {
+        id: id.into(),
+        effect,
+        server: server.into(),
+        on: switchboard_core::approval::On::Tool,
+        tool: tool.into(),
+        origin: None,
+        when: Vec::new(),
+        limit: None,
+        note: None,
+        source: switchboard_core::approval::Source::User,
+    }
+}
+
+/// One audit entry of a tool, as tests read it: its kind, its actor and its details (JSON).
+pub type Audited = (String, String, String);
+
+/// The audit entries for `server`/`tool` (among the newest 500), oldest first.
+pub async fn audit_trail(host: &Host, server: &str, tool: &str) -> Vec<Audited> {
+    let page = host
+        .audit_page(&switchboard_core::store::AuditQuery {
+            limit: 500,
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("audit page: {e}"));
+    let mut out: Vec<Audited> = page
+        .entries
+        .into_iter()
+        .filter(|e| e.server.as_deref() == Some(server) && e.tool.as_deref() == Some(tool))
+        .map(|e| (e.kind.as_str().to_owned(), e.actor, e.detail_json))
+        .collect();
+    out.reverse();
+    out
+}
+
 /// Polls `f` every 20 ms until it returns true or `timeout` passes; returns the last result.
 pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = std::time::Instant::now() + timeout;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
-use switchboard_core::approval::{Answer, ApprovalRequest, Effect, On, Rule, Scope, Source};
+use switchboard_core::approval::{Answer, ApprovalRequest, Effect, Scope, Source};
 use switchboard_core::chat::ToolRunner;
 use switchboard_core::host::{AgentTools, Host, HostTools, Lineage};
 use switchboard_core::ids::{ConversationId, ProviderName};
@@ -90,20 +90,9 @@ async fn the_persons_deny_rule_refuses_an_agent_whose_profile_says_nothing() {
         fake_spec("fs", &["--record", record.to_str().unwrap()]),
     )
     .await;
-    host.put_policy_rule(Rule {
-        id: "no-echo".into(),
-        effect: Effect::Deny,
-        server: "fs".into(),
-        on: On::Tool,
-        tool: "echo".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("no-echo", Effect::Deny, "fs", "echo"))
+        .await
+        .unwrap();
     let conv = ConversationId::random();
     let tools = agent_tools(
         &host,

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 use switchboard_core::agent_data::{AgentName, AgentProfile, ToolScope};
-use switchboard_core::approval::{Effect, On, Rule, Source};
+use switchboard_core::approval::Effect;
 use switchboard_core::chat::{ChatEvent, TurnEnd};
 use switchboard_core::host::{Host, SendOutcome, SendRequest, TurnInput, HAND_OVER_TOOL};
 use switchboard_core::ids::ProviderName;
@@ -113,20 +113,9 @@ async fn a_hand_over_to_an_anthropic_model_carries_the_tool_turn_translated() {
         fake_spec("fs", &["--record", record.to_str().unwrap()]),
     )
     .await;
-    host.put_policy_rule(Rule {
-        id: "allow-echo".into(),
-        effect: Effect::Allow,
-        server: "fs".into(),
-        on: On::Tool,
-        tool: "echo".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("allow-echo", Effect::Allow, "fs", "echo"))
+        .await
+        .unwrap();
     let oa = provider_with_key(&host, "oa", "openai", sup.openai_base()).await;
     let anp = provider_with_key(&host, "an", "anthropic", an.anthropic_base()).await;
     let mut planner = AgentProfile::new(name("planner"), oa.clone());

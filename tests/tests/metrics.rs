@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use switchboard_core::approval::{Effect, On, Rule, Source};
+use switchboard_core::approval::Effect;
 use switchboard_core::host::{estimate_tokens, CallOptions, ExportOutcome, Host, HostError};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::settings::MetricsExport;
@@ -86,20 +86,9 @@ async fn loaded_host() -> (Load, tempfile::TempDir) {
     let mut spec = fake_spec("fake", &[]);
     spec.timeouts.request_secs = 1;
     start_trusted(&host, spec).await;
-    host.put_policy_rule(Rule {
-        id: "no-env".into(),
-        effect: Effect::Deny,
-        server: "fake".into(),
-        on: On::Tool,
-        tool: "env".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("no-env", Effect::Deny, "fake", "env"))
+        .await
+        .unwrap();
     (
         Load {
             host,

@@ -16,7 +16,7 @@ use switchboard_core::approval::{Answer, Origin, RequestKind};
 use switchboard_core::host::{Host, SendRequest, TurnInput};
 use switchboard_core::ids::ServerId;
 use switchboard_core::pipeline_data::{parse, Format};
-use switchboard_core::store::{AuditQuery, RunStatus, ServerTag};
+use switchboard_core::store::{RunStatus, ServerTag};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::*;
@@ -121,22 +121,8 @@ async fn host_with_pipelines() -> (Host, tempfile::TempDir, PathBuf) {
 }
 
 /// The audit entries for `calc`/`tool`, oldest first: (kind, actor, details).
-async fn entries(host: &Host, tool: &str) -> Vec<(String, String, String)> {
-    let page = host
-        .audit_page(&AuditQuery {
-            limit: 500,
-            ..AuditQuery::default()
-        })
-        .await
-        .unwrap();
-    let mut out: Vec<_> = page
-        .entries
-        .into_iter()
-        .filter(|e| e.server.as_deref() == Some("calc") && e.tool.as_deref() == Some(tool))
-        .map(|e| (e.kind.as_str().to_owned(), e.actor, e.detail_json))
-        .collect();
-    out.reverse();
-    out
+async fn entries(host: &Host, tool: &str) -> Vec<Audited> {
+    audit_trail(host, "calc", tool).await
 }
 
 /// A model that calls `tool` with `args`, then says "done".

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use switchboard_core::approval::{Answer, Effect, On, Origin, Rule, Source};
+use switchboard_core::approval::{Answer, Effect, Origin};
 use switchboard_core::host::{Host, PipelineError};
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
-use switchboard_core::store::{AuditQuery, RunStatus};
+use switchboard_core::store::RunStatus;
 use switchboard_tests::*;
 
 /// A host with `everything` (the reference server) and `calc` (the fake server, recording
@@ -39,21 +39,11 @@ async fn two_servers() -> Option<(Host, tempfile::TempDir, PathBuf)> {
 
 /// The audit kinds recorded for `server`/`tool`, oldest first.
 async fn audited(host: &Host, server: &str, tool: &str) -> Vec<String> {
-    let page = host
-        .audit_page(&AuditQuery {
-            limit: 500,
-            ..AuditQuery::default()
-        })
+    audit_trail(host, server, tool)
         .await
-        .unwrap();
-    let mut out: Vec<String> = page
-        .entries
         .into_iter()
-        .filter(|e| e.server.as_deref() == Some(server) && e.tool.as_deref() == Some(tool))
-        .map(|e| e.kind.as_str().to_owned())
-        .collect();
-    out.reverse();
-    out
+        .map(|(kind, _, _)| kind)
+        .collect()
 }
 
 /// What one question asked: the tool, its arguments, and the tools the fake server had
@@ -138,20 +128,9 @@ async fn a_pipeline_runs_end_to_end_asks_where_the_policy_asks_and_replays() {
 
     // The person's policy asks about `add`: the step waits for an answer, and the question
     // shows the values that flowed into it.
-    host.put_policy_rule(Rule {
-        id: "ask-add".into(),
-        effect: Effect::Ask,
-        server: "calc".into(),
-        on: On::Tool,
-        tool: "add".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("ask-add", Effect::Ask, "calc", "add"))
+        .await
+        .unwrap();
     let runner = host.clone();
     let run = tokio::spawn(async move {
         runner
@@ -205,20 +184,9 @@ async fn a_pipeline_runs_end_to_end_asks_where_the_policy_asks_and_replays() {
     }
 
     // A replay runs the same version with the same inputs (add is allowed always now).
-    host.put_policy_rule(Rule {
-        id: "ask-add".into(),
-        effect: Effect::Allow,
-        server: "calc".into(),
-        on: On::Tool,
-        tool: "add".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("ask-add", Effect::Allow, "calc", "add"))
+        .await
+        .unwrap();
     let replayer = host.clone();
     let id = outcome.run.id.clone();
     let replay = tokio::spawn(async move {
@@ -533,25 +501,6 @@ async fn calc_only() -> (Host, tempfile::TempDir, PathBuf) {
     (host, tmp, record)
 }
 
-/// The audit entries for `server`/`tool`, oldest first: (kind, actor, details).
-async fn entries(host: &Host, server: &str, tool: &str) -> Vec<(String, String, String)> {
-    let page = host
-        .audit_page(&AuditQuery {
-            limit: 500,
-            ..AuditQuery::default()
-        })
-        .await
-        .unwrap();
-    let mut out: Vec<_> = page
-        .entries
-        .into_iter()
-        .filter(|e| e.server.as_deref() == Some(server) && e.tool.as_deref() == Some(tool))
-        .map(|e| (e.kind.as_str().to_owned(), e.actor, e.detail_json))
-        .collect();
-    out.reverse();
-    out
-}
-
 /// Echo (read-only), sleep (no readOnlyHint: it may write), add (read-only, but a rule asks).
 const MIXED: &str = r#"
 name = "mixed"
@@ -601,20 +550,9 @@ async fn a_pipeline_is_approved_as_a_whole_and_only_what_writes_asks_again() {
     let (host, _tmp, record) = calc_only().await;
     let p = parse(MIXED, Format::Toml).unwrap();
     host.add_pipeline(&p).await.unwrap();
-    host.put_policy_rule(Rule {
-        id: "ask-add".into(),
-        effect: Effect::Ask,
-        server: "calc".into(),
-        on: On::Tool,
-        tool: "add".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("ask-add", Effect::Ask, "calc", "add"))
+        .await
+        .unwrap();
     let plan = host.check_pipeline(&p).await.unwrap().unwrap();
     // A server the person did not tag trusted: its read-only claims relax nothing (TD-01),
     // so every step still asks after the pipeline's approval.
@@ -660,7 +598,7 @@ async fn a_pipeline_is_approved_as_a_whole_and_only_what_writes_asks_again() {
     assert_eq!(names[before..], ["echo", "sleep", "add"]);
 
     // The audit log: the pipeline proposed, asked about and allowed by the user...
-    let pipeline = entries(&host, "calc", "mixed").await;
+    let pipeline = audit_trail(&host, "calc", "mixed").await;
     let kinds: Vec<&str> = pipeline.iter().map(|(k, _, _)| k.as_str()).collect();
     // (once per run).
     assert_eq!(
@@ -676,7 +614,7 @@ async fn a_pipeline_is_approved_as_a_whole_and_only_what_writes_asks_again() {
     );
     // ...and every step, the read-only one allowed by that approval.
     for tool in ["echo", "sleep", "add"] {
-        let kinds: Vec<String> = entries(&host, "calc", tool)
+        let kinds: Vec<String> = audit_trail(&host, "calc", tool)
             .await
             .into_iter()
             .map(|(k, _, _)| k)
@@ -685,14 +623,14 @@ async fn a_pipeline_is_approved_as_a_whole_and_only_what_writes_asks_again() {
             assert!(kinds.iter().any(|k| k == kind), "{tool}: {kinds:?}");
         }
     }
-    let echo = entries(&host, "calc", "echo").await;
+    let echo = audit_trail(&host, "calc", "echo").await;
     assert!(
         echo.iter().any(|(k, a, d)| k == "decided"
             && a == "user"
             && d.contains("approved with the pipeline mixed@1")),
         "{echo:?}"
     );
-    let sleep = entries(&host, "calc", "sleep").await;
+    let sleep = audit_trail(&host, "calc", "sleep").await;
     assert!(
         !sleep
             .iter()
@@ -760,7 +698,7 @@ async fn a_declined_pipeline_sends_nothing() {
         recorded_calls(&record)
     );
     assert!(host.pipeline_runs(None).await.unwrap().is_empty());
-    let pipeline = entries(&host, "calc", "mixed").await;
+    let pipeline = audit_trail(&host, "calc", "mixed").await;
     assert!(
         pipeline
             .iter()

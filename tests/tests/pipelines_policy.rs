@@ -21,7 +21,7 @@ use switchboard_core::host::{CallOptions, Host, PipelineError, PipelineOutcome};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::supervisor::ServerHandle;
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
-use switchboard_core::store::{AuditQuery, RunStatus};
+use switchboard_core::store::RunStatus;
 use switchboard_tests::*;
 
 /// A host with `calc` (the fake server with `extra` flags, recording what it receives)
@@ -103,25 +103,6 @@ async fn answering_yes<T>(host: &Host, run: tokio::task::JoinHandle<T>) -> T {
     run.await.unwrap()
 }
 
-/// The audit entries for `server`/`tool`, oldest first: (kind, actor, details).
-async fn entries(host: &Host, server: &str, tool: &str) -> Vec<(String, String, String)> {
-    let page = host
-        .audit_page(&AuditQuery {
-            limit: 500,
-            ..AuditQuery::default()
-        })
-        .await
-        .unwrap();
-    let mut out: Vec<_> = page
-        .entries
-        .into_iter()
-        .filter(|e| e.server.as_deref() == Some(server) && e.tool.as_deref() == Some(tool))
-        .map(|e| (e.kind.as_str().to_owned(), e.actor, e.detail_json))
-        .collect();
-    out.reverse();
-    out
-}
-
 fn names(record: &Path) -> Vec<String> {
     recorded_calls(record).into_iter().map(|(n, _)| n).collect()
 }
@@ -176,10 +157,10 @@ async fn a_step_the_policy_denies_refuses_the_run_before_anything_runs() {
     assert!(names(&record).is_empty(), "{:?}", names(&record));
     assert!(host.pipeline_runs(None).await.unwrap().is_empty());
     for tool in ["echo", "add", "sleep"] {
-        assert!(entries(&host, "calc", tool).await.is_empty(), "{tool}");
+        assert!(audit_trail(&host, "calc", tool).await.is_empty(), "{tool}");
     }
     // The audit log has the refusal: the pipeline proposed, denied by the rule.
-    let audited = entries(&host, "calc", "three").await;
+    let audited = audit_trail(&host, "calc", "three").await;
     let kinds: Vec<&str> = audited.iter().map(|(k, _, _)| k.as_str()).collect();
     assert_eq!(kinds, ["proposed", "decided"], "{audited:?}");
     assert!(audited[0].2.contains("pipeline"), "{audited:?}");

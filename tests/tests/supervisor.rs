@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
-use switchboard_core::approval::{Answer, Effect, On, Rule, Source};
+use switchboard_core::approval::{Answer, Effect};
 use switchboard_core::chat::{ChatEvent, TurnEnd};
 use switchboard_core::host::{SendRequest, TurnInput, DELEGATE_TOOL, HAND_OVER_TOOL};
 use switchboard_core::store::AuditQuery;
@@ -68,20 +68,9 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     )
     .await;
     // The person's policy allows echo for models: only the researcher's tightening asks.
-    host.put_policy_rule(Rule {
-        id: "allow-echo".into(),
-        effect: Effect::Allow,
-        server: "fs".into(),
-        on: On::Tool,
-        tool: "echo".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("allow-echo", Effect::Allow, "fs", "echo"))
+        .await
+        .unwrap();
     let oa = provider_with_key(&host, "oa", "openai", sup.openai_base()).await;
     let an = provider_with_key(&host, "an", "anthropic", sub.anthropic_base()).await;
     let lo = provider_with_key(&host, "lo", "ollama", local.openai_base()).await;
