@@ -282,11 +282,11 @@ async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_sta
         "{text}"
     );
     assert!(
-        lines[1].starts_with("  summariser [an/model-1] done: 1 calls"),
+        lines[1].starts_with("  summariser [an/model-1] done: 1 call,"),
         "{text}"
     );
     assert!(
-        lines[2].starts_with("  checker [lc/model-1] done: 1 calls"),
+        lines[2].starts_with("  checker [lc/model-1] done: 1 call,"),
         "{text}"
     );
     assert!(lines[3].starts_with("total: 3 agents"), "{text}");

@@ -2,9 +2,10 @@
 //! chat with the supervisor agent chosen is answered by that agent (an OpenAI-format model),
 //! which delegates a sub-task to a worker agent on an Anthropic-format model; the worker's tool
 //! call waits for the approval dialog, which names the agent that asks and the agent it works
-//! for, while the tree shows both agents running; once approved, the tree shows both done with
-//! the run's total. Both models are scripted servers on loopback; the worker's tool is the fake
-//! MCP server's `echo`. Screenshots go to `tests/results/e2e/`.
+//! for, while the tree shows both agents running (the worker with the call it made so far);
+//! once approved, the tree shows both done with the run's total. Both models are scripted
+//! servers on loopback; the worker's tool is the fake MCP server's `echo`. Screenshots go to
+//! `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::Path;
@@ -206,6 +207,15 @@ async fn the_chat_shows_a_supervisors_run_tree_live_and_the_approval_names_the_a
     // Meanwhile the tree, live: the planner running, the worker running under it.
     let running = r#".run-node[data-agent="planner"][data-status="running"] .run-children .run-node[data-agent="worker"][data-status="running"]"#;
     s.wait_for(running, WAIT).await.unwrap();
+    // The worker's call shows while it waits, not only once it ends: a node's calls and spend
+    // are written as its turn goes.
+    s.wait_text(
+        r#".run-node[data-agent="worker"][data-status="running"] .run-calls"#,
+        "1 call",
+        WAIT,
+    )
+    .await
+    .unwrap();
     s.wait_text(
         r#".run-node[data-agent="worker"] .run-task"#,
         "Echo the plan.",

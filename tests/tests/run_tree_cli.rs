@@ -5,12 +5,17 @@
 //! agent's cost. Every number expected is derived from the usage the scripted model servers
 //! reported and the list price table, so a tree that drops a node, misattributes a model call or
 //! sums wrongly fails here.
+//!
+//! One cost per conversation (point 5): the conversation's tokens line in `history show`
+//! counts its stored answers plus what delegated agents spent (their calls are stored only in
+//! the run tree), never an agent's answers twice; for a conversation only agents answered, it
+//! agrees with the sum of its runs' totals.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use serde_json::Value;
 use switchboard_core::agent_data::{AgentName, AgentProfile, Budget};
 use switchboard_core::chat::TurnEnd;
-use switchboard_core::host::{Host, Lineage, DELEGATE_TOOL};
+use switchboard_core::host::{Host, Lineage, SendRequest, TurnInput, DELEGATE_TOOL};
 use switchboard_core::llm::limits::price;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
@@ -218,6 +223,19 @@ async fn history_show_and_agent_runs_print_the_tree_its_total_and_each_agents_co
     );
     assert_eq!(lines[5], format!("    {total}"), "{shown}");
     assert_eq!(lines.len(), 6, "{shown}");
+    // No message was stored (the planner ran as a task): the conversation's tokens are its
+    // run's, and its dollars the known part of them.
+    let all_in = p_in + summariser_usage.0 + coder_usage.0;
+    let all_out = p_out + summariser_usage.1 + coder_usage.1;
+    assert_eq!(
+        from(&shown, "tokens: ")[0],
+        format!(
+            "tokens: {all_in} in, {all_out} out; about ${:.2} at list prices plus models of \
+             unknown price (answers plus {all_in}+{all_out} tokens agents spent on tasks)",
+            p_cost + s_cost
+        ),
+        "{shown}"
+    );
     // A conversation no agent worked for prints no run section.
     let quiet_shown = ok_stdout(
         &run_cli(data, &["history", "show", &quiet.id.to_string()], "", &[]),
@@ -291,6 +309,126 @@ async fn history_show_and_agent_runs_print_the_tree_its_total_and_each_agents_co
             "Plan the report."
         ],
         "{listed}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversations_cost_counts_its_answers_and_its_delegated_agents_once() {
+    // The supervisor answers in the conversation (its answers are stored messages); the worker
+    // it delegates to is a task node whose calls are stored only in the run tree.
+    let sup_usage = [(2_000_u64, 200_u64), (2_600, 120)];
+    let work_usage = (7_000_u64, 900_u64);
+    let sup = FakeLlm::spawn(Scenario::new([
+        delegate("call_1", "worker", "Find the figures.").with_usage(
+            sup_usage[0].0,
+            sup_usage[0].1,
+            0,
+        ),
+        Reply::text(&["The figures are in."]).with_usage(sup_usage[1].0, sup_usage[1].1, 0),
+    ]))
+    .await
+    .unwrap();
+    let work = FakeLlm::spawn(Scenario::new([
+        Reply::text(&["Figures: 1, 2, 3."]).with_usage(work_usage.0, work_usage.1, 0)
+    ]))
+    .await
+    .unwrap();
+    let (host, tmp) = test_host().await;
+    let none = Budget::default();
+    let oa = ("oa", "openai", sup.openai_base());
+    agent_on(&host, oa, "planner", "gpt-4o", None, none.clone()).await;
+    let an = ("an", "anthropic", work.anthropic_base());
+    agent_on(&host, an, "worker", "claude-haiku-4-5", Some(vec![]), none).await;
+
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let out = host
+        .send_message(
+            SendRequest {
+                conversation: None,
+                provider: switchboard_core::ids::ProviderName::new("oa").unwrap(),
+                model: None,
+                input: TurnInput::text("Get me the figures."),
+                max_steps: None,
+                attached: Vec::new(),
+                run: None,
+                agent: Some(AgentName::new("planner").unwrap()),
+                discovery: None,
+            },
+            tx,
+        )
+        .await
+        .unwrap();
+    assert!(matches!(out.end, TurnEnd::Done(_)), "{out:?}");
+    assert_eq!(work.requests().len(), 1, "the worker ran");
+
+    let s_in: u64 = sup_usage.iter().map(|u| u.0).sum();
+    let s_out: u64 = sup_usage.iter().map(|u| u.1).sum();
+    let s_cost = price("openai", "gpt-4o").unwrap().cost(s_in, s_out);
+    let w_cost = price("anthropic", "claude-haiku-4-5")
+        .unwrap()
+        .cost(work_usage.0, work_usage.1);
+    let usage = host.conversation_usage(&out.conversation).await.unwrap();
+    assert_eq!(
+        (usage.total.input_tokens, usage.total.output_tokens),
+        (s_in + work_usage.0, s_out + work_usage.1),
+        "answers plus the delegated worker, the supervisor once: {usage:?}"
+    );
+    assert_eq!(
+        (usage.tasks.input_tokens, usage.tasks.output_tokens),
+        work_usage,
+        "{usage:?}"
+    );
+    assert!(usage.cost_complete, "{usage:?}");
+    assert!(
+        (usage.cost_usd - (s_cost + w_cost)).abs() < 1e-12,
+        "{usage:?}"
+    );
+    let worker_row = usage
+        .by_model
+        .iter()
+        .find(|m| m.model.as_deref() == Some("claude-haiku-4-5"))
+        .unwrap_or_else(|| panic!("{usage:?}"));
+    assert_eq!(worker_row.provider.as_deref(), Some("an"));
+
+    // `history show`: the conversation's line and its run's total say the same tokens.
+    let id = out.conversation.to_string();
+    let shown = ok_stdout(
+        &run_cli(tmp.path(), &["history", "show", &id], "", &[]),
+        "history show",
+    );
+    let tokens = from(&shown, "tokens: ");
+    assert_eq!(
+        tokens[0],
+        format!(
+            "tokens: {} in, {} out; about ${:.2} at list prices (answers plus {}+{} tokens \
+             agents spent on tasks)",
+            s_in + work_usage.0,
+            s_out + work_usage.1,
+            s_cost + w_cost,
+            work_usage.0,
+            work_usage.1
+        ),
+        "{shown}"
+    );
+    let runs = from(&shown, "agent runs (1 run):");
+    assert!(
+        runs[2].starts_with("    planner [oa/gpt-4o] done: 1 call, "),
+        "{shown}"
+    );
+    assert!(
+        runs[3].starts_with("      worker [an/claude-haiku-4-5] done: 0 calls, "),
+        "{shown}"
+    );
+    assert_eq!(
+        runs[4],
+        format!(
+            "    total: 2 agents, 2 nodes, 1 call, {}+{} tokens, ${:.4}",
+            s_in + work_usage.0,
+            s_out + work_usage.1,
+            s_cost + w_cost
+        ),
+        "{shown}"
     );
     host.shutdown().await;
 }

@@ -544,9 +544,19 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                     );
                 }
             }
+            // The whole conversation: its answers plus what agents spent on tasks for it (each
+            // run's own total follows under its tree).
             let usage = ctx.host.conversation_usage(&id).await?;
+            let tasks = if usage.tasks == Default::default() {
+                String::new()
+            } else {
+                format!(
+                    " (answers plus {}+{} tokens agents spent on tasks)",
+                    usage.tasks.input_tokens, usage.tasks.output_tokens
+                )
+            };
             outln!(
-                "tokens: {} in, {} out; {}",
+                "tokens: {} in, {} out; {}{tasks}",
                 usage.total.input_tokens,
                 usage.total.output_tokens,
                 match (usage.cost_complete, usage.cost_usd) {

@@ -90,12 +90,12 @@ fn node_line(n: &AgentRunNode) -> String {
         .map(|r| format!(" ({})", output::inert(&one_line(r))))
         .unwrap_or_default();
     format!(
-        "{} [{}/{}] {}{why}: {} calls, {}+{} tokens, {cost}, {took}: {}",
+        "{} [{}/{}] {}{why}: {}, {}+{} tokens, {cost}, {took}: {}",
         output::inert(&n.agent),
         output::inert(&n.provider),
         output::inert(&n.model),
         n.status,
-        n.tool_calls,
+        output::count(n.tool_calls, "call", "calls"),
         n.usage_input,
         n.usage_output,
         output::inert(&one_line(&n.task))

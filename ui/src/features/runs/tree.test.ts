@@ -56,6 +56,10 @@ describe("renderRun", () => {
     expect(a.getAttribute("aria-busy")).toBe("true");
     expect(a.querySelector(".run-status")?.textContent).toBe("running…");
     expect(a.querySelector(".run-duration")?.textContent).toBe("2.0 s so far");
+    // What it has spent so far, written while it runs.
+    expect(a.querySelector(".run-calls")?.textContent).toBe("1 call");
+    expect(a.querySelector(".run-cost")?.textContent).toBe("≈ $0.02 so far");
+    expect(a.querySelector(".run-cost")?.getAttribute("title")).toBe("100 in · 10 out");
     const b = el.querySelector<HTMLElement>('[data-node="b"]')!;
     expect(b.dataset.status).toBe("over_budget");
     expect(b.querySelector(".run-status")?.textContent).toBe("over budget");

@@ -1,6 +1,8 @@
 // The run tree of agents (issue 15, point 4), drawn from the nodes the host stored: each agent
 // working on a task under the agent that delegated it, with its model, calls, cost, duration and
-// status, and the run's total under the tree. Pure rendering: panel.ts fetches and redraws.
+// status, and the run's total under the tree. A running node's calls, tokens and cost are what
+// it has spent so far (the host writes them as its turn goes). Pure rendering: panel.ts fetches
+// and redraws.
 // Every string here (tasks, agent names, reasons) is untrusted and goes in as text.
 import { h } from "../../app/dom";
 import type { AgentRunDto, AgentRunNodeDto, RunTotalsDto } from "../../ipc/bindings";
@@ -74,7 +76,8 @@ function nodeItem(t: TreeNode, now: number): HTMLElement {
     h("span", { class: `run-status run-status-${n.status}` }, running ? "running…" : statusText(n.status)),
     h("span", { class: "run-model hint" }, `${n.provider} / ${n.model}`),
     h("span", { class: "run-calls hint" }, calls(n.tool_calls)),
-    h("span", { class: "run-cost hint" }, cost(n.cost_usd)),
+    h("span", { class: "run-cost hint", title: `${count(n.usage_input)} in · ${count(n.usage_output)} out` },
+      running && n.cost_usd !== null && n.cost_usd !== undefined ? `${cost(n.cost_usd)} so far` : cost(n.cost_usd)),
     h("span", { class: "run-duration hint" }, running ? `${took} so far` : took),
   );
   const item = h("li", { class: `run-node${running ? " run-running" : ""}`, "data-agent": n.agent, "data-status": n.status, "data-node": n.node },

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 mod writer;
 
 use super::chat_agent::{HandOver, Seat, MAX_HAND_OVERS, TAKE_OVER};
-use super::delegation::{Lineage, Tally};
+use super::delegation::{Lineage, Live};
 use super::providers::ProviderView;
 use super::HostTools;
 use super::{Host, HostError};
@@ -339,7 +339,7 @@ impl Host {
             if from.is_some() {
                 transcript.push(Message::user_text(TAKE_OVER));
             }
-            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::unbounded_channel();
             let (tap_tx, tap_rx) = mpsc::unbounded_channel();
             let mut outputs = crate::chat::cap::Outputs::default();
             let writer = Writer {
@@ -348,16 +348,14 @@ impl Host {
                 provider: provider_name.as_str(),
                 model: &model,
             };
-            let tally = async move {
-                let mut tally = Tally::default();
-                while let Some(ev) = rx.recv().await {
-                    tally.see(&ev);
-                    if tap_tx.send(ev).is_err() {
-                        break;
-                    }
-                }
-                tally
-            };
+            // A supervised turn's node shows its calls, tokens and cost while it runs.
+            let live = Live::new(
+                self,
+                &lineage,
+                supervised.as_ref().map(|s| s.node.clone()),
+                cfg.budget.price,
+            );
+            let tally = live.pump(rx, tap_tx);
             let (end, tally, written) = tokio::join!(
                 run_turn(
                     provider.as_ref(),

@@ -12,9 +12,11 @@
 //! between vendors; what each model sees is translated from the neutral transcript by its own
 //! provider (point 7).
 //!
-//! Not yet here (the closing note of issue 15 lists them): the run tree in SQLite and the app,
-//! attribution of calls to agents in approval prompts and the audit, `ask` tightenings,
-//! hand-over of a conversation.
+//! Each agent is a node of the run tree (store `agent_runs`), written when it starts, kept up to
+//! date while its turn runs ([`live`]) and finished when it ends. A delegated task's node is a
+//! [`NODE_TASK`]: its model calls are stored nowhere else, so a conversation's cost adds them to
+//! its messages' ([`super::usage`]); a conversation turn's node ([`Host::start_node`]) is a
+//! [`NODE_TURN`], already counted through the messages.
 
 use std::time::Duration;
 
@@ -29,7 +31,11 @@ use crate::chat::cap::Outputs;
 use crate::chat::{run_turn, ChatEvent, TurnBudget, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, RunId};
 use crate::llm::{limits, Message, Role, ToolSpec, Usage};
-use crate::store::{AgentRunEnd, AgentRunNode, NewAgentRun};
+use crate::store::{AgentRunEnd, AgentRunNode, NewAgentRun, NODE_TASK, NODE_TURN};
+
+#[path = "delegation_live.rs"]
+pub(super) mod live;
+pub(super) use live::Live;
 
 /// The built-in tool an agent delegates with.
 pub const DELEGATE_TOOL: &str = "switchboard_delegate";
@@ -234,7 +240,9 @@ impl Host {
             let inner = HostTools::load(self, &lineage.conversation).await?;
             let choices = self.delegation_choices(&profile, &lineage.above).await?;
             let parent = lineage.above.last().cloned();
-            let node = self.start_node(&lineage, &profile, &task, &model).await?;
+            let node = self
+                .open_node(&lineage, &profile, &task, &model, NODE_TASK)
+                .await?;
             let below = Lineage {
                 parent_node: Some(node.clone()),
                 ..lineage.clone()
@@ -271,16 +279,20 @@ impl Host {
                 Some(r) => r,
                 None => runner,
             };
-            let end = run_turn(
+            // The node is kept up to date as the turn goes. The channel outlives the turn (the
+            // redacting provider holds a sender), so the turn's end, not the channel's, ends it.
+            let live = Live::new(self, &lineage, Some(node.clone()), cfg.budget.price);
+            let mut outputs = Outputs::default();
+            let turn = run_turn(
                 provider.as_ref(),
                 runner,
-                &mut Outputs::default(),
+                &mut outputs,
                 &cfg,
                 &mut transcript,
                 cancel,
                 tx,
-            )
-            .await;
+            );
+            let (end, tally) = live.follow(turn, &mut rx).await;
             drop(restoring);
             drop(discovering);
             self.audit_redaction(
@@ -289,10 +301,6 @@ impl Host {
                 provider.profile_id(),
             )
             .await;
-            let mut tally = Tally::default();
-            while let Ok(ev) = rx.try_recv() {
-                tally.see(&ev);
-            }
             let answer = transcript
                 .iter()
                 .rev()
@@ -312,13 +320,28 @@ impl Host {
         })
     }
 
-    /// Opens `profile`'s node below `lineage` (working on `task` with `model`) and announces it.
+    /// Opens the node of `profile` answering in the conversation below `lineage` (the person's
+    /// message `task`, with `model`; a [`NODE_TURN`]) and announces it.
     pub(super) async fn start_node(
         &self,
         lineage: &Lineage,
         profile: &AgentProfile,
         task: &str,
         model: &str,
+    ) -> Result<String, HostError> {
+        self.open_node(lineage, profile, task, model, NODE_TURN)
+            .await
+    }
+
+    /// Opens `profile`'s node of `kind` below `lineage` (working on `task` with `model`) and
+    /// announces it.
+    async fn open_node(
+        &self,
+        lineage: &Lineage,
+        profile: &AgentProfile,
+        task: &str,
+        model: &str,
+        kind: &'static str,
     ) -> Result<String, HostError> {
         let node = format!("node-{}", hex::encode(rand::random::<[u8; 8]>()));
         self.inner
@@ -332,6 +355,7 @@ impl Host {
                 task: task.to_owned(),
                 provider: profile.provider.to_string(),
                 model: model.to_owned(),
+                kind,
             })
             .await?;
         self.agent_run_changed(&lineage.run, &lineage.conversation);
@@ -376,7 +400,7 @@ impl Host {
         Ok(())
     }
 
-    /// Tells the shells a node of `lineage`'s run started or ended.
+    /// Tells the shells a node of `lineage`'s run started, progressed or ended.
     fn agent_run_changed(&self, run: &RunId, conversation: &ConversationId) {
         let _ = self
             .inner

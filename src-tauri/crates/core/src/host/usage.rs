@@ -1,9 +1,12 @@
 //! Tokens and estimated cost per conversation.
 //!
-//! Tokens come from the store (every answer that reported usage, superseded ones included:
-//! they were paid for). Cost is the list price of each model ([`crate::llm::limits`]) times its
-//! tokens; a model without a known price leaves the total marked incomplete rather than
-//! guessed.
+//! Tokens come from the store: every answer that reported usage (superseded ones included:
+//! they were paid for), plus what agents spent on tasks for the conversation (issue 15, point
+//! 5): a delegated sub-agent's model calls are stored only in its run-tree node
+//! ([`crate::store::NODE_TASK`]). Nodes of agents answering in the conversation
+//! ([`crate::store::NODE_TURN`]) are not added: their calls are the answers already counted.
+//! Cost is the list price of each model ([`crate::llm::limits`]) times its tokens; a model
+//! without a known price leaves the total marked incomplete rather than guessed.
 
 use serde::Serialize;
 
@@ -11,6 +14,7 @@ use super::{Host, HostError};
 use crate::ids::ConversationId;
 use crate::llm::limits;
 use crate::llm::Usage;
+use crate::store::{AgentRunNode, ModelUsage};
 
 /// One model's share.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -34,14 +38,53 @@ pub struct CostReport {
     pub cost_usd: f64,
     /// Whether every model's price was known (else `cost_usd` is a lower bound).
     pub cost_complete: bool,
-    /// Per provider and model.
+    /// Per provider and model (answers and tasks together).
     pub by_model: Vec<ModelCost>,
+    /// Of `total`, what agents spent on tasks for the conversation (delegated sub-agents),
+    /// counted from the run tree.
+    pub tasks: Usage,
+}
+
+/// `tasks`' tokens added to `by_model` (per provider and model, kept in that order); returns
+/// their sum.
+fn add_tasks(by_model: &mut Vec<ModelUsage>, tasks: &[AgentRunNode]) -> Usage {
+    let mut sum = Usage::default();
+    for n in tasks {
+        let usage = Usage {
+            input_tokens: n.usage_input,
+            output_tokens: n.usage_output,
+            cached_input_tokens: 0,
+        };
+        sum.add(usage);
+        let same = |m: &&mut ModelUsage| {
+            m.provider.as_deref() == Some(n.provider.as_str())
+                && m.model.as_deref() == Some(n.model.as_str())
+        };
+        match by_model.iter_mut().find(same) {
+            Some(m) => m.usage.add(usage),
+            None => by_model.push(ModelUsage {
+                provider: Some(n.provider.clone()),
+                model: Some(n.model.clone()),
+                usage,
+                answers: 0,
+            }),
+        }
+    }
+    by_model.sort_by(|a, b| (&a.provider, &a.model).cmp(&(&b.provider, &b.model)));
+    sum
 }
 
 impl Host {
     /// Tokens and estimated cost of a conversation.
     pub async fn conversation_usage(&self, id: &ConversationId) -> Result<CostReport, HostError> {
-        let totals = self.inner.store.usage_totals(id).await?;
+        let mut totals = self.inner.store.usage_totals(id).await?;
+        let nodes = self
+            .inner
+            .store
+            .task_runs_of_conversation(id.as_str())
+            .await?;
+        let tasks = add_tasks(&mut totals.by_model, &nodes);
+        totals.total.add(tasks);
         let providers = self.inner.store.list_providers().await?;
         let mut cost_usd = 0.0;
         let mut cost_complete = true;
@@ -75,6 +118,66 @@ impl Host {
             cost_usd,
             cost_complete,
             by_model,
+            tasks,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(provider: &str, model: &str, input: u64, output: u64) -> AgentRunNode {
+        AgentRunNode {
+            node: "n".into(),
+            run: "r".into(),
+            parent: Some("p".into()),
+            conversation: "c".into(),
+            agent: "a".into(),
+            task: "t".into(),
+            provider: provider.into(),
+            model: model.into(),
+            status: "done".into(),
+            reason: None,
+            usage_input: input,
+            usage_output: output,
+            cost_usd: None,
+            tool_calls: 0,
+            started_ms: 0,
+            ended_ms: Some(1),
+        }
+    }
+
+    #[test]
+    fn tasks_join_their_model_or_add_one_and_are_summed() {
+        let answered = |input| ModelUsage {
+            provider: Some("oa".into()),
+            model: Some("gpt-4o".into()),
+            usage: Usage {
+                input_tokens: input,
+                output_tokens: 1,
+                cached_input_tokens: 0,
+            },
+            answers: 1,
+        };
+        let mut by_model = vec![answered(100)];
+        let sum = add_tasks(
+            &mut by_model,
+            &[task("oa", "gpt-4o", 10, 2), task("an", "haiku", 5, 3)],
+        );
+        assert_eq!((sum.input_tokens, sum.output_tokens), (15, 5));
+        assert_eq!(by_model.len(), 2);
+        assert_eq!(by_model[0].provider.as_deref(), Some("an"));
+        assert_eq!(
+            (by_model[0].usage.input_tokens, by_model[0].answers),
+            (5, 0)
+        );
+        assert_eq!(
+            (
+                by_model[1].usage.input_tokens,
+                by_model[1].usage.output_tokens
+            ),
+            (110, 3)
+        );
     }
 }

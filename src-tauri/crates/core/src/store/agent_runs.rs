@@ -7,6 +7,8 @@ use serde::Serialize;
 use super::{now_ms, Store, StoreError};
 use crate::ids::RunId;
 
+pub use live::{AgentRunProgress, NODE_TASK, NODE_TURN};
+
 /// A node starting: who works on what, for whom.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NewAgentRun {
@@ -26,6 +28,9 @@ pub struct NewAgentRun {
     pub provider: String,
     /// Its model.
     pub model: String,
+    /// [`NODE_TURN`] (an agent answering in a conversation: its model calls are stored as the
+    /// conversation's messages) or [`NODE_TASK`] (a task: its calls are stored only here).
+    pub kind: &'static str,
 }
 
 /// How a node ended and what it spent.
@@ -183,12 +188,16 @@ macro_rules! columns {
     };
 }
 
+// After the macro: the progress and per-kind queries use it.
+#[path = "agent_runs_live.rs"]
+mod live;
+
 impl Store {
     /// Records a node that starts now (status `running`).
     pub async fn start_agent_run(&self, n: &NewAgentRun) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO agent_runs (node, run, parent, conversation, agent, task, provider,
-             model, status, started_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+             model, kind, status, started_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
         )
         .bind(&n.node)
         .bind(n.run.as_str())
@@ -198,6 +207,7 @@ impl Store {
         .bind(&n.task)
         .bind(&n.provider)
         .bind(&n.model)
+        .bind(n.kind)
         .bind(now_ms())
         .execute(self.writer())
         .await?;
@@ -300,6 +310,7 @@ mod tests {
             task: "t".into(),
             provider: "p".into(),
             model: "m".into(),
+            kind: NODE_TASK,
         };
         store.start_agent_run(&new("root", None)).await.unwrap();
         store

@@ -60,7 +60,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 pub use access::ResultReview;
-pub use agent_runs::{AgentRunEnd, AgentRunNode, NewAgentRun, RunTotals};
+pub use agent_runs::{
+    AgentRunEnd, AgentRunNode, AgentRunProgress, NewAgentRun, RunTotals, NODE_TASK, NODE_TURN,
+};
 pub use agents::AgentsImported;
 pub use audit::{
     chain_hash, AppendStamp, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry,

@@ -86,16 +86,38 @@ async fn unserialized_migrations_do_race() {
 async fn many_upgrading_an_old_file_at_once_all_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sb.sqlite");
-    let store = Store::open(&path).await.unwrap();
-    store.create_conversation("kept").await.unwrap();
-    // As an older release left it: the last migration not applied yet.
+    // As an older release left it: every migration but the last applied, and a conversation.
+    // (Built by an older migrator, not by forgetting the last one was applied: most
+    // migrations cannot run twice, `ALTER TABLE ... ADD COLUMN` among them.)
     let last = MIGRATOR.iter().map(|m| m.version).max().unwrap();
-    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = ?")
-        .bind(last)
-        .execute(store.writer())
+    let older = sqlx::migrate::Migrator {
+        migrations: std::borrow::Cow::Owned(
+            MIGRATOR
+                .iter()
+                .filter(|m| m.version < last)
+                .cloned()
+                .collect(),
+        ),
+        ..sqlx::migrate::Migrator::DEFAULT
+    };
+    let opts = SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(opts)
         .await
         .unwrap();
-    store.close().await;
+    older.run(&pool).await.unwrap();
+    sqlx::query(
+        "INSERT INTO conversations (id, title, created_at, updated_at) \
+         VALUES ('00000000-0000-4000-8000-000000000001', 'kept', 0, 0)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
     for store in open_at_once(&path, 8).await {
         let store = store.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(applied(&store).await.last(), Some(&last));
