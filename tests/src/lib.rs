@@ -439,6 +439,31 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// A child started in a process group of its own ([`group_command`]), killed with everything
+/// it started when dropped. tauri-driver starts WebKitWebDriver, which starts the app: killing
+/// tauri-driver alone (a panicking e2e test) left the app running, holding the desktop binary
+/// (the `.deb` test then failed with "Text file busy") and taking the next test's window.
+pub struct KillGroupOnDrop(pub std::process::Child);
+
+/// `cmd` set to start its child in a new process group, for [`KillGroupOnDrop`].
+pub fn group_command(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0)
+}
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs the `switchboard` CLI on `data_dir` with `stdin` and extra environment variables.
 pub fn run_cli(
     data_dir: &Path,

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 /// A running `tauri-driver` with its own port, killed on drop.
 pub struct Driver {
-    _child: crate::KillOnDrop,
+    _child: crate::KillGroupOnDrop,
     port: u16,
 }
 
@@ -40,18 +40,19 @@ impl Driver {
         let bin = tauri_driver().context("tauri-driver is not installed (run `make deps`)")?;
         let (port, native) = (crate::free_port(), crate::free_port());
         let mut cmd = std::process::Command::new(bin);
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native.to_string(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+        crate::group_command(&mut cmd)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native.to_string(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let child = crate::KillOnDrop(cmd.spawn().context("could not start tauri-driver")?);
+        let child = crate::KillGroupOnDrop(cmd.spawn().context("could not start tauri-driver")?);
         // tauri-driver listens at once but forwards `POST /session` to the
         // WebKitWebDriver it spawned; asked before that one listens, it drops
         // the connection ("connection closed before message completed") and

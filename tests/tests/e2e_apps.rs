@@ -329,6 +329,12 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
     s.wait_text(".app-links .app-link", "Opened.", WAIT)
         .await
         .unwrap();
+    // "Opened." follows the opener's start; the opener writes its file a moment later.
+    let written = eventually(WAIT, || {
+        std::fs::read_to_string(&browsed).is_ok_and(|t| t.ends_with('\n'))
+    })
+    .await;
+    assert!(written, "the opener never ran");
     assert_eq!(
         std::fs::read_to_string(&browsed).unwrap(),
         "https://example.com/docs refused\n",
