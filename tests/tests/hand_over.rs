@@ -313,3 +313,40 @@ async fn the_fourth_hand_over_of_a_message_is_not_offered_and_refused() {
     assert_eq!(last, "d: I answer myself.");
     host.shutdown().await;
 }
+
+/// A hand-over takes effect only when the turn that asked for it ends well: an answer that
+/// then fails leaves the conversation with the agent that had it, and the audit log records
+/// no hand-over that did not happen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_over_whose_turn_then_fails_is_neither_made_nor_audited() {
+    let a = FakeLlm::spawn(Scenario::new([
+        hand_to("call_a", "b", "Over to you."),
+        Reply::http_error(400, "invalid_request_error", "the model broke"),
+    ]))
+    .await
+    .unwrap();
+    let b = FakeLlm::spawn(Scenario::new([Reply::text(&["b: never asked"])]))
+        .await
+        .unwrap();
+    let (host, _tmp) = test_host().await;
+    let pa = provider_with_key(&host, "p-a", "openai", a.openai_base()).await;
+    let pb = provider_with_key(&host, "p-b", "openai", b.openai_base()).await;
+    host.add_agent(AgentProfile::new(name("b"), pb))
+        .await
+        .unwrap();
+    host.add_agent(AgentProfile::new(name("a"), pa.clone()))
+        .await
+        .unwrap();
+
+    let (out, events) = send(&host, pa, "a", "Who answers?").await;
+    assert!(!matches!(out.end, TurnEnd::Done(_)), "{out:?}");
+    assert_eq!(out.agent, Some(name("a")));
+    assert!(handed_over(&events).is_empty(), "{events:?}");
+    assert!(b.requests().is_empty(), "b was asked");
+    assert_eq!(a.requests().len(), 2);
+    assert!(
+        hand_over_audits(&host).await.is_empty(),
+        "a hand-over that never happened is in the audit log"
+    );
+    host.shutdown().await;
+}

@@ -108,19 +108,13 @@ impl AgentTools {
 
     /// Records in the audit log that this agent handed `text` to `to` (by digest and size).
     async fn audit_hand_on(&self, tool: &str, to: &AgentName, hand_over: bool, text: &str) {
-        let event = AuditEvent::delegated(
-            self.profile.name.as_str(),
-            to.as_str(),
-            self.lineage.run.as_str(),
+        let hand_on = HandOn {
+            from: &self.profile.name,
+            to,
             hand_over,
             text,
-        );
-        let ctx = AuditContext {
-            tool: Some(Arc::from(tool)),
-            conversation: Some(self.lineage.conversation.clone()),
-            ..AuditContext::default()
         };
-        self.host.audit(event, ctx).await;
+        hand_on.audit(&self.host, &self.lineage, tool).await;
     }
 
     /// Runs a hand-over call: leaves it for the conversation, to take effect when this turn
@@ -130,7 +124,8 @@ impl AgentTools {
             return Err(format!("There is no tool named {HAND_OVER_TOOL:?}."));
         };
         let (to, note) = parse_hand_over(&self.profile, arguments)?;
-        self.audit_hand_on(HAND_OVER_TOOL, &to, true, &note).await;
+        // Audited by the conversation when it takes effect (`HandOn`): the turn may still end
+        // otherwise (over budget, failed), and then nobody takes over.
         let text = format!(
             "Agent {to} takes over this conversation when you finish this answer; end with a \
              short word to the person."
@@ -315,5 +310,36 @@ impl ToolRunner for AgentTools {
                 )),
             }
         })
+    }
+}
+
+/// A task or a conversation handed from one agent to another, for the audit log.
+pub(super) struct HandOn<'a> {
+    /// Who hands it on.
+    pub(super) from: &'a AgentName,
+    /// Who takes it.
+    pub(super) to: &'a AgentName,
+    /// A hand-over of the conversation (else a delegated task).
+    pub(super) hand_over: bool,
+    /// The task or the note (kept as digest and size only).
+    pub(super) text: &'a str,
+}
+
+impl HandOn<'_> {
+    /// Records it against `lineage`'s run and conversation, as a call of `tool`.
+    pub(super) async fn audit(&self, host: &Host, lineage: &Lineage, tool: &str) {
+        let event = AuditEvent::delegated(
+            self.from.as_str(),
+            self.to.as_str(),
+            lineage.run.as_str(),
+            self.hand_over,
+            self.text,
+        );
+        let ctx = AuditContext {
+            tool: Some(Arc::from(tool)),
+            conversation: Some(lineage.conversation.clone()),
+            ..AuditContext::default()
+        };
+        host.audit(event, ctx).await;
     }
 }

@@ -400,6 +400,14 @@ impl Host {
                 });
             }
             hand_overs += 1;
+            super::agent_tools::HandOn {
+                from: &h.from,
+                to: &h.to,
+                hand_over: true,
+                text: &h.note,
+            }
+            .audit(self, &lineage, super::chat_agent::HAND_OVER_TOOL)
+            .await;
             let next_profile = self.agent(&h.to).await?;
             (provider_name, model, provider, view) = self
                 .answering(Some(&next_profile), &next_profile.provider, None)
