@@ -1,7 +1,8 @@
-//! ST-02 with two processes on one data directory: a `switchboard chat` started while another
-//! one streams an answer leaves that answer alone (it is live, not interrupted); once the first
-//! process is killed, the next start flags it. Real CLI processes, a real SQLite file, a
-//! scripted model on loopback whose first answer stalls.
+//! ST-02 with several processes on one data directory: a `switchboard chat` started while
+//! another one streams an answer leaves that answer alone (it is live, not interrupted); once
+//! the first process is killed, the next start flags it, although a long-lived host (as the
+//! app is) has been open on the same directory all along. Real CLI processes, a real SQLite
+//! file, a scripted model on loopback whose first answer stalls.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::Path;
@@ -78,6 +79,15 @@ async fn a_second_chat_process_leaves_a_live_answer_alone() {
     let fast = FakeLlm::spawn(fast).await.unwrap();
     add_provider(data, "slow", &slow.openai_base());
     add_provider(data, "fast", &fast.openai_base());
+    // A host that stays open, idle, the whole time, as the app does; it recovered at start.
+    let app = switchboard_core::host::HostBuilder::new(data)
+        .secrets(switchboard_core::secrets::Secrets::new(
+            switchboard_core::secrets::MemoryStore::default(),
+        ))
+        .build()
+        .await
+        .unwrap();
+    app.recover_interrupted().await.unwrap();
 
     let first = KillOnDrop(
         Command::new(workspace_bin("switchboard"))
@@ -130,7 +140,7 @@ async fn a_second_chat_process_leaves_a_live_answer_alone() {
         "the second start flagged the first process's live answer"
     );
 
-    // The first dies mid-answer: the next start flags what it left.
+    // The first dies mid-answer: the next start flags what it left, with the app still open.
     let _ = first.0.kill();
     let _ = first.0.wait();
     let o = run_cli(
@@ -148,4 +158,5 @@ async fn a_second_chat_process_leaves_a_live_answer_alone() {
             ("a third question".to_owned(), MessageStatus::Complete),
         ]
     );
+    app.shutdown().await;
 }

@@ -58,6 +58,20 @@ describe("pressGuard", () => {
     g.dispose();
   });
 
+  it("ends a press that became a drag (no mouseup comes)", () => {
+    vi.useFakeTimers();
+    const el = document.createElement("div");
+    document.body.append(el);
+    const g = pressGuard(el);
+    const redraw = vi.fn();
+    press(el, "mousedown");
+    g.run(redraw);
+    window.dispatchEvent(new Event("dragend"));
+    vi.runAllTimers();
+    expect(redraw).toHaveBeenCalledTimes(1);
+    g.dispose();
+  });
+
   it("runs a held redraw when disposed", () => {
     const el = document.createElement("div");
     document.body.append(el);

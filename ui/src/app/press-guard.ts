@@ -34,8 +34,10 @@ export function pressGuard(el: HTMLElement): PressGuard {
   };
   el.addEventListener("mousedown", down, true);
   // On the window, so a release outside the element (or outside the window, which
-  // loses focus) still ends the press.
-  window.addEventListener("mouseup", up, true);
+  // loses focus) still ends the press. A press that becomes a drag (selected text, a link)
+  // never sees its mouseup: the drag's end, or a cancelled pointer, ends it instead.
+  const ends = ["mouseup", "dragend", "pointercancel"] as const;
+  for (const e of ends) window.addEventListener(e, up, true);
   window.addEventListener("blur", up);
   return {
     run(redraw) {
@@ -43,7 +45,7 @@ export function pressGuard(el: HTMLElement): PressGuard {
       else redraw();
     },
     dispose() {
-      window.removeEventListener("mouseup", up, true);
+      for (const e of ends) window.removeEventListener(e, up, true);
       window.removeEventListener("blur", up);
       pressed = false;
       flush();

@@ -51,8 +51,8 @@ pub enum Source {
         tool_digest: String,
         /// The agent whose request it answered: it allows that agent's calls only. A person
         /// who says "always" to agent researcher has not said it to every other agent (one
-        /// that reads the web, say) or to the plain chat model. `None` for a plain model's
-        /// request (issue 15).
+        /// that reads the web, say) or to the plain chat model. `None` for a plain model's or
+        /// the person's own request, and then it covers no agent's call (issue 15).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
     },

@@ -391,11 +391,10 @@ fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
         {
             return Applies::No;
         }
-        // Granted to one agent: another agent's call, or a plain model's, is not covered.
-        if agent
-            .as_deref()
-            .is_some_and(|a| call.origin.acting().map(|x| x.agent.as_str()) != Some(a))
-        {
+        // Granted to one agent: another agent's call, or a plain model's, is not covered; a
+        // grant answered to the plain model (or the person) covers no agent either, so a grant
+        // made before grants named their agent widens nothing for agents.
+        if agent.as_deref() != call.origin.acting().map(|x| x.agent.as_str()) {
             return Applies::No;
         }
         // Bound to the definition it was granted for: a changed tool voids it (AP-02).

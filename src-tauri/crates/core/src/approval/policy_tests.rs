@@ -370,7 +370,7 @@ fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
 }
 
 #[test]
-fn a_grant_given_to_an_agent_covers_that_agent_only() {
+fn a_grant_covers_the_agent_it_was_given_to_and_no_other() {
     let granted = Rule {
         source: Source::Grant {
             conversation: None,
@@ -392,7 +392,7 @@ fn a_grant_given_to_an_agent_covers_that_agent_only() {
     };
     let t = tool("fs", "read");
     let a = args(json!({}));
-    let decide_for = |origin: &Origin| {
+    let decide_for = |granted: &Rule, origin: &Origin| {
         verdict(&decide(
             &Policy {
                 rules: vec![granted.clone()],
@@ -411,13 +411,22 @@ fn a_grant_given_to_an_agent_covers_that_agent_only() {
             &ctx,
         ))
     };
-    assert_eq!(decide_for(&as_agent("researcher")), "allow");
-    assert_eq!(decide_for(&as_agent("browser")), "ask");
-    assert_eq!(
-        decide_for(&model()),
-        "ask",
-        "a plain model is not the agent"
-    );
+    assert_eq!(decide_for(&granted, &as_agent("researcher")), "allow");
+    assert_eq!(decide_for(&granted, &as_agent("browser")), "ask");
+    assert_eq!(decide_for(&granted, &model()), "ask", "not the agent");
+    // A grant answered to the plain model (or made before grants named an agent) covers the
+    // plain model and the person, and no agent.
+    let plain = Rule {
+        source: Source::Grant {
+            conversation: None,
+            tool_digest: "d1".into(),
+            agent: None,
+        },
+        ..granted.clone()
+    };
+    assert_eq!(decide_for(&plain, &model()), "allow");
+    assert_eq!(decide_for(&plain, &Origin::Manual), "allow");
+    assert_eq!(decide_for(&plain, &as_agent("researcher")), "ask");
 }
 
 #[test]

@@ -98,45 +98,13 @@ pub struct SendOutcome {
 }
 
 impl Host {
-    /// Flags answers that were streaming when a previous run died (ST-02). Call once at start,
-    /// in the process that runs chats. Work of another live process on the same data directory
-    /// (the app and a terminal's `switchboard chat`) is left alone (`runners`): then nothing is
-    /// flagged and 0 is returned.
+    /// Flags answers that were streaming when a previous process died (ST-02). Call once at
+    /// start, in a process that runs chats. Work of another live process on the same data
+    /// directory (the app and a terminal's `switchboard chat`) is left alone (`runners`); every
+    /// turn that starts when none runs anywhere sweeps the same way.
     pub async fn recover_interrupted(&self) -> Result<u64, HostError> {
-        let dir = self.inner.data_dir.clone();
-        let joined = tokio::task::spawn_blocking(move || super::runners::join(&dir))
-            .await
-            .map_err(|e| HostError::Io {
-                context: "could not join the processes that run chats".into(),
-                source: std::io::Error::other(e.to_string()),
-            })?
-            .map_err(|source| HostError::Io {
-                context: format!(
-                    "could not lock {}",
-                    self.inner
-                        .data_dir
-                        .join(super::runners::LOCK_FILE)
-                        .display()
-                ),
-                source,
-            })?;
-        let lock = match joined {
-            super::runners::Joined::Alone(lock) => lock,
-            super::runners::Joined::Shared(lock) => {
-                *self.inner.runner() = Some(lock);
-                return Ok(0);
-            }
-            super::runners::Joined::Busy => return Ok(0),
-        };
-        // Agents that were working when it died are shown as cut off, not as running forever.
-        self.inner.store.mark_agent_runs_interrupted().await?;
-        let swept = self.inner.store.mark_interrupted_on_startup().await?;
-        lock.share().map_err(|source| HostError::Io {
-            context: "could not share the lock of the processes that run chats".into(),
-            source,
-        })?;
-        *self.inner.runner() = Some(lock);
-        Ok(swept.messages)
+        let (_working, swept) = self.working().await?;
+        Ok(swept)
     }
 
     /// Sends a message and runs the turn; events reach `events` after they are stored.
@@ -145,6 +113,9 @@ impl Host {
         req: SendRequest,
         events: mpsc::UnboundedSender<ChatEvent>,
     ) -> Result<SendOutcome, HostError> {
+        // Held until the turn ends: no other process's sweep flags this turn's answer while it
+        // is written, and a turn alone on the data directory sweeps what a dead one left.
+        let (_working, _) = self.working().await?;
         let run = self.claim_run(req.run.as_ref(), None)?;
         let cancel = run.cancel.clone();
         for s in &req.attached {
@@ -400,6 +371,11 @@ impl Host {
                 });
             }
             hand_overs += 1;
+            let next_profile = self.agent(&h.to).await?;
+            (provider_name, model, provider, view) = self
+                .answering(Some(&next_profile), &next_profile.provider, None)
+                .await?;
+            // Audited once the next agent can take the turn (it exists, its provider answers).
             super::agent_tools::HandOn {
                 from: &h.from,
                 to: &h.to,
@@ -408,10 +384,6 @@ impl Host {
             }
             .audit(self, &lineage, super::chat_agent::HAND_OVER_TOOL)
             .await;
-            let next_profile = self.agent(&h.to).await?;
-            (provider_name, model, provider, view) = self
-                .answering(Some(&next_profile), &next_profile.provider, None)
-                .await?;
             let _ = events.send(ChatEvent::HandedOver {
                 from: h.from.to_string(),
                 to: h.to.to_string(),

@@ -371,7 +371,6 @@ impl HostBuilder {
                 runs: runs::Runs::default(),
                 demand: demand::Demand::default(),
                 signins: Mutex::default(),
-                runner: Mutex::default(),
                 events,
             }),
         };
@@ -436,9 +435,6 @@ pub(crate) struct Inner {
     runs: runs::Runs,
     /// When idle servers stop (servers start when needed).
     demand: demand::Demand,
-    /// This process's place among those running chats on the data directory, once it has
-    /// swept what a dead one left (`runners`).
-    runner: Mutex<Option<runners::RunnerLock>>,
 }
 
 /// The host. Cheap to clone.
@@ -468,10 +464,6 @@ impl Inner {
 
     fn disabled(&self) -> MutexGuard<'_, HashMap<ServerId, Arc<HashSet<String>>>> {
         self.disabled.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn runner(&self) -> MutexGuard<'_, Option<runners::RunnerLock>> {
-        self.runner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn flows(&self) -> MutexGuard<'_, HashMap<ConversationId, crate::approval::Flow>> {
