@@ -106,14 +106,23 @@ impl Host {
         let joined = blocking(move || join(&dir)).await.map_err(&cannot)?;
         match joined {
             Joined::Alone(lock) => {
-                // Agents that were working when it died are shown as cut off, not as running
-                // forever.
-                self.inner.store.mark_agent_runs_interrupted().await?;
-                let swept = self.inner.store.mark_interrupted_on_startup().await?;
+                // Usually there is nothing: a read, and the writer stays free.
+                let mut swept = 0;
+                if self.inner.store.has_unfinished().await? {
+                    // Agents that were working when it died are shown as cut off, not as
+                    // running forever.
+                    self.inner.store.mark_agent_runs_interrupted().await?;
+                    swept = self
+                        .inner
+                        .store
+                        .mark_interrupted_on_startup()
+                        .await?
+                        .messages;
+                }
                 let lock = blocking(move || lock.share().map(|()| lock))
                     .await
                     .map_err(&cannot)?;
-                Ok((Working { _held: Some(lock) }, swept.messages))
+                Ok((Working { _held: Some(lock) }, swept))
             }
             Joined::Shared(lock) => Ok((Working { _held: Some(lock) }, 0)),
             Joined::Busy => {

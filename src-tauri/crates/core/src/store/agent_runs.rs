@@ -335,9 +335,12 @@ mod tests {
         assert_eq!((tree[1].usage_input, tree[1].tool_calls), (10, 2));
         assert_eq!(tree[1].cost_usd, Some(0.25));
         assert_eq!(store.agent_run_roots(5).await.unwrap()[0].node, "root");
+        // A running node is unfinished work for the sweep to find (host::runners).
+        assert!(store.has_unfinished().await.unwrap());
         assert_eq!(store.mark_agent_runs_interrupted().await.unwrap(), 1);
         let tree = store.agent_run_tree(&run).await.unwrap();
         assert_eq!(tree[0].status, "interrupted");
         assert!(tree[0].ended_ms.is_some());
+        assert!(!store.has_unfinished().await.unwrap());
     }
 }

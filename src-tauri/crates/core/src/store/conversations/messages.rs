@@ -466,6 +466,20 @@ impl Store {
         Ok(())
     }
 
+    /// Whether anything is marked unfinished: an `incomplete` answer, a pending or running tool
+    /// call, a running agent node. A read on partial indexes, so a turn can ask it every time
+    /// and take the writer for a sweep only when there is something to sweep.
+    pub async fn has_unfinished(&self) -> Result<bool, StoreError> {
+        let (any,): (bool,) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM messages WHERE status = 'incomplete')
+                 OR EXISTS (SELECT 1 FROM tool_calls WHERE status IN ('pending', 'running'))
+                 OR EXISTS (SELECT 1 FROM agent_runs WHERE status = 'running')",
+        )
+        .fetch_one(self.reader())
+        .await?;
+        Ok(any)
+    }
+
     /// The startup sweep: every `incomplete` answer becomes `interrupted` (kept, content as of
     /// its last checkpoint) and every pending or running tool call becomes `interrupted`.
     /// Deletes nothing. Run it once at startup, by the process that owns the chat loop, before

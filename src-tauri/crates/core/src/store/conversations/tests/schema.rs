@@ -54,7 +54,7 @@ async fn a_v1_database_is_backed_up_then_upgraded_keeping_its_servers() {
     let store = Store::open(&path).await.unwrap();
     assert_eq!(
         versions(store.writer()).await,
-        [1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
+        [1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]
     );
     let kept = vec![("fs".to_owned(), "{\"id\":\"fs\"}".to_owned())];
     assert_eq!(servers(store.writer()).await, kept);
