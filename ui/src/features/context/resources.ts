@@ -7,6 +7,7 @@ import { commands } from "../../ipc/bindings";
 import type { ResourceDto_Serialize, ServerContextDto_Serialize, TemplateDto_Serialize } from "../../ipc/bindings";
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
+import { pressGuard } from "../../app/press-guard";
 import { renderContent } from "../catalog/result-view";
 import { expandTemplate, templateVariables } from "./uri-template";
 import { waitingBar } from "./waiting";
@@ -38,6 +39,7 @@ export function mountResources(root: HTMLElement): () => void {
   const error = h("p", { class: "error", role: "alert", hidden: true });
   const viewer = h("section", { class: "resource-viewer", "aria-label": "Resource contents", hidden: true });
   const list = h("section", { class: "resources" });
+  const guard = pressGuard(list);
   const waiting = waitingBar("resources", (msg) => { error.textContent = msg; error.hidden = false; });
   root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Resources"), search, which), error, waiting.element, viewer, list);
 
@@ -165,7 +167,8 @@ export function mountResources(root: HTMLElement): () => void {
     servers = r.data;
     void waiting.update();
     setServerOptions(which, servers.map((s) => s.server));
-    render();
+    // A host change while a button is pressed waits for the click (app/press-guard.ts).
+    guard.run(render);
   };
 
   search.addEventListener("input", render);
@@ -174,6 +177,7 @@ export function mountResources(root: HTMLElement): () => void {
   void refresh();
   return () => {
     disposed = true;
+    guard.dispose();
     stop();
   };
 }

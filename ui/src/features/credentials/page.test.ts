@@ -40,6 +40,26 @@ afterEach(() => {
 });
 
 describe("the Credentials page", () => {
+  it("holds a redraw while a card's button is pressed, so the click is not lost", async () => {
+    unmount = mountCredentials(root);
+    await flush();
+    const button = root.querySelector('.cred-server[data-name="remote"] .cred-sign-in') as HTMLElement;
+    button.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, button: 0 }));
+    // The host announces a change while the button is down: the page reads again.
+    const listen = (await import("../../ipc/bindings")).events.hostChanged.listen as unknown as ReturnType<typeof vi.fn>;
+    vi.useFakeTimers();
+    (listen.mock.calls[0][0] as (e: { payload: { kind: string } }) => void)({ payload: { kind: "servers" } });
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await flush();
+    expect(m.credentials).toHaveBeenCalledTimes(2);
+    expect(button.isConnected).toBe(true);
+    button.dispatchEvent(new MouseEvent("mouseup", { bubbles: true, button: 0 }));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(button.isConnected).toBe(false);
+    expect(root.querySelector('.cred-server[data-name="remote"] .cred-sign-in')).not.toBeNull();
+  });
+
   it("lists keys, secrets and sign-ins as set / not set, with the sign-in's facts", async () => {
     unmount = mountCredentials(root);
     await flush();

@@ -13,6 +13,7 @@ import type {
 } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
 import { onHostChange } from "../../app/live";
+import { pressGuard } from "../../app/press-guard";
 import { confirmDialog } from "../servers/page";
 import { expiryLabel, registrationLabel } from "./format";
 import { signInDialog } from "./signin";
@@ -163,12 +164,18 @@ export function mountCredentials(root: HTMLElement): () => void {
     servers.replaceChildren(...d.servers.map((c) => serverCard(c, now)));
   };
 
+  // A card rebuilt between a press and its release would lose the click (app/press-guard.ts):
+  // the page re-reads on every server change, as a sign-in or a start comes and goes.
+  const guard = pressGuard(servers);
   const refresh = async () => {
     const r = await commands.credentials();
     if (r.status === "error") return say(error, r.error.message);
-    render(r.data);
+    guard.run(() => render(r.data));
   };
   const stop = onHostChange(["servers", "status"], () => void refresh());
   void refresh();
-  return stop;
+  return () => {
+    guard.dispose();
+    stop();
+  };
 }
