@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::approval::questions::{Question, QuestionRequest, Reply};
-use switchboard_core::approval::{Condition, Effect, On, Origin, Rule, Source};
+use switchboard_core::approval::{Effect, Origin};
 use switchboard_core::chat::TurnEnd;
 use switchboard_core::host::{CallOptions, Host, HostBuilder, SendRequest, TurnInput};
 use switchboard_core::ids::{ConversationId, ProviderName, ToolRef};
@@ -33,20 +33,9 @@ const SERVER: &str = "asker";
 async fn asking_host() -> (Host, tempfile::TempDir) {
     let (host, dir) = test_host().await;
     start_trusted(&host, fake_spec(SERVER, &["--mode", "client-requests"])).await;
-    host.put_policy_rule(Rule {
-        id: "let-it-run".into(),
-        effect: Effect::Allow,
-        server: SERVER.into(),
-        on: On::Tool,
-        tool: "*".into(),
-        origin: None,
-        when: Vec::<Condition>::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("let-it-run", Effect::Allow, SERVER, "*"))
+        .await
+        .unwrap();
     (host, dir)
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::approval::questions::{ElicitReply, Question, QuestionRequest, Reply};
-use switchboard_core::approval::{Condition, Effect, On, Origin, Rule, Source};
+use switchboard_core::approval::{Effect, Origin};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::{ConversationId, ToolRef};
 use switchboard_core::mcp::catalog::ToolResult;
@@ -36,20 +36,9 @@ fn map(v: Value) -> Map<String, Value> {
 async fn host() -> (Host, tempfile::TempDir) {
     let (host, dir) = test_host().await;
     start_trusted(&host, fake_spec(SERVER, &["--mode", "client-requests"])).await;
-    host.put_policy_rule(Rule {
-        id: "let-it-run".into(),
-        effect: Effect::Allow,
-        server: SERVER.into(),
-        on: On::Tool,
-        tool: "*".into(),
-        origin: None,
-        when: Vec::<Condition>::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("let-it-run", Effect::Allow, SERVER, "*"))
+        .await
+        .unwrap();
     (host, dir)
 }
 
@@ -216,20 +205,9 @@ async fn forms_are_checked_and_urls_are_checked_before_anyone_sees_them() {
     }
     let (host, _dir2) = test_host_with(|b| b.browser(Some(browser.clone()))).await;
     start_trusted(&host, fake_spec(SERVER, &["--mode", "client-requests"])).await;
-    host.put_policy_rule(Rule {
-        id: "let-it-run".into(),
-        effect: Effect::Allow,
-        server: SERVER.into(),
-        on: On::Tool,
-        tool: "*".into(),
-        origin: None,
-        when: Vec::new(),
-        limit: None,
-        note: None,
-        source: Source::User,
-    })
-    .await
-    .unwrap();
+    host.put_policy_rule(user_rule("let-it-run", Effect::Allow, SERVER, "*"))
+        .await
+        .unwrap();
 
     // A form: the key field is flagged, a wrong answer is refused and the form stays open.
     let form = run(&host, "ask_user", json!({}), None);
