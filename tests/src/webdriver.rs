@@ -12,6 +12,8 @@ use anyhow::{bail, Context, Result};
 use base64::Engine;
 use serde_json::{json, Value};
 
+mod scripts;
+
 /// A running `tauri-driver` with its own port, killed on drop.
 pub struct Driver {
     _child: crate::KillGroupOnDrop,
@@ -98,6 +100,14 @@ impl Driver {
     }
 }
 
+/// Where a click landed.
+enum Landed {
+    /// On the element asked for (or one matching the same selector).
+    Hit,
+    /// Elsewhere, or nowhere: what was clicked instead.
+    Missed(String),
+}
+
 /// A WebDriver session on the app window.
 pub struct Session {
     http: reqwest::Client,
@@ -145,7 +155,10 @@ impl Session {
                 return Ok(id);
             }
             if std::time::Instant::now() > deadline {
-                bail!("no element matches {css} after {timeout:?}");
+                bail!(
+                    "no element matches {css} after {timeout:?}\n{}",
+                    self.describe().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -163,7 +176,10 @@ impl Session {
                 }
             }
             if std::time::Instant::now() > deadline {
-                bail!("{css} never contained {needle:?}; last text: {last:?}");
+                bail!(
+                    "{css} never contained {needle:?}; last text: {last:?}\n{}",
+                    self.describe().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -181,14 +197,30 @@ impl Session {
         Ok(v.as_str().unwrap_or_default().to_owned())
     }
 
-    /// Finds the first element matching `css` and clicks it, retrying when a re-render made the
-    /// element stale between the lookup and the click.
+    /// Finds the first element matching `css` and clicks it, once it stands still. Retried
+    /// when a re-render made the element stale between the lookup and the click, and when the
+    /// click did not reach an element matching `css`: the page moved it between the point
+    /// WebDriver computed and the press (a line filled in above it), or rebuilt it between the
+    /// press and the release. A person would click again; so does this, saying so on stderr.
     pub async fn click_on(&self, css: &str, timeout: Duration) -> Result<()> {
         let deadline = std::time::Instant::now() + timeout;
+        let mut misses = Vec::new();
         loop {
             let id = self.wait_for(css, timeout).await?;
-            match self.click(&id).await {
-                Ok(()) => return Ok(()),
+            match self.click_landing(&id, Some(css)).await {
+                Ok(Landed::Hit) => return Ok(()),
+                Ok(Landed::Missed(why)) => {
+                    eprintln!("e2e: a click on {css} missed ({why}); clicking again");
+                    misses.push(why);
+                    if misses.len() >= 3 || std::time::Instant::now() > deadline {
+                        bail!(
+                            "every click on {css} missed: {}\n{}",
+                            misses.join("; "),
+                            self.describe().await
+                        );
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
                 Err(e)
                     if std::time::Instant::now() < deadline && e.to_string().contains("stale") =>
                 {
@@ -199,15 +231,54 @@ impl Session {
         }
     }
 
-    /// Clicks an element.
+    /// Clicks an element once it stands still (see [`click_landing`](Self::click_landing)).
     pub async fn click(&self, element: &str) -> Result<()> {
+        self.click_landing(element, None).await.map(|_| ())
+    }
+
+    /// Waits until the element stops moving, as a person's eye would before a click, then
+    /// clicks it and says where the click landed. Cards and panes fill in lines (a cost, a
+    /// sparkline) after they are drawn; WebDriver computes the point it clicks before it
+    /// presses, and a line filled in between moves the element from under that point. The
+    /// page also gets a trace of the presses and clicks it receives, which a failed wait
+    /// prints ([`Session::describe`]).
+    async fn click_landing(&self, element: &str, css: Option<&str>) -> Result<Landed> {
+        let target = json!({ scripts::ELEMENT_KEY: element });
+        // Best effort: a page that cannot run them still gets the click.
+        let _ = self
+            .call(
+                reqwest::Method::POST,
+                "/execute/async",
+                json!({"script": scripts::settle_and_arm(), "args": [target, css]}),
+            )
+            .await;
         self.call(
             reqwest::Method::POST,
             &format!("/element/{element}/click"),
             json!({}),
         )
-        .await
-        .map(|_| ())
+        .await?;
+        // The click's handlers ran before WebDriver answered; a few reads cover a slow page.
+        for _ in 0..5 {
+            match self.execute(scripts::LANDED).await {
+                Ok(Value::String(s)) if s == "hit" => return Ok(Landed::Hit),
+                Ok(Value::String(s)) => return Ok(Landed::Missed(s)),
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                // The click closed or navigated the page: it landed.
+                Err(_) => return Ok(Landed::Hit),
+            }
+        }
+        let quiet = self
+            .execute(&format!(
+                "const e = document.querySelector({}); return !e || e.disabled === true;",
+                serde_json::to_string(css.unwrap_or("#no-such-element"))?
+            ))
+            .await;
+        // A disabled button takes no click, by design; nothing to retry.
+        Ok(match (css, quiet) {
+            (Some(_), Ok(Value::Bool(false))) => Landed::Missed("no click event".into()),
+            _ => Landed::Hit,
+        })
     }
 
     /// Types text into an input or textarea.
@@ -239,6 +310,16 @@ impl Session {
             json!({"script": script, "args": []}),
         )
         .await
+    }
+
+    /// What the window shows, for a failed wait's message: the page, open dialogs, visible
+    /// errors, the last presses and clicks with their targets, and the start of the page's text.
+    /// A flake seen only in CI is then explained by its log.
+    pub async fn describe(&self) -> String {
+        match self.execute(scripts::DESCRIBE).await {
+            Ok(v) => format!("the window then:\n{}", v.as_str().unwrap_or_default()),
+            Err(e) => format!("the window could not be described: {e}"),
+        }
     }
 
     /// The page's current URL.

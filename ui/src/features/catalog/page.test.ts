@@ -72,6 +72,36 @@ describe("the catalog page", () => {
     expect(pane.querySelector(".token-cost")?.textContent).toContain("52 tokens");
   });
 
+  it("a server opened from the page starts without wiping the arguments typed meanwhile", async () => {
+    // The server is not running: the catalog shows the tools it offered when it last ran.
+    const echo = { ...tool, name: "echo", input_schema: JSON.stringify({ type: "object", properties: { text: { type: "string" } } }) };
+    let running = false;
+    m.catalog.mockImplementation(() => ok([{ server: "asker", tools: [echo], excluded: [], last_known_ms: running ? null : 1 }]));
+    m.catalogCosts.mockImplementation(() => ok(costs(47)));
+    m.openServer.mockImplementation(() => ok(null));
+    const root = document.createElement("div");
+    document.body.append(root);
+    mountCatalog(root);
+    await flush();
+    (root.querySelector('.tool-row[data-tool="asker/echo"]') as HTMLElement).click();
+    await flush();
+    expect(m.openServer).toHaveBeenCalledWith("asker");
+    const pane = root.querySelector(".tool-detail") as HTMLElement;
+    expect(pane.querySelector(".last-known-note")?.textContent).toContain("not running");
+    const input = pane.querySelector("#run-text") as HTMLInputElement;
+    input.value = "typed while it starts";
+    // It is up: the host announces it and the catalog is read again.
+    running = true;
+    vi.useFakeTimers();
+    fire();
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await flush();
+    expect(root.querySelector(".tool-detail")).toBe(pane);
+    expect(pane.querySelector(".last-known-note")).toBeNull();
+    expect((pane.querySelector("#run-text") as HTMLInputElement).value).toBe("typed while it starts");
+  });
+
   it("a refresh landing between a row's press and its release does not lose the click", async () => {
     m.catalogCosts.mockImplementation(() => ok(costs(47)));
     const root = document.createElement("div");

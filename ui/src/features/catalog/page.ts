@@ -7,6 +7,7 @@ import type { CatalogCostsDto, ServerToolsDto, ToolDto } from "../../ipc/binding
 import { h } from "../../app/dom";
 import { createVirtualList } from "../../app/virtual-list";
 import { pressGuard } from "../../app/press-guard";
+import { errorLine } from "../../app/error-line";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { entryKey, filterTools } from "./filter";
 import type { Entry } from "./filter";
@@ -36,11 +37,16 @@ function row(e: Entry, lastKnown: boolean): HTMLElement {
   );
 }
 
-function detail(server: string, t: ToolDto, lastKnown: boolean, toggle: (enabled: boolean) => void, cost: HTMLElement): HTMLElement {
+/** The note of a tool whose server is not running, or nothing. */
+function lastKnownNote(server: string, lastKnown: boolean): HTMLElement[] {
+  return lastKnown
+    ? [h("p", { class: "note last-known-note" }, `${server} is not running; these are the tools it offered when it last ran. It is starting now, because you opened it.`)]
+    : [];
+}
+
+function detail(server: string, t: ToolDto, note: HTMLElement, toggle: (enabled: boolean) => void, cost: HTMLElement): HTMLElement {
   return h("article", { class: "tool-detail", "data-tool": `${server}/${t.name}` },
-    lastKnown
-      ? h("p", { class: "note last-known-note" }, `${server} is not running; these are the tools it offered when it last ran. It is starting now, because you opened it.`)
-      : null,
+    note,
     h("div", { class: "head" },
       t.icon ? h("img", { class: "tool-icon", src: t.icon, alt: "" }) : null,
       h("h2", {}, t.title ?? t.name),
@@ -71,10 +77,7 @@ export function mountCatalog(root: HTMLElement): () => void {
     if (!lastKnown.has(server) || opened.has(server)) return;
     opened.add(server);
     void commands.openServer(server).then((r) => {
-      if (r.status === "error") {
-        error.textContent = r.error.message;
-        error.hidden = false;
-      }
+      error.action(r.status === "error" ? r.error.message : null);
       void refresh();
     });
   };
@@ -83,7 +86,7 @@ export function mountCatalog(root: HTMLElement): () => void {
   const hideOff = h("input", { type: "checkbox", class: "hide-off" });
   const hintBoxes = HINTS.map((x) => ({ hint: x, box: h("input", { type: "checkbox", class: "hint-filter", value: x }) }));
   const count = h("p", { class: "count", "aria-live": "polite" });
-  const error = h("p", { class: "error", role: "alert", hidden: true });
+  const error = errorLine();
   const empty = h("div", { class: "empty", hidden: true });
   const pane = h("section", { class: "tool-pane", "aria-live": "polite" },
     h("p", { class: "hint" }, "Select a tool to see its schema and run it."));
@@ -91,6 +94,9 @@ export function mountCatalog(root: HTMLElement): () => void {
   // The cost line of the shown tool: filled in place, because costs arrive after the catalog
   // and rebuilding the pane for them would wipe a running tool's output and typed arguments.
   const costSlot = h("div", { class: "token-cost-slot" });
+  // The "not running" note, also filled in place: the server opened from here starts while the
+  // person types its arguments, and that must not wipe them.
+  const noteSlot = h("div", { class: "last-known-slot" });
   // Only the newest read of the catalog is drawn: an older one answering late would undo it.
   let generation = 0;
 
@@ -103,11 +109,11 @@ export function mountCatalog(root: HTMLElement): () => void {
     // Rebuilding would wipe typed arguments: only when the tool itself changed.
     const k = entryKey(e);
     const flags = JSON.stringify([e.tool.held, e.tool.findings, e.tool.description]);
-    const flags2 = flags + (lastKnown.has(e.server) ? "\u0000last-known" : "");
     costSlot.replaceChildren(...[toolCost(costs, e.server, e.tool.name)].filter((x) => x !== null));
-    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags2) return;
-    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags: flags2 };
-    pane.replaceChildren(detail(e.server, e.tool, lastKnown.has(e.server), (on) => void toggle(e.server, e.tool.name, on), costSlot));
+    noteSlot.replaceChildren(...lastKnownNote(e.server, lastKnown.has(e.server)));
+    if (shown && shown.key === k && shown.schema === e.tool.input_schema && shown.enabled === e.tool.enabled && shown.flags === flags) return;
+    shown = { key: k, schema: e.tool.input_schema, enabled: e.tool.enabled, flags };
+    pane.replaceChildren(detail(e.server, e.tool, noteSlot, (on) => void toggle(e.server, e.tool.name, on), costSlot));
     open(e.server);
   };
 
@@ -126,7 +132,7 @@ export function mountCatalog(root: HTMLElement): () => void {
       h("label", { class: "chip" }, hideOff, " hide switched off"),
       count,
     ),
-    error,
+    error.element,
     empty,
     split,
   );
@@ -158,12 +164,8 @@ export function mountCatalog(root: HTMLElement): () => void {
     const mine = ++generation;
     const r = await commands.catalog();
     if (mine !== generation) return;
-    if (r.status === "error") {
-      error.textContent = r.error.message;
-      error.hidden = false;
-      return;
-    }
-    error.hidden = true;
+    error.read(r.status === "error" ? r.error.message : null);
+    if (r.status === "error") return;
     servers = r.data;
     const c = await commands.catalogCosts();
     if (mine !== generation) return;
@@ -176,10 +178,7 @@ export function mountCatalog(root: HTMLElement): () => void {
 
   const toggle = async (server: string, tool: string, enabled: boolean) => {
     const r = await commands.setToolEnabled(server, tool, enabled);
-    if (r.status === "error") {
-      error.textContent = r.error.message;
-      error.hidden = false;
-    }
+    error.action(r.status === "error" ? r.error.message : null);
     await refresh();
   };
 

@@ -4,6 +4,7 @@
 // suggestions go into a <datalist> whose id comes from a counter, never from a server name.
 // Every server string goes in as text through h(); message contents go through renderContent.
 import { commands } from "../../ipc/bindings";
+import { errorLine } from "../../app/error-line";
 import type { PromptDto_Serialize, PromptResultDto_Serialize, ServerContextDto_Serialize } from "../../ipc/bindings";
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
@@ -40,10 +41,10 @@ export function mountPrompts(root: HTMLElement): () => void {
   const timers = new Set<number>();
   const search = h("input", { type: "search", placeholder: "Search prompts", class: "prompt-search", "aria-label": "Search prompts" });
   const which = h("select", { class: "prompt-server", "aria-label": "Server" });
-  const error = h("p", { class: "error", role: "alert", hidden: true });
+  const error = errorLine();
   const list = h("section", { class: "prompts" });
-  const waiting = waitingBar("prompts", (msg) => { error.textContent = msg; error.hidden = false; });
-  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Prompts"), search, which), error, waiting.element, list);
+  const waiting = waitingBar("prompts", error.action);
+  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Prompts"), search, which), error.element, waiting.element, list);
 
   const buildForm = (ctx: ServerContextDto_Serialize, p: PromptDto_Serialize): HTMLElement => {
     const server = ctx.server;
@@ -174,12 +175,8 @@ export function mountPrompts(root: HTMLElement): () => void {
   const refresh = async () => {
     const r = await commands.serverContext();
     if (disposed) return;
-    if (r.status === "error") {
-      error.textContent = r.error.message;
-      error.hidden = false;
-      return;
-    }
-    error.hidden = true;
+    error.read(r.status === "error" ? r.error.message : null);
+    if (r.status === "error") return;
     servers = r.data;
     void waiting.update();
     // Forget forms of prompts that are gone or changed.

@@ -4,6 +4,7 @@
 // own, RN-03). Every server string goes in as text through h(); template values are
 // percent-encoded by expandTemplate so a typed value cannot change the shape of the URI.
 import { commands } from "../../ipc/bindings";
+import { errorLine } from "../../app/error-line";
 import type { ResourceDto_Serialize, ServerContextDto_Serialize, TemplateDto_Serialize } from "../../ipc/bindings";
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
@@ -36,12 +37,12 @@ export function mountResources(root: HTMLElement): () => void {
   const values = new Map<string, Record<string, string>>();
   const search = h("input", { type: "search", placeholder: "Search resources", class: "resource-search", "aria-label": "Search resources" });
   const which = h("select", { class: "resource-server", "aria-label": "Server" });
-  const error = h("p", { class: "error", role: "alert", hidden: true });
+  const error = errorLine();
   const viewer = h("section", { class: "resource-viewer", "aria-label": "Resource contents", hidden: true });
   const list = h("section", { class: "resources" });
   const guard = pressGuard(list);
-  const waiting = waitingBar("resources", (msg) => { error.textContent = msg; error.hidden = false; });
-  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Resources"), search, which), error, waiting.element, viewer, list);
+  const waiting = waitingBar("resources", error.action);
+  root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Resources"), search, which), error.element, waiting.element, viewer, list);
 
   const closeViewer = () => {
     readSeq++;
@@ -158,12 +159,8 @@ export function mountResources(root: HTMLElement): () => void {
   const refresh = async () => {
     const r = await commands.serverContext();
     if (disposed) return;
-    if (r.status === "error") {
-      error.textContent = r.error.message;
-      error.hidden = false;
-      return;
-    }
-    error.hidden = true;
+    error.read(r.status === "error" ? r.error.message : null);
+    if (r.status === "error") return;
     servers = r.data;
     void waiting.update();
     setServerOptions(which, servers.map((s) => s.server));

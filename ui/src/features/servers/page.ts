@@ -10,6 +10,7 @@ import type {
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { pressGuard } from "../../app/press-guard";
+import { errorLine } from "../../app/error-line";
 import { modal } from "../../app/modal";
 import { insecureBadge, reasonAction, rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
@@ -31,7 +32,7 @@ export { trustDialog } from "./trust";
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
   const notice = h("p", { class: "notice", role: "status", hidden: true });
-  const error = h("p", { class: "error", role: "alert", hidden: true });
+  const error = errorLine();
   root.replaceChildren(
     h("header", { class: "bar" },
       h("h1", {}, "Servers"),
@@ -40,7 +41,7 @@ export function mountServers(root: HTMLElement): () => void {
       h("button", { class: "primary add", onclick: () => root.append(addServerDialog(() => void refresh())) }, "Add server"),
     ),
     notice,
-    error,
+    error.element,
     list,
   );
   // A card rebuilt between a press and its release would lose the click (app/press-guard.ts).
@@ -51,10 +52,7 @@ export function mountServers(root: HTMLElement): () => void {
     notice.hidden = false;
   };
 
-  const showError = (msg: string | null) => {
-    error.textContent = msg ?? "";
-    error.hidden = msg === null;
-  };
+  const showError = error.action;
 
   let rows: ServerRow[] = [];
   // Remote servers' sign-ins, by server: what their cards say about signing in. A keyring that
@@ -65,8 +63,8 @@ export function mountServers(root: HTMLElement): () => void {
   const refresh = async () => {
     const [r, c] = await Promise.all([commands.listServers(), commands.credentials()]);
     announceFirstRender();
-    if (r.status === "error") return showError(r.error.message);
-    showError(null);
+    error.read(r.status === "error" ? r.error.message : null);
+    if (r.status === "error") return;
     rows = r.data as ServerRow[];
     for (const n of [...costSlots.keys()]) if (!rows.some((x) => x.name === n)) costSlots.delete(n);
     signIns = new Map(c.status === "ok" ? c.data.servers.filter((s) => s.remote).map((s) => [s.server, s]) : []);
@@ -79,13 +77,14 @@ export function mountServers(root: HTMLElement): () => void {
 
   // What each server's tools cost per turn (issue 16): one read for the whole page, after the
   // cards are drawn so a large catalog never delays them; only the newest read is used.
-  let costs: CatalogCostsDto | null = null;
+  let costs: CatalogCostsDto | null = lastCosts;
   let priced = 0;
   const priceCards = async () => {
     const mine = ++priced;
     const c = await loadCosts();
     if (mine !== priced) return;
     costs = c;
+    lastCosts = c;
     for (const [name, slot] of costSlots) fillCost(name, slot);
   };
   // Each card's cost line, filled in place: redrawing the cards when the price arrives would
@@ -119,7 +118,7 @@ export function mountServers(root: HTMLElement): () => void {
 
   const act = async (p: Promise<{ status: "ok" } | { status: "error"; error: { message: string } }>) => {
     const r = await p;
-    if (r.status === "error") showError(r.error.message);
+    showError(r.status === "error" ? r.error.message : null);
     await refresh();
   };
 
@@ -338,6 +337,9 @@ export function mountServers(root: HTMLElement): () => void {
 }
 
 let firstRenderAnnounced = false;
+// The last costs read, for the next visit's first draw: cards drawn without their cost line
+// grew when it arrived and moved the cards below them under the pointer.
+let lastCosts: CatalogCostsDto | null = null;
 /** The servers page is the window's first: once it has its data, the host may start the servers
  * kept always on, which it held back so they would not compete with this render (issue 14). */
 function announceFirstRender() {
