@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::webdriver::tauri_driver;
+use crate::webdriver::{tauri_driver, Driver, Session};
 
 /// Whether the window can be driven here; under `make test` (SWITCHBOARD_REQUIRE_E2E=1) a
 /// missing display or driver is a failure, not a skip.
@@ -23,6 +23,16 @@ pub fn e2e_available() -> bool {
 /// One window at a time: parallel apps compete for the two cores (and their driver ports are
 /// picked free-then-bound, which two drivers could race for), so the tests take turns.
 pub static ONE_WINDOW: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The app window on the data directory `data`: its driver (the window lives as long as it
+/// does) and the WebDriver session on it.
+pub async fn open_window(data: &Path) -> anyhow::Result<(Driver, Session)> {
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)]).await?;
+    let session = driver
+        .session(&crate::workspace_bin("switchboard-desktop"))
+        .await?;
+    Ok((driver, session))
+}
 
 /// Where screenshots are saved (`tests/results/e2e/`).
 pub fn artifacts() -> PathBuf {

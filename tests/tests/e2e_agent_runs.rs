@@ -12,10 +12,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use switchboard_core::host::DELEGATE_TOOL;
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::webdriver::Driver;
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -159,13 +158,7 @@ async fn the_chat_shows_a_supervisors_run_tree_live_and_the_approval_names_the_a
     .unwrap();
     let anthropic = setup(data, &sup, &sub);
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(data).await.unwrap();
     s.wait_text(r#"article[data-name="demo"] .badge"#, "running", WAIT)
         .await
         .unwrap();

@@ -7,8 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -64,13 +63,7 @@ async fn the_agents_page_lists_adds_and_refuses_profiles() {
         ],
     );
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(data).await.unwrap();
     s.click_on(r#".tab[data-page="agents"]"#, WAIT)
         .await
         .unwrap();

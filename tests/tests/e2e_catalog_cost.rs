@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::{Driver, Session};
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::webdriver::Session;
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -102,13 +102,7 @@ async fn cards_catalog_and_inspector_show_what_the_host_computes() {
     let turn = json["offered_tokens"][0].as_u64().unwrap();
     assert_eq!(server("fresh")["known"], false, "{json}");
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(data).await.unwrap();
     s.wait_text(r#"article[data-name="demo"] .badge"#, "running", WAIT)
         .await
         .unwrap();

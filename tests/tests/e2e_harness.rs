@@ -8,9 +8,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_tests::e2e::{e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
-use switchboard_tests::*;
+use switchboard_tests::e2e::{e2e_available, open_window, ONE_WINDOW};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -50,13 +48,7 @@ async fn a_swallowed_click_is_clicked_again_and_a_landed_one_never_is() {
     }
     let _turn = ONE_WINDOW.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", dir.path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(dir.path()).await.unwrap();
     s.wait_for(r#".tab[data-page="servers"]"#, WAIT)
         .await
         .unwrap();

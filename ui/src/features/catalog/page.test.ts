@@ -22,6 +22,14 @@ const costs = (n: number) => ({
 });
 
 let fire: () => void;
+/** The host announces a change; the page's debounced re-read runs and settles. */
+const announce = async () => {
+  vi.useFakeTimers();
+  fire();
+  vi.advanceTimersByTime(200);
+  vi.useRealTimers();
+  await flush();
+};
 beforeEach(() => {
   vi.clearAllMocks();
   vi.useRealTimers();
@@ -43,11 +51,7 @@ describe("the catalog page", () => {
     await flush();
     // A second read overtakes the first: its answer (with a price) is drawn.
     m.catalogCosts.mockImplementationOnce(() => ok(costs(47)));
-    vi.useFakeTimers();
-    fire();
-    vi.advanceTimersByTime(200);
-    vi.useRealTimers();
-    await flush();
+    await announce();
     (root.querySelector('.tool-row[data-tool="asker/list_roots"]') as HTMLElement).click();
     await flush();
     const pane = root.querySelector(".tool-detail") as HTMLElement;
@@ -62,11 +66,7 @@ describe("the catalog page", () => {
     expect(pane.querySelector(".token-cost")?.textContent).toContain("47 tokens");
     // A newer price changes only the cost line; the panel and what it shows stay.
     m.catalogCosts.mockImplementationOnce(() => ok(costs(52)));
-    vi.useFakeTimers();
-    fire();
-    vi.advanceTimersByTime(200);
-    vi.useRealTimers();
-    await flush();
+    await announce();
     expect(root.querySelector(".tool-detail")).toBe(pane);
     expect(pane.querySelector(".run-panel .kept")).not.toBeNull();
     expect(pane.querySelector(".token-cost")?.textContent).toContain("52 tokens");
@@ -92,11 +92,7 @@ describe("the catalog page", () => {
     input.value = "typed while it starts";
     // It is up: the host announces it and the catalog is read again.
     running = true;
-    vi.useFakeTimers();
-    fire();
-    vi.advanceTimersByTime(200);
-    vi.useRealTimers();
-    await flush();
+    await announce();
     expect(root.querySelector(".tool-detail")).toBe(pane);
     expect(pane.querySelector(".last-known-note")).toBeNull();
     expect((pane.querySelector("#run-text") as HTMLInputElement).value).toBe("typed while it starts");
@@ -111,11 +107,7 @@ describe("the catalog page", () => {
     const row = root.querySelector('.tool-row[data-tool="asker/list_roots"]') as HTMLElement;
     row.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, button: 0 }));
     // The host announces a change: the catalog is read again while the button is down.
-    vi.useFakeTimers();
-    fire();
-    vi.advanceTimersByTime(200);
-    vi.useRealTimers();
-    await flush();
+    await announce();
     // The row pressed is still the one in the page, so its release is a click on it.
     expect(row.isConnected).toBe(true);
     row.dispatchEvent(new MouseEvent("mouseup", { bubbles: true, button: 0 }));

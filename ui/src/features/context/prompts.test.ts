@@ -220,6 +220,32 @@ describe("mountPrompts", () => {
     expect(root.querySelector(".empty")?.textContent).toContain("offer no prompts");
   });
 
+  it("holds a redraw while a card's button is pressed, so the click is not lost", async () => {
+    let announce: (e: { payload: { kind: string } }) => void = () => {};
+    m.listen.mockImplementation((cb: typeof announce) => {
+      announce = cb;
+      return Promise.resolve(m.unlisten);
+    });
+    await mount(data);
+    const toggle = card("Code review").querySelector<HTMLButtonElement>("button.open")!;
+    toggle.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, button: 0 }));
+    // A server changes while the button is down: the prompts are read again.
+    vi.useFakeTimers();
+    announce({ payload: { kind: "catalog" } });
+    vi.advanceTimersByTime(200);
+    vi.useRealTimers();
+    await flush();
+    expect(m.serverContext).toHaveBeenCalledTimes(2);
+    expect(toggle.isConnected).toBe(true);
+    toggle.dispatchEvent(new MouseEvent("mouseup", { bubbles: true, button: 0 }));
+    toggle.click();
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    // The held redraw runs after the click, and the card it draws is open.
+    await new Promise((r) => setTimeout(r, 0));
+    expect(toggle.isConnected).toBe(false);
+    expect(card("Code review").querySelector("form")).not.toBeNull();
+  });
+
   it("shows a failed refresh in an alert", async () => {
     m.serverContext.mockImplementation(() => fail("host is gone"));
     unmount = mountPrompts(root);

@@ -8,6 +8,7 @@ import { errorLine } from "../../app/error-line";
 import type { PromptDto_Serialize, PromptResultDto_Serialize, ServerContextDto_Serialize } from "../../ipc/bindings";
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
+import { pressGuard } from "../../app/press-guard";
 import { renderContent } from "../catalog/result-view";
 import { waitingBar } from "./waiting";
 import "./context.css";
@@ -45,6 +46,9 @@ export function mountPrompts(root: HTMLElement): () => void {
   const list = h("section", { class: "prompts" });
   const waiting = waitingBar("prompts", error.action);
   root.replaceChildren(h("header", { class: "bar" }, h("h1", {}, "Prompts"), search, which), error.element, waiting.element, list);
+  // The cards are rebuilt on every host change: one rebuilt between a press and its release
+  // would lose the click (app/press-guard.ts).
+  const guard = pressGuard(list);
 
   const buildForm = (ctx: ServerContextDto_Serialize, p: PromptDto_Serialize): HTMLElement => {
     const server = ctx.server;
@@ -184,7 +188,7 @@ export function mountPrompts(root: HTMLElement): () => void {
     for (const k of [...forms.keys()]) if (!live.has(k)) forms.delete(k);
     for (const k of [...open]) if (!live.has(k)) open.delete(k);
     setServerOptions(which, servers.map((s) => s.server));
-    render();
+    guard.run(render);
   };
 
   search.addEventListener("input", render);
@@ -194,6 +198,7 @@ export function mountPrompts(root: HTMLElement): () => void {
   return () => {
     disposed = true;
     stop();
+    guard.dispose();
     for (const t of timers) window.clearTimeout(t);
   };
 }

@@ -77,6 +77,29 @@ describe("mountMetrics", () => {
     }
   });
 
+  it("holds the poll's redraw while a row's button is pressed, so the click is not lost", async () => {
+    vi.useFakeTimers();
+    try {
+      m.metricsReport.mockImplementation(() => ok(report()));
+      unmount = mountMetrics(root);
+      await flush();
+      const read = root.querySelector<HTMLButtonElement>('tr[data-tool="read"] button')!;
+      read.dispatchEvent(new MouseEvent("mousedown", { bubbles: true, button: 0 }));
+      // The poll answers while the button is down.
+      vi.advanceTimersByTime(10_000);
+      await flush();
+      expect(m.metricsReport).toHaveBeenCalledTimes(2);
+      expect(read.isConnected).toBe(true);
+      read.dispatchEvent(new MouseEvent("mouseup", { bubbles: true, button: 0 }));
+      read.click();
+      vi.advanceTimersByTime(0);
+      expect(read.isConnected).toBe(false);
+      expect(root.querySelector('tr[data-tool="read"] button')?.getAttribute("aria-pressed")).toBe("true");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("re-reads for another window", async () => {
     m.metricsReport.mockImplementation(() => ok(report()));
     unmount = mountMetrics(root);

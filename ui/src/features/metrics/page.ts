@@ -9,6 +9,7 @@
 import { commands } from "../../ipc/bindings";
 import type { MetricsWindowDto } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
+import { pressGuard } from "../../app/press-guard";
 import { histogramPlot, timeSeriesPlot } from "./charts";
 import type { Plot } from "./charts";
 import { isEmpty, normalize, seriesFor, statsFor, tableRows, WINDOWS } from "./shape";
@@ -84,6 +85,9 @@ export function mountMetrics(root: HTMLElement): () => void {
     h("p", { class: "hint" }, "Every tool call, resource read and prompt get through Switchboard, from the app and the command line. Raw samples are kept for a day, hourly summaries for 30 days."),
     error,
     body);
+  // The poll redraws the table every few seconds: a row rebuilt between a press and its
+  // release would lose the click (app/press-guard.ts).
+  const guard = pressGuard(body);
 
   let report: Report | null = null;
   let selected: Selection = null;
@@ -151,7 +155,7 @@ export function mountMetrics(root: HTMLElement): () => void {
     }
     error.hidden = true;
     report = normalize(r.data);
-    render();
+    guard.run(render);
   };
 
   windowPick.addEventListener("change", () => void load());
@@ -162,6 +166,7 @@ export function mountMetrics(root: HTMLElement): () => void {
   return () => {
     stopped = true;
     window.clearInterval(poll);
+    guard.dispose();
     plots.forEach((p) => p.destroy());
   };
 }
