@@ -120,6 +120,15 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
         steps.contains("calc/add (first)") && steps.contains("calc/add (again)"),
         "{steps}"
     );
+    // Both steps are read-only on a trusted server: the question says none will ask again.
+    assert!(!steps.contains("asks again"), "{steps}");
+    s.wait_text(
+        ".approval-dialog .pipeline-version",
+        "No step is expected to ask again.",
+        WAIT,
+    )
+    .await
+    .unwrap();
     assert!(
         recorded_calls(&record).is_empty(),
         "{:?}",

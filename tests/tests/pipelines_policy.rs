@@ -9,7 +9,9 @@
 //! - a step whose tool changed after the run was checked and asked about (TD-02), even with
 //!   the change reviewed and accepted meanwhile, is not sent under that approval;
 //! - a rule for models refuses a model's run of an offered pipeline (the model is told the
-//!   step and the rule), not a person's own run.
+//!   step and the rule), not a person's own run;
+//! - an ask rule on a step is named in the whole-pipeline question (the step, the rule), and
+//!   that step, only that one, asks again when it runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::{Path, PathBuf};
@@ -174,6 +176,56 @@ async fn a_step_the_policy_denies_refuses_the_run_before_anything_runs() {
     // Without the rule the same run is asked about and goes ahead: the refusal was the rule's.
     host.remove_policy_rule("no-naps").await.unwrap();
     let run = start(&host, "three", json!({})).await;
+    let outcome = answering_yes(&host, run).await.unwrap();
+    assert_eq!(outcome.run.status, RunStatus::Succeeded, "{outcome:?}");
+    assert_eq!(names(&record), ["echo", "add", "sleep"]);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_question_names_the_step_a_rule_will_ask_about_and_only_it_asks() {
+    let (host, _tmp, record, _h) = calc(&[]).await;
+    host.add_pipeline(&parse(THREE, Format::Toml).unwrap())
+        .await
+        .unwrap();
+    let ask = Rule {
+        effect: Effect::Ask,
+        ..deny("ask-naps", "sleep", Vec::new())
+    };
+    host.put_policy_rule(ask).await.unwrap();
+
+    let run = start(&host, "three", json!({})).await;
+    let waited = eventually(Duration::from_secs(30), || {
+        !host.pending_approvals().is_empty()
+    })
+    .await;
+    assert!(waited, "the pipeline was not asked about");
+    let whole = host.pending_approvals().remove(0);
+    assert_eq!(whole.tool, "three");
+    assert_eq!(
+        whole.arguments["asks_again"],
+        json!([{"step": 3, "id": "nap", "tool": "calc/sleep", "why": "the policy rule \"ask-naps\" asks about it"}])
+    );
+    assert!(
+        whole
+            .reason
+            .contains("step 3 (\"nap\", calc/sleep) will ask again when it runs"),
+        "{}",
+        whole.reason
+    );
+    host.answer_approval(whole.nonce.as_str(), Answer::ALLOW)
+        .await
+        .unwrap();
+    // Steps 1 and 2 go through on the approval; step 3 asks, as the question said.
+    let waited = eventually(Duration::from_secs(30), || {
+        !host.pending_approvals().is_empty()
+    })
+    .await;
+    assert!(waited, "step 3 did not ask");
+    let pending = host.pending_approvals();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].tool, "sleep");
+    assert_eq!(names(&record), ["echo", "add"]);
     let outcome = answering_yes(&host, run).await.unwrap();
     assert_eq!(outcome.run.status, RunStatus::Succeeded, "{outcome:?}");
     assert_eq!(names(&record), ["echo", "add", "sleep"]);

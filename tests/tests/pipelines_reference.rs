@@ -83,11 +83,32 @@ args = { path = { "$input" = "out" }, content = { "$from" = "find", pointer = "/
 "#;
 
 /// Runs `job`, answering yes to every question until it ends; returns its result and the
-/// tools asked about, in order.
+/// tools asked about, in order. The pipeline's own question (the first) must have said which
+/// steps would ask again, and exactly those must have asked.
 async fn answering(
     host: &Host,
     job: tokio::task::JoinHandle<Result<PipelineOutcome, PipelineError>>,
 ) -> (PipelineOutcome, Vec<String>) {
+    let (outcome, asked, told) = answering_told(host, job).await;
+    let expected: Vec<String> = told
+        .iter()
+        .map(|t| t.split('/').next_back().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        asked[1..],
+        expected[..],
+        "the steps that asked are not the ones the pipeline's question named"
+    );
+    (outcome, asked)
+}
+
+/// [`answering`], also returning the tools of the steps the pipeline's question said would ask
+/// again (`asks_again`), in order.
+async fn answering_told(
+    host: &Host,
+    job: tokio::task::JoinHandle<Result<PipelineOutcome, PipelineError>>,
+) -> (PipelineOutcome, Vec<String>, Vec<String>) {
+    let mut told = Vec::new();
     let mut asked = Vec::new();
     while !job.is_finished() {
         let waited = eventually(Duration::from_secs(30), || {
@@ -96,13 +117,27 @@ async fn answering(
         .await;
         assert!(waited, "the run neither ended nor asked");
         for q in host.pending_approvals() {
+            if asked.is_empty() {
+                let asks = q.arguments["asks_again"].as_array().cloned();
+                let asks = asks.expect("the pipeline's question lists the steps that ask again");
+                told = asks
+                    .iter()
+                    .map(|a| a["tool"].as_str().unwrap_or_default().to_owned())
+                    .collect();
+                assert_eq!(
+                    q.reason.contains("will ask again"),
+                    !told.is_empty(),
+                    "{}",
+                    q.reason
+                );
+            }
             asked.push(q.tool.clone());
             host.answer_approval(q.nonce.as_str(), Answer::ALLOW)
                 .await
                 .unwrap();
         }
     }
-    (job.await.unwrap().unwrap(), asked)
+    (job.await.unwrap().unwrap(), asked, told)
 }
 
 /// How many audit entries name `server`.
@@ -197,8 +232,10 @@ async fn a_pipeline_over_memory_and_filesystem_runs_asks_for_writes_and_replays(
             .replay_pipeline_run(&id, Origin::Manual, None)
             .await
     });
-    let (again, asked) = answering(&host, job).await;
+    let (again, asked, told) = answering_told(&host, job).await;
     assert_eq!(asked, ["recall", "create_entities", "write_file"]);
+    // The question named exactly the two writes.
+    assert_eq!(told, ["memory/create_entities", "fs/write_file"]);
     assert_eq!(again.run.status, RunStatus::Succeeded, "{again:?}");
     assert_eq!(again.run.replay_of.as_deref(), Some(first.run.id.as_str()));
     assert_eq!(again.run.inputs, Value::Object(given));

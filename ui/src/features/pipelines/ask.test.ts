@@ -48,6 +48,17 @@ describe("a pipeline in the approval dialog", () => {
     expect(el.querySelector(".pipeline-version")?.textContent).toContain("weather-sum, version 2");
   });
 
+  it("marks the steps that will ask again when they run, with why", () => {
+    const asks = { ...whole, asks_again: [{ step: 2, id: "sum", tool: "calc/add", why: "it may write" }] };
+    const el = pipelineAsk(req({ arguments: JSON.stringify(asks) }))!;
+    const marked = [...el.querySelectorAll(".pipeline-step")].map((s) => s.querySelector(".asks-again")?.textContent ?? null);
+    expect(marked).toEqual([null, "asks again: it may write"]);
+    expect(el.querySelector(".pipeline-version")?.textContent).toContain("One step will ask again when it runs");
+    const none = pipelineAsk(req({ arguments: JSON.stringify({ ...whole, asks_again: [] }) }))!;
+    expect(none.querySelectorAll(".asks-again")).toHaveLength(0);
+    expect(none.querySelector(".pipeline-version")?.textContent).toContain("No step is expected to ask again.");
+  });
+
   it("shows nothing for other requests or arguments that are not a pipeline's", () => {
     expect(pipelineAsk(req({ kind: "tool" }))).toBeNull();
     expect(pipelineAsk(req({ arguments: "{\"a\": 1}" }))).toBeNull();

@@ -29,7 +29,7 @@ mod plan;
 #[path = "pipelines_policy.rs"]
 mod policy;
 
-use plan::{arguments_of, check_inputs, result_problem, whole_ask};
+use plan::{arguments_of, check_inputs, result_problem, say_asks, whole_ask};
 pub use policy::StepRefusal;
 
 /// The most runs listed at once.
@@ -293,13 +293,18 @@ impl Host {
         let inputs_value = Value::Object(inputs.clone());
         // Approved as a whole, every step and what flows where shown, before anything is
         // recorded or sent.
-        let ask = whole_ask(p, &plan, &inputs_value, &origin, replay_of)?;
+        let mut ask = whole_ask(p, &plan, &inputs_value, &origin, replay_of)?;
         // A step the policy would refuse refuses the run before the question: else the steps
         // before it would run (and perhaps write) and the run stop there.
-        if let Some(refusal) = self.policy_refusal(p, &plan, &inputs, &origin).await? {
+        let preview = self
+            .policy_preview(p, &plan, &inputs, &origin, &how.asks)
+            .await?;
+        if let Some(refusal) = preview.refusal {
             self.audit_refusal(&ask, &refusal).await;
             return Err(PipelineError::Refused(Box::new(refusal)));
         }
+        // The question says which steps will still ask when they run.
+        say_asks(&mut ask, &preview.asks);
         if let Err(reason) = self.ask_whole(ask, &cancel).await? {
             return Err(PipelineError::Declined(reason));
         }

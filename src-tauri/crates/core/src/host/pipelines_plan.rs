@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::policy::StepAsks;
 use super::PipelineError;
 use crate::approval::{Ask, Origin, RequestKind};
 use crate::catalog::{Content, ToolResult};
@@ -45,13 +46,35 @@ pub(super) fn whole_ask(
         origin: origin.clone(),
         hints: Vec::new(),
         reason: format!(
-            "run the pipeline {} (version {}): {} steps, approved as a whole; a step that writes still asks unless a rule allows it",
+            "run the pipeline {} (version {}): {} steps, approved as a whole",
             p.name,
             p.version,
             p.steps.len()
         ),
         warning: None,
     })
+}
+
+/// Adds to a pipeline's question which steps will still ask when they run (`asks_again` in
+/// its arguments, and a sentence in its reason); the policy decides each step again then.
+pub(super) fn say_asks(ask: &mut Ask, asks: &[StepAsks]) {
+    ask.arguments["asks_again"] = serde_json::to_value(asks).unwrap_or(Value::Null);
+    let sentence = match asks {
+        [] => "no step is expected to ask again".to_owned(),
+        [one] => format!(
+            "step {} ({:?}, {}) will ask again when it runs: {}",
+            one.step, one.id, one.tool, one.why
+        ),
+        many => format!(
+            "{} steps will ask again when they run: {}",
+            many.len(),
+            many.iter()
+                .map(|a| format!("step {} ({:?}, {}): {}", a.step, a.id, a.tool, a.why))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
+    ask.reason = format!("{}; {sentence}", ask.reason);
 }
 
 /// Every declared input given, nothing else, each matching its schema.

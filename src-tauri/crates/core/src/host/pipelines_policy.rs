@@ -16,6 +16,14 @@
 //! same way.) The way out is to give that argument as an input or a fixed value, or to
 //! narrow the rule.
 //!
+//! The same decisions say which steps will still ask a person when they run, though the
+//! pipeline is approved as a whole: a step a rule asks about, one under a warning, one its
+//! caller tightened to ask, and one that may write (the approval covers only the policy's
+//! default question about a call that does not write; `Host::approved_with`). The question
+//! lists them, so nobody approves a run believing it will go through alone and then meets, or
+//! declines, a question halfway. An ask rule that reads an argument known only during the run
+//! counts as asking (the same fail-closed reading as a deny rule).
+//!
 //! What this cannot see: an allow rule with a limit that enough steps together would exhaust
 //! (each step is decided on today's count), and a policy that changes while the run is under
 //! way. The seam decides every step again when it runs, so those stop the run there.
@@ -67,6 +75,28 @@ impl std::fmt::Display for StepRefusal {
             self.reason
         )
     }
+}
+
+/// A step that will still ask a person when it runs, though its pipeline is approved.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct StepAsks {
+    /// Its position, from 1.
+    pub step: u32,
+    /// Its id.
+    pub id: String,
+    /// Its tool, `server/tool`.
+    pub tool: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// What the person's policy says of a pipeline's steps before it runs.
+#[derive(Debug, Default)]
+pub(super) struct Preview {
+    /// The first step it would refuse, if any: then the run is refused.
+    pub(super) refusal: Option<StepRefusal>,
+    /// The steps that will still ask, in order (up to the refused one).
+    pub(super) asks: Vec<StepAsks>,
 }
 
 /// What the policy sees of a step before the run: the arguments known now, every one mapped
@@ -128,16 +158,19 @@ fn depends_on(rule: &Rule, unknown: &[String]) -> Vec<String> {
 }
 
 impl Host {
-    /// The first step of `p` (checked into `plan`) that the person's policy would refuse, or
-    /// could refuse depending on an earlier step's result, when run as `origin` with
-    /// `inputs`. Sends nothing.
-    pub(super) async fn policy_refusal(
+    /// What the person's policy says of `p`'s steps (checked into `plan`) when run as
+    /// `origin` with `inputs`, its caller asking about the steps in `tightened`: the first
+    /// step it would refuse (or could, depending on an earlier step's result), and the steps
+    /// that will still ask. Sends nothing.
+    pub(super) async fn policy_preview(
         &self,
         p: &Pipeline,
         plan: &Plan,
         inputs: &Map<String, Value>,
         origin: &Origin,
-    ) -> Result<Option<StepRefusal>, HostError> {
+        tightened: &std::collections::HashMap<String, String>,
+    ) -> Result<Preview, HostError> {
+        let mut preview = Preview::default();
         for (step, planned) in p.steps.iter().zip(&plan.steps) {
             let tool = ToolRef {
                 server: planned.server.clone(),
@@ -156,8 +189,37 @@ impl Host {
                 arguments: &known.arguments,
                 claims: claims(info),
             };
-            let Decision::Deny { reason, rule } = self.decide_call(&call, info).await?.0 else {
-                continue;
+            let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
+            let (reason, rule) = match self.decide_call(&call, info).await?.0 {
+                Decision::Deny { reason, rule } => (reason, rule),
+                decision => {
+                    let why = match (tightened.get(&step.id), decision) {
+                        (Some(why), _) => Some(format!("its caller asks about it: {why}")),
+                        (None, Decision::Ask { rule: Some(r), .. }) => {
+                            Some(format!("the policy rule {r:?} asks about it"))
+                        }
+                        (
+                            None,
+                            Decision::Ask {
+                                warning: Some(w), ..
+                            },
+                        ) => Some(w),
+                        (None, Decision::Ask { .. }) => self
+                            .may_write(&tool, info)
+                            .await?
+                            .then(|| "it may write".to_owned()),
+                        (None, _) => None,
+                    };
+                    if let Some(why) = why {
+                        preview.asks.push(StepAsks {
+                            step: index,
+                            id: step.id.clone(),
+                            tool: step.tool.clone(),
+                            why,
+                        });
+                    }
+                    continue;
+                }
             };
             let depends = match &rule {
                 Some(id) if !known.unknown.is_empty() => self
@@ -169,8 +231,8 @@ impl Host {
                     .unwrap_or_default(),
                 _ => Vec::new(),
             };
-            return Ok(Some(StepRefusal {
-                step: u32::try_from(planned.index).unwrap_or(u32::MAX),
+            preview.refusal = Some(StepRefusal {
+                step: index,
                 id: step.id.clone(),
                 tool: step.tool.clone(),
                 reason: match (&rule, depends.is_empty()) {
@@ -180,12 +242,25 @@ impl Host {
                 },
                 rule,
                 depends_on: depends,
-            }));
+            });
+            break;
         }
-        Ok(None)
+        Ok(preview)
     }
 
-    /// Records a run refused by [`Host::policy_refusal`] as the pipeline's question would have
+    /// Whether a call of `tool` counts as writing, as the seam reads it for a pipeline's
+    /// approval: unless its server is tagged trusted and claims it read-only.
+    pub(in crate::host) async fn may_write(
+        &self,
+        tool: &ToolRef,
+        info: Option<&ToolInfo>,
+    ) -> Result<bool, HostError> {
+        let tags = self.inner.store.server_tags(&tool.server).await?;
+        let trusted = tags.contains(&crate::store::ServerTag::Trusted);
+        Ok(crate::approval::policy::writes(claims(info), trusted))
+    }
+
+    /// Records a run refused by [`Host::policy_preview`] as the pipeline's question would have
     /// been (`ask`): proposed, and denied by the policy rule, with the refusal's words.
     pub(super) async fn audit_refusal(&self, ask: &Ask, refusal: &StepRefusal) {
         let ctx = AuditContext::for_request(&ask.server, &ask.tool, &ask.origin, CallRef::random());

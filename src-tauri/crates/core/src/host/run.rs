@@ -338,9 +338,7 @@ impl Host {
         {
             return Ok(None);
         }
-        let tags = self.inner.store.server_tags(&tool.server).await?;
-        let trusted = tags.contains(&crate::store::ServerTag::Trusted);
-        Ok((!crate::approval::policy::writes(claims(info), trusted))
+        Ok((!self.may_write(tool, info).await?)
             .then(|| format!("approved with the pipeline {}", p.label)))
     }
 
