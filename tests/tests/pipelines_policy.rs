@@ -11,7 +11,9 @@
 //! - a rule for models refuses a model's run of an offered pipeline (the model is told the
 //!   step and the rule), not a person's own run;
 //! - an ask rule on a step is named in the whole-pipeline question (the step, the rule), and
-//!   that step, only that one, asks again when it runs.
+//!   that step, only that one, asks again when it runs;
+//! - an allow rule with a limit that the run's steps together would exceed refuses the run up
+//!   front (counting the earlier steps), not at the step that crosses it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ use switchboard_core::host::{CallOptions, Host, PipelineError, PipelineOutcome};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::supervisor::ServerHandle;
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
+use switchboard_core::policy_data::{Limit, Per};
 use switchboard_core::store::RunStatus;
 use switchboard_tests::*;
 
@@ -229,6 +232,73 @@ async fn the_question_names_the_step_a_rule_will_ask_about_and_only_it_asks() {
     let outcome = answering_yes(&host, run).await.unwrap();
     assert_eq!(outcome.run.status, RunStatus::Succeeded, "{outcome:?}");
     assert_eq!(names(&record), ["echo", "add", "sleep"]);
+    host.shutdown().await;
+}
+
+/// Three additions in a row.
+const ADDS: &str = r#"
+name = "adds"
+[[steps]]
+id = "one"
+tool = "calc/add"
+args = { a = 1, b = 1 }
+[[steps]]
+id = "two"
+tool = "calc/add"
+args = { a = 2, b = 2 }
+[[steps]]
+id = "three"
+tool = "calc/add"
+args = { a = 3, b = 3 }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_that_together_exceed_an_allow_limit_refuse_the_run_up_front() {
+    let (host, _tmp, record, _h) = calc(&[]).await;
+    host.remove_policy_rule(ALLOW_ALL).await.unwrap();
+    host.add_pipeline(&parse(ADDS, Format::Toml).unwrap())
+        .await
+        .unwrap();
+    let two_a_day = |max| Rule {
+        effect: Effect::Allow,
+        limit: Some(Limit { max, per: Per::Day }),
+        ..deny("adds-a-day", "add", Vec::new())
+    };
+    // Each step alone is within the limit; the three together are not.
+    host.put_policy_rule(two_a_day(2)).await.unwrap();
+    let run = start(&host, "adds", json!({})).await;
+    // Refused without a question.
+    assert!(host.pending_approvals().is_empty());
+    let err = run.await.unwrap().unwrap_err();
+    let PipelineError::Refused(refusal) = &err else {
+        panic!("not refused by the policy: {err}");
+    };
+    assert_eq!((refusal.step, refusal.id.as_str()), (3, "three"));
+    assert_eq!(refusal.rule.as_deref(), Some("adds-a-day"));
+    assert!(
+        refusal
+            .reason
+            .contains("counting the 2 earlier steps of this run it allows"),
+        "{refusal:?}"
+    );
+    // Nothing ran: before, steps 1 and 2 ran and the run stopped at step 3.
+    assert!(names(&record).is_empty(), "{:?}", names(&record));
+    assert!(host.pipeline_runs(None).await.unwrap().is_empty());
+
+    // A limit of three fits: asked as a whole, the three run on the rule and nothing else asks.
+    host.put_policy_rule(two_a_day(3)).await.unwrap();
+    let run = start(&host, "adds", json!({})).await;
+    let outcome = answering_yes(&host, run).await.unwrap();
+    assert_eq!(outcome.run.status, RunStatus::Succeeded, "{outcome:?}");
+    assert_eq!(names(&record), ["add", "add", "add"]);
+    // Spent: the next run is refused at its first step.
+    let run = start(&host, "adds", json!({})).await;
+    let err = run.await.unwrap().unwrap_err();
+    let PipelineError::Refused(refusal) = &err else {
+        panic!("not refused by the policy: {err}");
+    };
+    assert_eq!(refusal.step, 1, "{refusal:?}");
+    assert_eq!(names(&record).len(), 3);
     host.shutdown().await;
 }
 

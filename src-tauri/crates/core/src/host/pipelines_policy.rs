@@ -24,9 +24,11 @@
 //! declines, a question halfway. An ask rule that reads an argument known only during the run
 //! counts as asking (the same fail-closed reading as a deny rule).
 //!
-//! What this cannot see: an allow rule with a limit that enough steps together would exhaust
-//! (each step is decided on today's count), and a policy that changes while the run is under
-//! way. The seam decides every step again when it runs, so those stop the run there.
+//! An allow rule with a limit is decided on its count plus the earlier steps it allows in this
+//! run, so a run whose steps together would exceed it is refused up front, not at the step
+//! that crosses it. What this cannot see is a policy (or another caller's use of a limit) that
+//! changes while the run is under way; the seam decides every step again when it runs, so
+//! that stops the run there.
 
 use serde_json::{Map, Value};
 
@@ -171,6 +173,8 @@ impl Host {
         tightened: &std::collections::HashMap<String, String>,
     ) -> Result<Preview, HostError> {
         let mut preview = Preview::default();
+        // The limited allow rules' hits the earlier steps will add.
+        let mut pending: std::collections::HashMap<String, u32> = Default::default();
         for (step, planned) in p.steps.iter().zip(&plan.steps) {
             let tool = ToolRef {
                 server: planned.server.clone(),
@@ -190,8 +194,24 @@ impl Host {
                 claims: claims(info),
             };
             let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
-            let (reason, rule) = match self.decide_call(&call, info).await?.0 {
-                Decision::Deny { reason, rule } => (reason, rule),
+            let (decision, limited) = self.decide_call_counting(&call, info, &pending).await?;
+            if let (Decision::Allow { by }, true) = (&decision, limited) {
+                if let Some(id) = by.id() {
+                    *pending.entry(id.to_owned()).or_default() += 1;
+                }
+            }
+            let (reason, rule) = match decision {
+                Decision::Deny { reason, rule } => {
+                    let earlier = rule.as_ref().and_then(|r| pending.get(r)).copied();
+                    let reason = match earlier {
+                        Some(n) => format!(
+                            "{reason} (counting the {n} earlier {} of this run it allows)",
+                            if n == 1 { "step" } else { "steps" }
+                        ),
+                        None => reason,
+                    };
+                    (reason, rule)
+                }
                 decision => {
                     let why = match (tightened.get(&step.id), decision) {
                         (Some(why), _) => Some(format!("its caller asks about it: {why}")),

@@ -102,6 +102,17 @@ impl Host {
         call: &Call<'_>,
         info: Option<&ToolInfo>,
     ) -> Result<(Decision, bool), HostError> {
+        self.decide_call_counting(call, info, &HashMap::new()).await
+    }
+
+    /// [`Host::decide_call`] as if the limited allow rules in `pending` had also been hit
+    /// that many more times: a pipeline's earlier steps, decided before any of them ran.
+    pub(super) async fn decide_call_counting(
+        &self,
+        call: &Call<'_>,
+        info: Option<&ToolInfo>,
+        pending: &HashMap<String, u32>,
+    ) -> Result<(Decision, bool), HostError> {
         let store = &self.inner.store;
         let rules: Vec<Rule> = store
             .policy_rules()
@@ -119,10 +130,9 @@ impl Host {
                 None => (None, Some(conversation.map(ConversationId::as_str))),
                 Some(ms) => (Some(now - ms), None),
             };
-            counts.insert(
-                r.id.clone(),
-                store.count_rule_hits(&r.id, scope.0, scope.1).await?,
-            );
+            let hits = store.count_rule_hits(&r.id, scope.0, scope.1).await?;
+            let more = pending.get(&r.id).copied().unwrap_or(0);
+            counts.insert(r.id.clone(), hits.saturating_add(more));
         }
         let policy = Policy { rules };
         let decision = self.decide_with(&policy, &tags, counts, call, info).await?;
