@@ -4,7 +4,8 @@
 //! requests show only the built-ins at first and the loaded tool's definition from the step
 //! after the load; the call reaches the server only after a person approved it; a call to a
 //! tool never loaded is refused and never reaches the server; the next turn still offers what
-//! was loaded. `chat --discover` switches it on from the CLI, `agent add --discovery` for an
+//! was loaded, and the turn's tools cost is told again once the loaded tool is offered.
+//! `chat --discover` switches it on from the CLI, `agent add --discovery` for an
 //! agent, whose scope bounds what it can find and load, in a conversation and when delegated
 //! to. And the measurement: the tool definitions a turn's first request carries with a
 //! 5,000-tool catalog, with and without the mode, counted with the host's own token counter.
@@ -205,12 +206,21 @@ async fn find_load_call(kind: &str) {
         1,
         "{kind}: one approval, for gen_0042: {reasons:?}"
     );
-    // The turn's "tools: N" counted what was offered at its start: the built-ins only.
-    let counted = events.iter().find_map(|e| match e {
-        ChatEvent::ToolsCost { tools, .. } => Some(*tools),
-        _ => None,
-    });
-    assert_eq!(counted, Some(3), "{kind}: {events:?}");
+    // The turn's "tools: N" counted what was offered at its start (the built-ins only), and
+    // again, higher, once the loaded tool was offered: the chat's cost line follows the turn.
+    let counted: Vec<(u32, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::ToolsCost { tools, tokens, .. } => Some((*tools, *tokens)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        counted.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        [3, 4],
+        "{kind}: {events:?}"
+    );
+    assert!(counted[1].1 > counted[0].1, "{kind}: {counted:?}");
 
     // The next turn offers what was loaded, rebuilt from the conversation.
     let (end, _) = send(&host, &provider, &conversation, "again").await;

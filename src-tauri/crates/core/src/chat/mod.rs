@@ -24,4 +24,4 @@ mod tests;
 
 pub use events::ChatEvent;
 pub use tools::{Started, ToolRunner};
-pub use turn::{run_turn, TurnBudget, TurnConfig, TurnEnd};
+pub use turn::{run_turn, OfferHook, TurnBudget, TurnConfig, TurnEnd};

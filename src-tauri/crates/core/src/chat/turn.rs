@@ -31,7 +31,8 @@ use super::tools::{Started, ToolRunner};
 use crate::ids::{ConversationId, ProviderName};
 use crate::llm::limits::Price;
 use crate::llm::{
-    Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason, Usage,
+    Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason,
+    ToolSpec, Usage,
 };
 use crate::mcp::catalog::ToolResult;
 
@@ -60,6 +61,23 @@ pub struct TurnConfig {
     pub idle_timeout: Duration,
     /// What the turn may spend; an agent's budget (issue 15). Unlimited by default.
     pub budget: TurnBudget,
+    /// Told the tools offered whenever they differ from the previous model call's (progressive
+    /// discovery loads tools mid-turn); what it returns is emitted (the tools' cost, issue 16).
+    pub on_offer: Option<OfferHook>,
+}
+
+/// What a turn tells when the tools it offers change mid-turn: the runner's tools (without the
+/// turn's own output reader) in, events out.
+#[derive(Clone)]
+pub struct OfferHook(pub std::sync::Arc<OfferFn>);
+
+/// The function inside an [`OfferHook`].
+pub type OfferFn = dyn Fn(&[ToolSpec]) -> Vec<ChatEvent> + Send + Sync;
+
+impl std::fmt::Debug for OfferHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OfferHook")
+    }
 }
 
 /// What one turn may spend before it stops with [`TurnEnd::BudgetExceeded`]. Checked by the
@@ -142,6 +160,7 @@ impl TurnConfig {
             temperature: None,
             idle_timeout: IDLE_TIMEOUT,
             budget: TurnBudget::default(),
+            on_offer: None,
         }
     }
 }
@@ -256,6 +275,8 @@ async fn turn(
     let mut steps = 0;
     let mut calls_sent: usize = 0;
     let mut state = State::Ask;
+    // The names of the tools the previous model call was offered.
+    let mut offered: Option<Vec<String>> = None;
     loop {
         state = match state {
             State::Ask if steps >= cfg.max_steps => State::End(TurnEnd::StepLimit),
@@ -267,6 +288,15 @@ async fn turn(
                 // Asked before every model call: a runner may offer more as the turn goes
                 // (progressive discovery offers a tool from the step after it was loaded).
                 let mut specs = tools.specs();
+                let names: Vec<String> = specs.iter().map(|t| t.name.clone()).collect();
+                if let (Some(before), Some(hook)) = (&offered, &cfg.on_offer) {
+                    if *before != names {
+                        for e in (hook.0)(&specs) {
+                            emit(e);
+                        }
+                    }
+                }
+                offered = Some(names);
                 specs.push(read_output_spec());
                 let req = ChatRequest {
                     model: cfg.model.clone(),

@@ -279,11 +279,19 @@ impl Host {
                 cfg.max_steps = n;
             }
             let window = crate::llm::limits::context_window(&model, view.context_window);
-            // Issue 16: what the definitions cost, and a warning (not a refusal) past the share.
+            // Issue 16: what the definitions cost, and a warning (not a refusal) past the share;
+            // told again when the turn offers other tools (progressive discovery loads some).
             for ev in self.tools_cost_events(provider.profile_id(), &model, window, &runner.specs())
             {
                 let _ = events.send(ev);
             }
+            cfg.on_offer = Some(crate::chat::OfferHook(std::sync::Arc::new({
+                let (host, model) = (self.clone(), model.clone());
+                let profile = provider.profile_id().to_owned();
+                move |specs: &[crate::llm::ToolSpec]| {
+                    host.tools_cost_events(&profile, &model, window, specs)
+                }
+            })));
             let (system, mut transcript) = self
                 .context(
                     &conversation,
