@@ -114,6 +114,17 @@ async fn send(
     conversation: Option<ConversationId>,
     parts: Vec<Part>,
 ) -> (TurnEnd, Vec<ChatEvent>) {
+    let (end, events, _) = send_in(host, provider, conversation, parts).await;
+    (end, events)
+}
+
+/// [`send`], also returning the conversation.
+async fn send_in(
+    host: &Host,
+    provider: &ProviderName,
+    conversation: Option<ConversationId>,
+    parts: Vec<Part>,
+) -> (TurnEnd, Vec<ChatEvent>, ConversationId) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let out = host
         .send_message(
@@ -136,7 +147,7 @@ async fn send(
     while let Ok(ev) = rx.try_recv() {
         events.push(ev);
     }
-    (out.end, events)
+    (out.end, events, out.conversation)
 }
 
 /// Answers the one approval a turn asks for, returning its reason and arguments.
@@ -166,7 +177,8 @@ async fn nothing_leaves_for(kind: &str) {
                     .to_string(),
             ],
         )]),
-        Reply::text(&["Sent."]),
+        // The answer names a placeholder, split over two deltas.
+        Reply::text(&["Sent to [REDACT", "ED_EMAIL_1]."]),
     ]))
     .await
     .unwrap();
@@ -178,7 +190,7 @@ async fn nothing_leaves_for(kind: &str) {
     let cloud = provider_with_key(&host, "cloud", kind, base).await;
     let parts = parts_with_attachment(&host).await;
     let asked = answer_one(&host);
-    let (end, events) = send(&host, &cloud, None, parts).await;
+    let (end, events, conversation) = send_in(&host, &cloud, None, parts).await;
     assert!(matches!(end, TurnEnd::Done(_)), "{end:?}");
     let (reason, shown) = tokio::time::timeout(Duration::from_secs(30), asked)
         .await
@@ -229,6 +241,27 @@ async fn nothing_leaves_for(kind: &str) {
         "{reason}"
     );
     assert!(!reason.contains(EMAIL), "{reason}");
+
+    // The answer the person reads, and the conversation keeps, has the value put back (on
+    // this machine); no streamed piece of it showed the placeholder.
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            ChatEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        streamed.ends_with(&format!("Sent to {EMAIL}.")),
+        "{kind}: {streamed}"
+    );
+    assert!(!streamed.contains("REDACTED"), "{kind}: {streamed}");
+    let kept = host.messages(&conversation).await.unwrap();
+    assert_eq!(
+        kept.last().unwrap().message.text(),
+        format!("Sent to {EMAIL}."),
+        "{kind}"
+    );
 
     // The person was told what was redacted.
     let told: Vec<_> = events

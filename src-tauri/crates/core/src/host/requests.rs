@@ -543,12 +543,8 @@ impl Host {
         // Whatever the answer, the request went out (redacted): that is recorded.
         self.audit_sampling_redaction(redaction.as_ref(), server, client.profile_id())
             .await;
-        let text = answer??.message.text();
-        let text = match &redaction {
-            Some(session) => session.restore_text(&text).0,
-            None => text,
-        };
-        Ok((model, text))
+        // Its placeholders were put back as it streamed (outbound::unmask).
+        Ok((model, answer??.message.text()))
     }
 
     /// A server's roots (the folders it may see).

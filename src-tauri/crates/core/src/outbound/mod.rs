@@ -9,8 +9,7 @@
 //! before the call reaches the governed seam, which then asks about, audits and sends the real
 //! values (they are the person's own, going to the person's own servers). A server's sampling
 //! request goes through the same door (`host/requests.rs`), and the placeholders in the
-//! model's answer are put back ([`Session::restore_text`]) before the person and the server
-//! see it. What each turn had redacted is kept as kinds and counts (`store::TurnRedaction`).
+//! model's answer are put back before the person and the server see it. What each turn had redacted is kept as kinds and counts (`store::TurnRedaction`).
 //! docs/redaction.md says all of it for people.
 //!
 //! # Placeholders without a stored map
@@ -28,15 +27,20 @@
 //! the summary then still names the old one, which no longer resolves (it stays literal).
 //!
 //! # What is not redacted
-//! Tool definitions (they are the servers', and rewriting schemas would break calls), images,
-//! and the model's answers as shown to the person (they carry the placeholders the model
-//! used). Providers whose profile runs on this machine ([`LOCAL_PROFILES`]) are exempt.
+//! Tool definitions (they are the servers', and rewriting schemas would break calls) and
+//! images. Providers whose profile runs on this machine ([`LOCAL_PROFILES`]) are exempt.
+//!
+//! # The answer, back on this machine
+//! The placeholders the model writes in its answer text are put back as the answer streams
+//! (`unmask`), so the person reads, and the conversation keeps, the real values; the next
+//! request redacts them again, with the same numbers.
 
 pub mod config;
 mod detect;
 mod provider;
 mod rewrite;
 mod runner;
+mod unmask;
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,6 @@
-//! [`Redacting`]: a [`Provider`] that redacts every request before the real one sends it, and
-//! the per-turn [`Session`] it shares with [`super::Restoring`].
+//! [`Redacting`]: a [`Provider`] that redacts every request before the real one sends it (and
+//! puts the placeholders back in the answer's text, `unmask`), and the per-turn [`Session`] it
+//! shares with [`super::Restoring`].
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -84,7 +85,7 @@ impl Session {
     }
 
     /// `text` with this turn's placeholders replaced by their values, and which were: for
-    /// what goes back to this machine's side (a sampling answer the requesting server gets),
+    /// what comes back to this machine's side (the model's answer as it streams, `unmask`),
     /// never for what goes to the model.
     pub fn restore_text(&self, text: &str) -> (String, Vec<String>) {
         let vault = self.vault.lock().unwrap_or_else(PoisonError::into_inner);
@@ -113,7 +114,11 @@ impl Provider for Redacting {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<EventStream, LlmError>> {
         let req = self.session.redact(&req);
-        self.inner.stream(req, cancel)
+        let session = self.session.clone();
+        Box::pin(async move {
+            let stream = self.inner.stream(req, cancel).await?;
+            Ok(super::unmask::unmasked(stream, session))
+        })
     }
 
     fn profile_id(&self) -> &str {
