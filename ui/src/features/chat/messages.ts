@@ -120,7 +120,7 @@ export function renderMessages(log: HTMLElement, messages: MessageDto[], opts: R
 const VENDORS: Record<string, string> = { openai: "OpenAI", anthropic: "Anthropic", openrouter: "OpenRouter", deepseek: "DeepSeek", custom: "a custom provider" };
 
 /** What a redaction notice explains when pointed at (title) and to screen readers. */
-export const REDACTION_EXPLAINED = "Switchboard replaced these with placeholders such as [REDACTED_EMAIL_1] before the request left this machine: the model never saw the values. Calls it makes get the real values back here, before they run. Only kinds and counts are kept, never the values. Switch it off for this conversation at the top of the chat.";
+export const REDACTION_EXPLAINED = "Switchboard replaced these with placeholders such as [REDACTED_EMAIL_1] before the request left this machine: the model never saw the values. Its answer gets them back here as it arrives, and the calls it makes before they run. Only the kinds and counts of what was redacted are recorded. Switch it off for this conversation at the top of the chat.";
 
 /** The lasting notice of what one turn had redacted, for one provider. */
 export function turnRedactionNotice(t: TurnRedactionDto): HTMLElement {
@@ -253,7 +253,7 @@ export class LiveTurn {
         break;
       case "redacted":
         this.notice("redacted", h("p", { class: "msg-note hint chat-redacted" },
-          `Redacted before sending: ${ev.counts.map((c) => c.label).join(", ")}. The model saw placeholders; calls it makes get the real values back on this machine.`));
+          `Redacted before sending: ${ev.counts.map((c) => c.label).join(", ")}. The model saw placeholders; its answer and the calls it makes get the real values back on this machine.`));
         this.notices.get("redacted")?.setAttribute("title", REDACTION_EXPLAINED);
         break;
       case "handed_over": {

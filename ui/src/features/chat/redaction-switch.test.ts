@@ -107,7 +107,8 @@ describe("the notices of what each turn had redacted", () => {
     expect(kids[1]?.textContent).toBe("Redacted before sending to OpenAI: 2 e-mail addresses, 1 API key");
     expect(kids[4]?.textContent).toBe("Redacted before sending to Anthropic: 2 e-mail addresses, 1 API key");
     expect((kids[1] as HTMLElement).title).toContain("placeholders such as [REDACTED_EMAIL_1]");
-    expect((kids[1] as HTMLElement).title).toContain("never the values");
+    expect((kids[1] as HTMLElement).title).toContain("the model never saw the values. Its answer gets them back here");
+    expect((kids[1] as HTMLElement).title).toContain("Only the kinds and counts of what was redacted are recorded");
     // Placed again: replaced, not doubled.
     placeTurnRedactions(log, [turn("1")]);
     expect(log.querySelectorAll(".chat-redacted-turn")).toHaveLength(1);
