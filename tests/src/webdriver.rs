@@ -244,20 +244,24 @@ impl Session {
     /// prints ([`Session::describe`]).
     async fn click_landing(&self, element: &str, css: Option<&str>) -> Result<Landed> {
         let target = json!({ scripts::ELEMENT_KEY: element });
-        // Best effort: a page that cannot run them still gets the click.
-        let _ = self
+        // A page that cannot run them still gets the click, once, unchecked.
+        let armed = self
             .call(
                 reqwest::Method::POST,
                 "/execute/async",
                 json!({"script": scripts::settle_and_arm(), "args": [target, css]}),
             )
-            .await;
+            .await
+            .is_ok();
         self.call(
             reqwest::Method::POST,
             &format!("/element/{element}/click"),
             json!({}),
         )
         .await?;
+        if !armed {
+            return Ok(Landed::Hit);
+        }
         // The click's handlers ran before WebDriver answered; a few reads cover a slow page.
         for _ in 0..5 {
             match self.execute(scripts::LANDED).await {

@@ -29,8 +29,10 @@ if (!window.__e2eTrace) {
 "#;
 
 /// Arms the check of the next click: `window.__e2eLanded` becomes "hit" when it reaches the
-/// element (the first argument) or, given a selector (the second), any element matching it
-/// (a re-render may have replaced the element by its twin); else where it landed.
+/// element (the first argument) or, once a re-render replaced that element by its twin, the
+/// first element matching the selector (the second), as a new lookup would find; else it says
+/// where the click landed, and the click is stopped there, so a press that landed on another
+/// button does nothing before it is clicked again.
 const ARM: &str = r#"
 {
   const wanted = arguments[0], css = arguments[1];
@@ -40,8 +42,15 @@ const ARM: &str = r#"
     window.removeEventListener("click", onClick, true);
     if (armed !== window.__e2eArmed) return;
     const t = e.target;
-    const hit = t instanceof Element && (css ? t.closest(css) !== null : wanted === t || wanted.contains(t));
-    window.__e2eLanded = hit ? "hit" : `landed on ${window.__e2eName(t)} at ${e.clientX},${e.clientY}`;
+    const twin = css && !wanted.isConnected ? document.querySelector(css) : null;
+    const hit = t instanceof Element && (wanted.contains(t) || (twin !== null && twin.contains(t)));
+    if (hit) {
+      window.__e2eLanded = "hit";
+      return;
+    }
+    window.__e2eLanded = `landed on ${window.__e2eName(t)} at ${e.clientX},${e.clientY}`;
+    e.preventDefault();
+    e.stopImmediatePropagation();
   };
   window.addEventListener("click", onClick, true);
 }

@@ -77,7 +77,9 @@ export function mountCatalog(root: HTMLElement): () => void {
     if (!lastKnown.has(server) || opened.has(server)) return;
     opened.add(server);
     void commands.openServer(server).then((r) => {
-      error.action(r.status === "error" ? r.error.message : null);
+      // Opened on its own when a tool is picked: its success is no answer to the person's
+      // last action, so it leaves that action's error alone.
+      if (r.status === "error") error.action(r.error.message);
       void refresh();
     });
   };

@@ -338,7 +338,8 @@ export function mountServers(root: HTMLElement): () => void {
 
 let firstRenderAnnounced = false;
 // The last costs read, for the next visit's first draw: cards drawn without their cost line
-// grew when it arrived and moved the cards below them under the pointer.
+// grew when it arrived and moved the cards below them under the pointer. A price that changed
+// meanwhile (another model picked) shows once the visit's own read arrives, in place.
 let lastCosts: CatalogCostsDto | null = null;
 /** The servers page is the window's first: once it has its data, the host may start the servers
  * kept always on, which it held back so they would not compete with this render (issue 14). */

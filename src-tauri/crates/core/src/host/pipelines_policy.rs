@@ -27,8 +27,11 @@
 //! An allow rule with a limit is decided on its count plus the earlier steps it allows in this
 //! run, so a run whose steps together would exceed it is refused up front, not at the step
 //! that crosses it. What this cannot see is a policy (or another caller's use of a limit) that
-//! changes while the run is under way; the seam decides every step again when it runs, so
-//! that stops the run there.
+//! changes while the run is under way, the data flow a model's run builds step by step (an
+//! earlier step's server can set off the trifecta guard, so a later step asks with its
+//! warning), and an allow rule whose conditions read an argument known only mid-run (decided
+//! on the known ones, and not counted against its limit). The seam decides every step again
+//! when it runs, so those ask or stop the run there; the question's list says "expected".
 
 use serde_json::{Map, Value};
 
@@ -173,6 +176,14 @@ impl Host {
         tightened: &std::collections::HashMap<String, String>,
     ) -> Result<Preview, HostError> {
         let mut preview = Preview::default();
+        let rules = self.policy_rules().await?;
+        // The effect of rule `id`, and the arguments known only mid-run its conditions read.
+        let reads = |id: &str, unknown: &[String]| {
+            rules
+                .iter()
+                .find(|r| r.id == id)
+                .map(|r| (r.effect, depends_on(r, unknown)))
+        };
         // The limited allow rules' hits the earlier steps will add.
         let mut pending: std::collections::HashMap<String, u32> = Default::default();
         for (step, planned) in p.steps.iter().zip(&plan.steps) {
@@ -196,7 +207,14 @@ impl Host {
             let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
             let (decision, limited) = self.decide_call_counting(&call, info, &pending).await?;
             if let (Decision::Allow { by }, true) = (&decision, limited) {
-                if let Some(id) = by.id() {
+                // Counted only when the rule's conditions do not read an argument known only
+                // mid-run: such a step may well not be allowed by it then, and counting it
+                // could refuse a later step for nothing.
+                let certain = by
+                    .id()
+                    .and_then(|id| reads(id, &known.unknown))
+                    .is_some_and(|(_, read)| read.is_empty());
+                if let (Some(id), true) = (by.id(), certain) {
                     *pending.entry(id.to_owned()).or_default() += 1;
                 }
             }
@@ -215,15 +233,16 @@ impl Host {
                 decision => {
                     let why = match (tightened.get(&step.id), decision) {
                         (Some(why), _) => Some(format!("its caller asks about it: {why}")),
-                        (None, Decision::Ask { rule: Some(r), .. }) => {
-                            Some(format!("the policy rule {r:?} asks about it"))
-                        }
+                        // First: a warning's ask names the allow rule it overrides.
                         (
                             None,
                             Decision::Ask {
                                 warning: Some(w), ..
                             },
                         ) => Some(w),
+                        (None, Decision::Ask { rule: Some(r), .. }) => {
+                            Some(format!("the policy rule {r:?} asks about it"))
+                        }
                         (None, Decision::Ask { .. }) => self
                             .may_write(&tool, info)
                             .await?
@@ -241,14 +260,10 @@ impl Host {
                     continue;
                 }
             };
-            let depends = match &rule {
-                Some(id) if !known.unknown.is_empty() => self
-                    .policy_rules()
-                    .await?
-                    .iter()
-                    .find(|r| &r.id == id)
-                    .map(|r| depends_on(r, &known.unknown))
-                    .unwrap_or_default(),
+            // A deny rule that reads an unknown argument *may* deny; an allow rule's spent limit
+            // does not depend on the arguments.
+            let depends = match rule.as_deref().and_then(|id| reads(id, &known.unknown)) {
+                Some((crate::approval::Effect::Deny, read)) => read,
                 _ => Vec::new(),
             };
             preview.refusal = Some(StepRefusal {

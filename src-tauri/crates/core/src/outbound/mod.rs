@@ -9,7 +9,8 @@
 //! before the call reaches the governed seam, which then asks about, audits and sends the real
 //! values (they are the person's own, going to the person's own servers). A server's sampling
 //! request goes through the same door (`host/requests.rs`), and the placeholders in the
-//! model's answer are put back before the person and the server see it. What each turn had redacted is kept as kinds and counts (`store::TurnRedaction`).
+//! model's answer are put back before the person and the server see it. What each turn had
+//! redacted is kept as kinds and counts (`store::TurnRedaction`).
 //! docs/redaction.md says all of it for people.
 //!
 //! # Placeholders without a stored map
@@ -20,11 +21,13 @@
 //! only ever grows at its end, so a value keeps its number from one request to the next and
 //! from one turn to the next, with nothing kept in between (a placeholder the model repeats in
 //! its answers is that same numbering). A placeholder in the system prompt comes from a
-//! compaction summary written from redacted text: it reserves its number, so a new value never
-//! takes it. The form is upper case in brackets with a
+//! compaction summary stored before answers were unmasked (`unmask`): it reserves its number,
+//! so a new value never takes it. The form is upper case in brackets with a
 //! `REDACTED_` prefix: models copy such tokens verbatim, and it does not occur in ordinary text.
-//! After compaction a value whose first appearance was summarized away may get a new number;
-//! the summary then still names the old one, which no longer resolves (it stays literal).
+//! Summaries written now are unmasked like any answer, so they hold the values and are
+//! redacted again with the rest; in an older summary that still names a placeholder, a value
+//! whose first appearance was summarized away may get a new number, and the old one no longer
+//! resolves (it stays literal).
 //!
 //! # What is not redacted
 //! Tool definitions (they are the servers', and rewriting schemas would break calls) and

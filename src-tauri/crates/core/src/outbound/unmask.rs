@@ -16,7 +16,8 @@ use futures::StreamExt;
 use super::Session;
 use crate::llm::{EventStream, StreamEvent};
 
-/// The longest text a placeholder can be: `[REDACTED_` + a kind tag + `_` + 6 digits + `]`.
+/// More than the longest placeholder (`[REDACTED_URL_PASSWORD_999999]` is 30 bytes): text
+/// from a `[` longer than this is let through, whatever follows.
 const LONGEST: usize = 48;
 
 /// `stream` with the placeholders of `session`'s latest request put back in its text.
