@@ -156,9 +156,10 @@ impl From<HostError> for IpcError {
             HostError::Spec(_) | HostError::ServerExists(_) | HostError::Import(_) => {
                 ErrorCode::Invalid
             }
-            HostError::TrustRace(_) | HostError::Held { .. } | HostError::PinRace(_) => {
-                ErrorCode::NeedsTrust
-            }
+            HostError::TrustRace(_)
+            | HostError::NotApproved { .. }
+            | HostError::Held { .. }
+            | HostError::PinRace(_) => ErrorCode::NeedsTrust,
             HostError::Secret(_) => ErrorCode::Keyring,
             HostError::SecretExists(_) => ErrorCode::SecretExists,
             HostError::CrossReference { .. } => ErrorCode::Invalid,

@@ -153,6 +153,15 @@ pub enum HostError {
     /// What the user approved is no longer what would run.
     #[error("the launch spec of {0} changed while it was being approved; review it again")]
     TrustRace(ServerId),
+    /// A sign-in was asked for a server the person has not approved, or that changed since
+    /// they did (SP-11): nothing was sent to it or to its authorization server.
+    #[error("{server} {}, so nothing was sent to it or to its authorization server; approve it first with `switchboard server trust {server}` (or Review on the Servers page), then sign in", if *.changed { "changed since you approved it" } else { "is not approved yet" })]
+    NotApproved {
+        /// The server.
+        server: ServerId,
+        /// Approved once, but what would be contacted differs now.
+        changed: bool,
+    },
     /// A tool is new or changed since the person approved the server's tools (TD-02); it is
     /// not offered or run until they review it.
     #[error("the tool {} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", ServerText(.tool), held_what(*.reason))]

@@ -36,7 +36,7 @@ pub use self::manage::{
     SignInStatus, SignedOut,
 };
 pub use self::net::{Lookup, Network};
-pub use self::store::{now_secs, Registration};
+pub use self::store::{now_secs, read_bound, write_bound, BoundSecret, Registration};
 
 /// The steps of a sign-in, in order, as the timeline shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
