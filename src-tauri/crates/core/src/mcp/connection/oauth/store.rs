@@ -527,6 +527,51 @@ mod tests {
     use super::*;
     use crate::secrets::MemoryStore;
 
+    /// SE-08: a typed secret goes only with its client id, to its issuer; an unbound one binds
+    /// at its first use and is then refused elsewhere.
+    #[tokio::test]
+    async fn a_typed_secret_goes_only_to_its_client_and_issuer() {
+        let bound = |client: Option<&str>, issuer: Option<&str>| {
+            let mut b = BoundSecret::new(Secret::new("s3cret-value"), client.map(str::to_owned));
+            b.issuer = issuer.map(str::to_owned);
+            b
+        };
+        let a = Some("https://a.example");
+        let b = Some("https://b.example");
+        for (secret, client, issuer, sent) in [
+            (bound(Some("c1"), a), "c1", a, true),
+            (bound(Some("c1"), a), "c2", a, false),
+            (bound(Some("c1"), a), "c1", b, false),
+            (bound(Some("c1"), a), "c1", None, false),
+            (bound(Some("c1"), None), "c1", b, true),
+            (bound(None, None), "any", a, true),
+        ] {
+            assert_eq!(
+                secret.for_use(client, issuer).is_some(),
+                sent,
+                "{secret:?} for {client} at {issuer:?}"
+            );
+        }
+        let secrets = Secrets::new(MemoryStore::default());
+        let server = ServerId::new("s").unwrap();
+        let part = SignInPart::ClientSecret;
+        write_bound(&secrets, &server, part, &bound(None, None))
+            .await
+            .unwrap();
+        let first = read_bound(&secrets, &server, part).await.unwrap().unwrap();
+        assert!(use_bound(&secrets, &server, part, &first, "c1", a)
+            .await
+            .unwrap()
+            .is_some());
+        let now = read_bound(&secrets, &server, part).await.unwrap().unwrap();
+        assert_eq!(now.client_id.as_deref(), Some("c1"));
+        assert_eq!(now.issuer.as_deref(), a);
+        assert!(use_bound(&secrets, &server, part, &now, "c1", b)
+            .await
+            .unwrap()
+            .is_none());
+    }
+
     #[tokio::test]
     async fn refreshes_take_turns_across_stores_sharing_a_lock_file() {
         let dir = tempfile::tempdir().unwrap();
