@@ -61,8 +61,15 @@ pub(super) async fn authorizer_for(
             }
         }
     }
-    if let Some(a) = inner.signins().get(id).cloned() {
-        return Some(a);
+    // The cache is by name: an authorizer made for the server's old URL is dropped, never
+    // used for the new one (SE-08).
+    let cached = inner.signins().get(id).cloned();
+    match cached {
+        Some(a) if a.is_for(url) => return Some(a),
+        Some(_) => {
+            inner.signins().remove(id);
+        }
+        None => {}
     }
     let secret = client_secret(inner, id).await;
     let lock = inner

@@ -175,6 +175,12 @@ impl Authorizer {
         self
     }
 
+    /// Whether this authorizer's sign-in is for the MCP server at `url` (SE-08): a server
+    /// whose URL changed must not get the tokens made for the old one.
+    pub fn is_for(&self, url: &str) -> bool {
+        self.store.is_for(url)
+    }
+
     /// A token to retry a request the server refused with `sent`: the one another request
     /// already got in its place, else a refreshed one (or, for client credentials, a renewed
     /// one). One at a time: whoever waited finds the replacement made meanwhile.

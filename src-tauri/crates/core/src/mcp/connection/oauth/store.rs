@@ -396,6 +396,11 @@ impl KeyringCredentials {
         self
     }
 
+    /// Whether this store is for the MCP server at `url`.
+    pub fn is_for(&self, url: &str) -> bool {
+        self.resource == url
+    }
+
     /// The MCP URL this store is for.
     pub fn resource_url(&self) -> url::Url {
         url::Url::parse(&self.resource).unwrap_or_else(|_| {
