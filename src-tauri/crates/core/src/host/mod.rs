@@ -38,6 +38,7 @@ mod pipeline_tools;
 mod pipelines;
 mod policy;
 mod providers;
+mod putback;
 mod redaction;
 mod requests;
 mod run;

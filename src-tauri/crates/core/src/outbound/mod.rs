@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 pub use config::{RedactionConfigError, RedactionSettings};
 pub use detect::{find, luhn, Span};
 pub use provider::{Redacting, Session};
-pub use rewrite::{redact_request, restore_arguments, restore_text, Restored, Vault};
+pub use rewrite::{redact_request, restore_arguments, restore_text, Restored, Source, Vault};
 pub use runner::{restored_in_this_call, with_restored_note, Restoring, RESTORED_LINE};
 
 /// Profiles of model runtimes a person runs themselves. The same list as `llm::limits`'
