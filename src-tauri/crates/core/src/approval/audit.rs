@@ -339,8 +339,9 @@ pub enum AuditEvent {
         counts: std::collections::BTreeMap<String, u32>,
     },
     /// Values outbound redaction had replaced were put back into a call to a server they did
-    /// not come from (RD-01), so the person was asked: kinds, digests and origins, never the
-    /// values. Recorded in the call's trail, before its decision.
+    /// not come from (RD-01), so the call is asked about (unless a rule refuses it anyway):
+    /// kinds, digests and origins, never the values. Recorded in the call's trail, before its
+    /// decision.
     PutBack {
         /// The server the call goes to.
         to: String,

@@ -39,9 +39,15 @@ pub(super) struct Crossing {
 
 impl Crossing {
     /// What the call being run (through `outbound::Restoring`) had put back from elsewhere
-    /// than `to`; `None` when nothing crosses.
-    pub(super) fn in_this_call(to: &ServerId) -> Option<Self> {
-        Self::of(restored_in_this_call(), to)
+    /// than `to` and carries in `arguments`; `None` when nothing crosses. Only values these
+    /// arguments hold count: a pipeline's steps run inside the call that restored its
+    /// arguments, and a step that does not carry a value does not send it.
+    pub(super) fn in_this_call(to: &ServerId, arguments: &Map<String, Value>) -> Option<Self> {
+        let restored = restored_in_this_call()
+            .into_iter()
+            .filter(|r| carries(arguments, r.value.expose()))
+            .collect();
+        Self::of(restored, to)
     }
 
     /// What of `restored` crosses into a call to `to`.
@@ -141,6 +147,22 @@ fn masked(v: &Value, pairs: &[(&str, &str)]) -> Value {
     }
 }
 
+/// Whether some string in `arguments` (keys included) holds `value`.
+fn carries(arguments: &Map<String, Value>, value: &str) -> bool {
+    fn holds(v: &Value, value: &str) -> bool {
+        match v {
+            Value::String(s) => s.contains(value),
+            Value::Array(a) => a.iter().any(|x| holds(x, value)),
+            Value::Object(m) => m.iter().any(|(k, x)| k.contains(value) || holds(x, value)),
+            _ => false,
+        }
+    }
+    !value.is_empty()
+        && arguments
+            .iter()
+            .any(|(k, v)| k.contains(value) || holds(v, value))
+}
+
 /// "an e-mail address", for one value of `kind`.
 fn kind_name(kind: Kind) -> String {
     let one = kind.describe(1);
@@ -222,6 +244,18 @@ mod tests {
             );
             assert_eq!(c.is_some(), crosses, "{sources:?}");
         }
+    }
+
+    #[test]
+    fn only_values_the_arguments_carry_count() {
+        let args: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "to": ["x", { "deep": "mail owner@example.org now" }],
+            "n": 3
+        }))
+        .unwrap();
+        assert!(carries(&args, "owner@example.org"));
+        assert!(!carries(&args, "other@example.org"));
+        assert!(!carries(&args, ""));
     }
 
     #[test]

@@ -181,7 +181,7 @@ impl Host {
         let audited = super::putback::as_audited(&arguments);
         trail.note(AuditEvent::proposed(RequestKind::Tool, &audited, &origin));
         // RD-01: values put back from elsewhere than this server: asked, audited (`putback`).
-        let crossing = super::putback::Crossing::in_this_call(&tool.server);
+        let crossing = super::putback::Crossing::in_this_call(&tool.server, &arguments);
         if let Some(c) = &crossing {
             trail.note(c.event());
         }

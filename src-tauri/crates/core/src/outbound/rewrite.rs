@@ -32,8 +32,9 @@ pub enum Source {
     System,
     /// The model's own words: its answer text or its calls' arguments.
     Model,
-    /// The result of the tool the model called by this LLM-facing name (resolved to its
-    /// server by the runner, [`super::Restoring`]).
+    /// The result of the tool the model called by this LLM-facing name: one the runner
+    /// answers itself (an agent's built-in tools) or no longer knows; a server's tool is
+    /// resolved to [`Source::Server`] by [`super::Restoring`].
     Tool(String),
     /// The result of a call to this server.
     Server(ServerId),
@@ -47,7 +48,7 @@ impl Source {
             Source::System => "the system prompt or a summary of earlier turns".into(),
             Source::Model => "the model's own words".into(),
             Source::Tool(name) => format!(
-                "a result of tool {} (its server is no longer known)",
+                "a result of tool {}",
                 crate::config::escape::short_for_display(name, 80)
             ),
             Source::Server(server) => format!("a result of server {server}"),
