@@ -38,6 +38,7 @@ mod pipeline_tools;
 mod pipelines;
 mod policy;
 mod providers;
+mod putback;
 mod redaction;
 mod requests;
 mod run;
@@ -352,6 +353,12 @@ impl HostBuilder {
             None => SearchPath::from_env(),
         };
         let (events, _) = broadcast::channel(1024);
+        // RD-03: the one client for providers, model lists and the metrics export follows no
+        // redirect, so a key or a prompt never goes where a server points.
+        let http = crate::llm::http_client().map_err(|e| HostError::Io {
+            context: "could not set up the HTTP client".into(),
+            source: std::io::Error::other(e),
+        })?;
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -376,7 +383,7 @@ impl HostBuilder {
                 metrics,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
-                http: reqwest::Client::new(),
+                http,
                 runs: runs::Runs::default(),
                 demand: demand::Demand::default(),
                 signins: Mutex::default(),

@@ -70,6 +70,22 @@ pub enum LlmError {
         /// What was wrong.
         reason: String,
     },
+    /// The provider answered with a redirect (RD-03). It is never followed: a redirect would
+    /// carry the key and the prompt to wherever the server points, so the request stops here
+    /// and both addresses are named for the person to fix the base URL.
+    #[error(
+        "the provider at {from} answered HTTP {status}, redirecting to {to}; redirects are not \
+         followed (they would carry the key and the conversation elsewhere): set the base URL \
+         to where the model really is"
+    )]
+    Redirected {
+        /// 301, 302, 303, 307 or 308.
+        status: u16,
+        /// The URL requested.
+        from: String,
+        /// Where the provider pointed (its `Location`, as sent, cut short), or `(none)`.
+        to: String,
+    },
     /// The caller cancelled the request.
     #[error("the model request was cancelled")]
     Cancelled,
@@ -139,6 +155,11 @@ impl LlmError {
             },
             Self::Network { reason } => Self::Network { reason: r(reason) },
             Self::Malformed { reason } => Self::Malformed { reason: r(reason) },
+            Self::Redirected { status, from, to } => Self::Redirected {
+                status,
+                from: r(from),
+                to: r(to),
+            },
             Self::Cancelled => Self::Cancelled,
         }
     }
