@@ -199,21 +199,18 @@ impl LlmError {
     }
 }
 
-/// Cuts vendor text to [`MAX_VENDOR_MESSAGE`] characters on one line.
+/// Vendor text on one line, with the secrets this process knows redacted, cut to
+/// [`MAX_VENDOR_MESSAGE`] characters and never inside a secret (SE-06).
 pub(crate) fn cut(text: &str) -> String {
-    let one_line: String = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(MAX_VENDOR_MESSAGE + 1)
-        .collect();
-    if one_line.chars().count() > MAX_VENDOR_MESSAGE {
-        let mut s: String = one_line.chars().take(MAX_VENDOR_MESSAGE).collect();
-        s.push('…');
-        s
-    } else {
-        one_line
+    let one_line =
+        crate::redact::redact_for_logs(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+    match one_line.char_indices().nth(MAX_VENDOR_MESSAGE) {
+        Some((at, _)) => {
+            let mut s = crate::redact::cut_for_logs(&one_line, at).to_owned();
+            s.push('…');
+            s
+        }
+        None => one_line,
     }
 }
 

@@ -241,7 +241,7 @@ impl Guarded {
                                 match serde_json::from_str::<ServerJsonRpcMessage>(data) {
                                     Ok(_) => pacer.progress(),
                                     Err(e) => {
-                                    let shown: String = data.chars().take(200).collect();
+                                    let shown = logs.excerpt(data, 200);
                                     logs.note(&format!(
                                         "refused an SSE event that is not a JSON-RPC message ({e}): {shown}"
                                     ));
