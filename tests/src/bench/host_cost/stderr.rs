@@ -29,7 +29,7 @@ pub fn run(_plan: &CostPlan, r: &mut CostReport) -> Result<()> {
     let mut rates = Vec::new();
     for _ in 0..5 {
         let logs = ServerLogs::new(None);
-        logs.set_redactor(Redactor::new(&[secret.clone()]));
+        logs.set_redactor(Redactor::new(std::slice::from_ref(&secret)));
         let chunks = SAMPLE_MIB * 1024 * 1024 / chunk.len();
         let t = Instant::now();
         for _ in 0..chunks {
