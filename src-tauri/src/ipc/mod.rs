@@ -285,6 +285,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             sandbox::set_server_sandbox,
             sandbox::sandbox_findings,
             sandbox::grant_sandbox_finding,
+            sandbox::sandbox_credential_store,
             signin::sign_in,
             signin::sign_in_continue,
             signin::sign_out,
