@@ -258,13 +258,12 @@ impl SandboxSpec {
                 Some(Access::Read)
             }
         };
-        now.unmask
-            .iter()
-            .any(|p| match (access(&now, p), access(&before, p)) {
-                (Some(_), None) => true,
-                (Some(Access::Write), Some(Access::Read)) => true,
-                _ => false,
-            })
+        now.unmask.iter().any(|p| {
+            matches!(
+                (access(&now, p), access(&before, p)),
+                (Some(_), None) | (Some(Access::Write), Some(Access::Read))
+            )
+        })
     }
 
     /// The same setting in one canonical form: paths cleaned (`/a/./b/` is `/a/b`), sorted and
