@@ -123,6 +123,12 @@ fn finding_dto(server: &switchboard_core::ids::ServerId, f: &Finding) -> Sandbox
             Some(short_for_display(&path.to_string_lossy(), PATH_MAX)),
         ),
         Blocked::Network => (BlockedKind::Network, None),
+        // SP-13: a domain the proxy refused; granting it (matched back by kind and name)
+        // allows that domain.
+        Blocked::Domain { name } => (
+            BlockedKind::Network,
+            Some(short_for_display(name, PATH_MAX)),
+        ),
         Blocked::Unavailable { .. } => (BlockedKind::Unavailable, None),
     };
     SandboxFindingDto {
@@ -177,6 +183,10 @@ impl SandboxDto {
             write: paths(&self.write)?,
             deny: paths(&self.deny)?,
             network: self.network,
+            // The window does not edit the domain lists (SP-13): `set_server_sandbox` keeps
+            // the stored ones.
+            allow_domains: Vec::new(),
+            deny_domains: Vec::new(),
             unmask: paths(&self.unmask)?,
         })
     }
@@ -201,7 +211,12 @@ pub async fn set_server_sandbox(
     sandbox: SandboxDto,
 ) -> Result<SandboxSaved, IpcError> {
     let id = Host::server_id(&server)?;
-    let spec = sandbox.into_spec(std::env::home_dir().as_deref())?;
+    let mut spec = sandbox.into_spec(std::env::home_dir().as_deref())?;
+    // SP-13: a save from the window never drops the domain lists (that would widen the
+    // network to every host); they change through the CLI or a finding's button.
+    let now = host.server_sandbox(&id).await?;
+    spec.allow_domains = now.allow_domains;
+    spec.deny_domains = now.deny_domains;
     Ok(host.set_server_sandbox(&id, spec).await?.into())
 }
 
