@@ -16,8 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use switchboard_core::approval::Origin;
+use serde_json::Map;
+use switchboard_core::approval::audit::AuditKind;
+use switchboard_core::approval::{Answer, ApprovalRequest, Origin, Scope};
+use switchboard_core::host::app_calls::ShownIn;
 use switchboard_core::host::apps::AppError;
+use switchboard_core::host::CallOptions;
+use switchboard_core::ids::ToolRef;
+use switchboard_core::store::{AuditEntry, AuditQuery};
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
@@ -220,6 +226,183 @@ async fn only_a_host_that_renders_apps_advertises_them_and_declared_views_reach_
         );
         host.shutdown().await;
     }
+}
+
+/// Waits (bounded) for the next question, gives it `answer`, and returns it.
+async fn answer_next(host: &switchboard_core::host::Host, answer: Answer) -> ApprovalRequest {
+    for _ in 0..1500 {
+        if let Some(req) = host.pending_approvals().into_iter().next() {
+            host.answer_approval(req.nonce.as_str(), answer)
+                .await
+                .unwrap();
+            return req;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("nobody asked");
+}
+
+/// The audit log's entries whose text holds `needle`, newest first.
+async fn audited(host: &switchboard_core::host::Host, needle: &str) -> Vec<AuditEntry> {
+    host.audit_page(&AuditQuery {
+        search: Some(needle.into()),
+        before: None,
+        limit: 200,
+    })
+    .await
+    .unwrap()
+    .entries
+}
+
+/// AP-10, no window: an app acts as itself. A tool its server shows to the model only is
+/// refused with a reason that says so, and the refusal is audited under the app's name; a grant
+/// the person gave the chat model ("always") does not cover the app's call of the same tool: the
+/// person is asked, the question names the app, and the audit log names the app as the actor.
+/// A frame's address loads its own document only: an address naming another server's document
+/// is refused and audited, and a frame reported as navigated away is closed (its document and
+/// its calls refused after).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_calls_as_itself_only_what_its_server_shows_to_apps() {
+    let (host, _dir) = test_host_with(|b| b.apps(true)).await;
+    let py = python();
+    let fixture = repo().join("tests/fixtures/apps_server.py");
+    let spec = stdio_spec(
+        "apps",
+        &py,
+        &[fixture.to_str().unwrap(), "--canary-port", "9"],
+    );
+    let id = start_trusted(&host, spec).await.id().clone();
+    let conv = host.create_conversation("apps").await.unwrap().id;
+    let prober = "ui://fixture/prober.html";
+    let shown = ShownIn {
+        conversation: Some(conv.clone()),
+        agent: None,
+    };
+    let frame = host.open_app_frame(&id, prober, shown).await.unwrap();
+    // A tool the server shows to the model only: refused before anything is asked or sent.
+    let hidden = host
+        .run_app_tool(&frame, "secret", Map::new(), CallOptions::default())
+        .await;
+    let Err(e @ AppError::Hidden { .. }) = &hidden else {
+        panic!("{hidden:?}");
+    };
+    assert!(
+        e.to_string().contains("does not make it visible to apps"),
+        "{e}"
+    );
+    assert!(host.pending_approvals().is_empty());
+    let refusals = audited(&host, "secret").await;
+
+    assert!(
+        refusals
+            .iter()
+            .any(|r| r.kind == AuditKind::Decided && r.detail_json.contains("visible to apps")),
+        "{refusals:?}"
+    );
+    let proposed = audited(&host, &format!("app:apps {prober}")).await;
+    assert!(
+        proposed
+            .iter()
+            .any(|r| r.tool.as_deref() == Some("secret") && r.kind == AuditKind::Proposed),
+        "the refusal does not name the app: {proposed:?}"
+    );
+
+    // The person tells the chat model "always" for bump.
+    let bump = ToolRef {
+        server: id.clone(),
+        tool: "bump".into(),
+    };
+    let by = |n: i64| serde_json::json!({ "by": n }).as_object().unwrap().clone();
+    let model = {
+        let (host, bump, args) = (host.clone(), bump.clone(), by(1));
+        let conv = conv.clone();
+        tokio::spawn(async move {
+            host.run_tool(&bump, args, Origin::model(conv), CallOptions::default())
+                .await
+        })
+    };
+    let always = Answer::Allow {
+        arguments: None,
+        scope: Scope::Always,
+        constraints: Vec::new(),
+    };
+    let asked = answer_next(&host, always).await;
+    assert!(matches!(asked.origin, Origin::Model { .. }), "{asked:?}");
+    model.await.unwrap().unwrap();
+    // The grant works for the model: its next call runs without a question.
+    host.run_tool(
+        &bump,
+        by(2),
+        Origin::model(conv.clone()),
+        CallOptions::default(),
+    )
+    .await
+    .unwrap();
+    // The app's call of the same tool is not covered: the person is asked, about the app.
+    let app_call = {
+        let (host, frame) = (host.clone(), frame.clone());
+        let args = by(7);
+        tokio::spawn(async move {
+            host.run_app_tool(&frame, "bump", args, CallOptions::default())
+                .await
+        })
+    };
+    let asked = answer_next(&host, Answer::ALLOW).await;
+    let Origin::App {
+        app, conversation, ..
+    } = &asked.origin
+    else {
+        panic!("the question is not the app's: {asked:?}");
+    };
+    assert_eq!((app.server.as_str(), app.uri.as_str()), ("apps", prober));
+    assert_eq!(conversation.as_ref(), Some(&conv));
+    assert!(app.describe().contains(prober), "{}", app.describe());
+    let result = app_call.await.unwrap().unwrap();
+    assert!(
+        serde_json::to_string(&result.content)
+            .unwrap()
+            .contains("bumped by 7"),
+        "{result:?}"
+    );
+    let by_app = audited(&host, &format!("app:apps {prober}")).await;
+    assert!(
+        by_app
+            .iter()
+            .any(|r| r.kind == AuditKind::Proposed && r.tool.as_deref() == Some("bump")),
+        "the app's call is not audited as the app's: {by_app:?}"
+    );
+
+    // Its own document loads; another server's, named by its address, is refused and audited.
+    let doc = host.load_app_frame(frame.as_str()).await.unwrap();
+    assert!(doc.html.contains("Prober app"));
+    let forged = host.load_app_frame(&"0".repeat(32)).await;
+    assert!(matches!(forged, Err(AppError::NoFrame)), "{forged:?}");
+    host.refuse_app_address(Some((&id, "ui://fixture/hello.html")))
+        .await;
+    let refused = audited(&host, "ui://fixture/hello.html").await;
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.detail_json.contains("not its own")),
+        "{refused:?}"
+    );
+    // The window saw the frame navigate away: it is closed, and the app is named.
+    assert!(host.app_navigated(&frame).await);
+    assert!(!host.app_navigated(&frame).await, "closed once");
+    let navigated = audited(&host, prober).await;
+    assert!(
+        navigated
+            .iter()
+            .any(|r| r.detail_json.contains("navigated its frame away")),
+        "{navigated:?}"
+    );
+    let reload = host.load_app_frame(frame.as_str()).await;
+    assert!(matches!(reload, Err(AppError::NoFrame)), "{reload:?}");
+    let after = host
+        .run_app_tool(&frame, "bump", by(8), CallOptions::default())
+        .await;
+    assert!(matches!(after, Err(AppError::NoFrame)), "{after:?}");
+    host.shutdown().await;
 }
 
 #[tokio::test]

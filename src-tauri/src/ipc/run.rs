@@ -161,6 +161,8 @@ impl From<ApprovalRequest> for ApprovalDto {
             Origin::Manual => ("manual", None),
             Origin::Attach { conversation } => ("manual", conversation.map(|c| c.to_string())),
             Origin::Model { conversation, .. } => ("model", Some(conversation.to_string())),
+            // An MCP App's own call (AP-10); the window relays those in the next change.
+            Origin::App { conversation, .. } => ("app", conversation.map(|c| c.to_string())),
         };
         let suggested_constraints = match &r.arguments {
             serde_json::Value::Object(args) => {
