@@ -24,12 +24,12 @@ use serde_json::{json, Value};
 
 use super::apps::{is_app_uri, AppDocument, AppError};
 use super::{CallOptions, Host, HostError};
-use crate::store::StoreError;
 use crate::agent_data::{AgentName, Tighten};
 use crate::approval::audit::{Actor, AuditContext, AuditEvent, CallRef, Verdict};
 use crate::approval::{Acting, AppRef, Origin, RequestKind};
 use crate::ids::{ConversationId, ServerId, ToolRef};
 use crate::mcp::catalog::{Arguments, ToolResult};
+use crate::store::StoreError;
 
 /// The frames kept open at once; opening more forgets the oldest (its document no longer
 /// loads, its calls are refused), so a window that never closes frames holds bounded memory.
@@ -146,9 +146,14 @@ impl Host {
             )));
         }
         if let Some(c) = &shown.conversation {
-            self.inner.store.get_conversation(c).await.map_err(HostError::from)?.ok_or_else(
-                || HostError::Store(StoreError::NotFound(format!("conversation {c}"))),
-            )?;
+            self.inner
+                .store
+                .get_conversation(c)
+                .await
+                .map_err(HostError::from)?
+                .ok_or_else(|| {
+                    HostError::Store(StoreError::NotFound(format!("conversation {c}")))
+                })?;
         }
         if let Some(a) = &shown.agent {
             self.agent(a).await?;
