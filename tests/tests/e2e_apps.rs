@@ -482,7 +482,7 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
         frame[1]
             .as_str()
             .unwrap()
-            .starts_with("switchboard-app://localhost/?server=apps&uri=ui%3A%2F%2F"),
+            .starts_with("switchboard-app://localhost/?frame="),
         "{frame}"
     );
     s.wait_text(".app-log", "initialized by Switchboard", WAIT)
@@ -685,9 +685,10 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
         .unwrap();
     assert_eq!(frame[0], "allow-scripts", "{frame}");
     assert!(
-        frame[1].as_str().unwrap().starts_with(
-            "switchboard-app://localhost/?server=apps&uri=ui%3A%2F%2Ffixture%2Fhello.html"
-        ),
+        frame[1]
+            .as_str()
+            .unwrap()
+            .starts_with("switchboard-app://localhost/?frame="),
         "{frame}"
     );
     s.wait_text(".chat-log .tc-app .app-log", "hello app ready", WAIT)
@@ -697,4 +698,188 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
         .await
         .unwrap();
     s.close().await.unwrap();
+}
+
+/// The audit entries (as JSON) whose text holds `needle`, through the real CLI.
+fn audit_cli(data: &Path, needle: &str) -> Vec<serde_json::Value> {
+    let out = cli_ok(
+        data,
+        &["--json", "audit", "list", "--search", needle, "--limit", "200"],
+    );
+    let page: serde_json::Value = serde_json::from_str(&out).unwrap();
+    page["entries"].as_array().cloned().unwrap_or_default()
+}
+
+/// AP-10, in the real window: an app acts as itself. The person first tells the chat model
+/// (over the real CLI, `chat`) "always" for `bump`. Then the prober app, shown by the person's
+/// own run in the window, (1) calls `secret`, a tool its server shows to the model only: it
+/// is refused with a reason that says so, nobody is asked, and the audit log names the app;
+/// (2) calls `bump`: the model's grant does not cover it, so the dialog asks, naming the app,
+/// and the audit log names the app as who proposed it; (3) navigates its frame to another
+/// server's document: the jail refuses it (the other server's document is never read), the
+/// window stops the app, and both are audited.
+#[tokio::test]
+async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_documents() {
+    use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
+    use switchboard_tests::fake_llm::FakeLlm;
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let py = python();
+    let fixture = repo().join("tests/fixtures/apps_server.py");
+    for (name, other) in [("apps", "apps2"), ("apps2", "apps")] {
+        cli_ok(
+            &data,
+            &[
+                "server",
+                "add",
+                name,
+                "--",
+                &py,
+                fixture.to_str().unwrap(),
+                "--canary-port",
+                "9",
+                "--other",
+                other,
+            ],
+        );
+        cli_ok(&data, &["server", "trust", name, "--yes"]);
+        cli_ok(&data, &["server", "always-on", name, "on"]);
+    }
+    // The person allows the chat model `bump` always, over the real CLI.
+    let llm = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "call_1",
+            "apps__bump",
+            &[r#"{"by": 1}"#],
+        )]),
+        Reply::text(&["Bumped."]),
+    ]))
+    .await
+    .unwrap();
+    cli_ok(
+        &data,
+        &[
+            "provider",
+            "add",
+            "fake",
+            "--kind",
+            "ollama",
+            "--base-url",
+            &llm.openai_base(),
+            "--model",
+            "m1",
+        ],
+    );
+    let o = run_cli(&data, &["chat", "--model", "fake", "bump it"], "a\n", &[]);
+    assert!(o.status.success(), "{o:?}");
+    let grants = cli_ok(&data, &["policy", "list"]);
+    assert!(grants.contains("grant"), "no grant was made: {grants}");
+
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    for name in ["apps", "apps2"] {
+        s.wait_text(
+            &format!(r#"article[data-name="{name}"] .badge"#),
+            "running",
+            WAIT,
+        )
+        .await
+        .unwrap();
+    }
+    run_tool(&s, "show_prober").await;
+    let frame = s
+        .wait_for(".run-output .app-view iframe.app-frame", WAIT)
+        .await
+        .unwrap();
+    let src = s
+        .execute("return document.querySelector('.app-view iframe').src;")
+        .await
+        .unwrap();
+    assert!(
+        src.as_str().unwrap().starts_with("switchboard-app://localhost/?frame="),
+        "the frame's address names more than its frame: {src}"
+    );
+    let _ = frame;
+    // (1) The hidden tool: refused with the reason, before anyone is asked.
+    let log = s
+        .wait_text(".app-log", "hidden: ", WAIT)
+        .await
+        .unwrap_or_else(|e| panic!("the app's hidden call was not refused: {e}"));
+    assert!(log.contains("does not make it visible to apps"), "{log}");
+    // (2) The model's grant does not cover the app: the dialog asks, and names the app.
+    let who = s
+        .wait_text(".approval-dialog .approval-who", "prober.html", WAIT)
+        .await
+        .unwrap();
+    assert!(who.contains("of server apps"), "{who}");
+    s.screenshot(&artifacts().join("63-app-asks-as-itself.png"))
+        .await
+        .unwrap();
+    approve_once(&s, "\"by\": 7").await;
+    s.wait_text(".app-log", "app got: bumped by 7", WAIT)
+        .await
+        .unwrap();
+    // (3) It navigates to another server's document: stopped, the document never shown.
+    s.wait_text(".app-view .app-status", "navigated away", WAIT)
+        .await
+        .unwrap();
+    let frames = s
+        .execute("return document.querySelectorAll('.app-view iframe').length;")
+        .await
+        .unwrap();
+    assert_eq!(frames, serde_json::json!(0), "the frame is still shown");
+    let log = s.text(&s.wait_for(".app-log", WAIT).await.unwrap()).await.unwrap();
+    assert!(!log.contains("hello app ready"), "the other document ran: {log}");
+    s.screenshot(&artifacts().join("64-app-navigation-stopped.png"))
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+
+    // The audit log names the app for what it asked and was refused.
+    let app_actor = "app:apps ui://fixture/prober.html";
+    let by_app = audit_cli(&data, app_actor);
+    let proposed = |tool: &str| {
+        by_app
+            .iter()
+            .any(|e| e["kind"] == "proposed" && e["tool"] == tool && e["actor"] == app_actor)
+    };
+    assert!(proposed("secret"), "the hidden call is not the app's: {by_app:#?}");
+    assert!(proposed("bump"), "the bump is not the app's: {by_app:#?}");
+    let hidden = audit_cli(&data, "visible to apps");
+    assert!(
+        hidden
+            .iter()
+            .any(|e| e["kind"] == "decided" && e["tool"] == "secret"),
+        "{hidden:#?}"
+    );
+    let navigated = audit_cli(&data, "navigated its frame away");
+    assert!(
+        navigated.iter().any(|e| e["actor"] == app_actor),
+        "{navigated:#?}"
+    );
+    let other = audit_cli(&data, "not its own");
+    assert!(
+        other
+            .iter()
+            .any(|e| e["server"] == "apps2" && e["tool"] == "ui://fixture/hello.html"),
+        "the refused document is not audited: {other:#?}"
+    );
+    // apps2's document was never read for the frame (a read would be the person's).
+    let reads = audit_cli(&data, "apps2");
+    assert!(
+        !reads
+            .iter()
+            .any(|e| e["actor"] == "user" && e["tool"] == "ui://fixture/hello.html"),
+        "the other server's document was read: {reads:#?}"
+    );
 }
