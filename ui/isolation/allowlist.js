@@ -96,7 +96,8 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "get_redaction_settings": {},
   "get_settings": {},
   "grant_sandbox_finding": {
-    "index": "number",
+    "kind": "string",
+    "path": "string?",
     "server": "string"
   },
   "import_agents": {
@@ -215,6 +216,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "runId": "string",
     "server": "string",
     "tool": "string"
+  },
+  "sandbox_credential_store": {
+    "path": "string"
   },
   "sandbox_findings": {
     "server": "string"

@@ -312,11 +312,13 @@ impl Host {
         let mut refs: Vec<SecretName> = spec.secret_refs().into_iter().cloned().collect();
         refs.extend(spec_refs(&spec));
         self.delete_secrets(id, refs.iter()).await;
+        // SE-08: its sign-in goes with it (revoked, then deleted), like a sign-out.
+        let sign_in = self.forget_sign_in(&spec).await;
         let _ = std::fs::remove_dir_all(self.inner.logs_dir(id));
         self.audit_config(
             ConfigChange::ServerRemoved,
             Some(id),
-            json!({ "deleted_from_keyring": refs }),
+            json!({ "deleted_from_keyring": refs, "sign_in": sign_in }),
         )
         .await;
         let _ = self.inner.events.send(HostEvent::ServersChanged);
