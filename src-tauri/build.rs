@@ -102,6 +102,7 @@ const COMMANDS: &[&str] = &[
     "set_server_sandbox",
     "sandbox_findings",
     "grant_sandbox_finding",
+    "sandbox_credential_store",
     "result_review",
     "set_result_review",
     "sign_in",

@@ -8,8 +8,9 @@
 //!   revocation;
 //! - the **resource server** at `http://127.0.0.1:<mcp_port>/mcp`: RFC 9728 protected resource
 //!   metadata (path-aware by default), a 401 challenge without a valid bearer token, and a
-//!   minimal MCP (JSON responses) whose `whoami` tool names the caller and whose `admin` tool
-//!   needs the `mcp:admin` scope (403 `insufficient_scope` otherwise, for step-up).
+//!   minimal MCP (JSON responses) whose `whoami` tool names the caller, whose `admin` tool
+//!   needs the `mcp:admin` scope (403 `insufficient_scope` otherwise, for step-up), and whose
+//!   `echo_token` tool answers with the bearer token it was called with (a leaky server).
 //!
 //! Why two ports: the client must treat the authorization server as a different origin from the
 //! MCP server (issuer checks, where the token goes). Why hand-written HTTP rather than a
@@ -74,6 +75,8 @@ pub enum Mode {
     ConsentDenied,
     /// Metadata endpoints (protected resource and authorization server) never answer.
     SlowMetadata,
+    /// Token answers carry this `token_type` (`mac`, say) instead of `Bearer`.
+    TokenType(String),
 }
 
 /// Where the protected resource metadata is served.

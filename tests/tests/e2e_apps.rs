@@ -704,7 +704,9 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
 fn audit_cli(data: &Path, needle: &str) -> Vec<serde_json::Value> {
     let out = cli_ok(
         data,
-        &["--json", "audit", "list", "--search", needle, "--limit", "200"],
+        &[
+            "--json", "audit", "list", "--search", needle, "--limit", "200",
+        ],
     );
     let page: serde_json::Value = serde_json::from_str(&out).unwrap();
     page["entries"].as_array().cloned().unwrap_or_default()
@@ -806,7 +808,9 @@ async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_d
         .await
         .unwrap();
     assert!(
-        src.as_str().unwrap().starts_with("switchboard-app://localhost/?frame="),
+        src.as_str()
+            .unwrap()
+            .starts_with("switchboard-app://localhost/?frame="),
         "the frame's address names more than its frame: {src}"
     );
     let _ = frame;
@@ -838,8 +842,14 @@ async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_d
         .await
         .unwrap();
     assert_eq!(frames, serde_json::json!(0), "the frame is still shown");
-    let log = s.text(&s.wait_for(".app-log", WAIT).await.unwrap()).await.unwrap();
-    assert!(!log.contains("hello app ready"), "the other document ran: {log}");
+    let log = s
+        .text(&s.wait_for(".app-log", WAIT).await.unwrap())
+        .await
+        .unwrap();
+    assert!(
+        !log.contains("hello app ready"),
+        "the other document ran: {log}"
+    );
     s.screenshot(&artifacts().join("64-app-navigation-stopped.png"))
         .await
         .unwrap();
@@ -853,7 +863,10 @@ async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_d
             .iter()
             .any(|e| e["kind"] == "proposed" && e["tool"] == tool && e["actor"] == app_actor)
     };
-    assert!(proposed("secret"), "the hidden call is not the app's: {by_app:#?}");
+    assert!(
+        proposed("secret"),
+        "the hidden call is not the app's: {by_app:#?}"
+    );
     assert!(proposed("bump"), "the bump is not the app's: {by_app:#?}");
     let hidden = audit_cli(&data, "visible to apps");
     assert!(

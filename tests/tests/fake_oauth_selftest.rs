@@ -399,7 +399,7 @@ async fn a_full_authorization_code_round_trip_gives_a_token_the_resource_accepts
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["whoami", "admin"]);
+    assert_eq!(names, ["whoami", "admin", "echo_token"]);
     let who: Value = call_tool(&fake, &access, "whoami")
         .await
         .json()

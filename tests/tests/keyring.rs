@@ -102,3 +102,64 @@ fn secrets_live_in_the_os_keyring_and_nowhere_else() {
     );
     assert!(!o.status.success());
 }
+
+/// SE-06: a server that echoes its keyring secret to stderr so that the secret straddles the
+/// stderr line cut leaves no piece of it in `logs/NAME/stderr.log` (before the fix, 32 of its
+/// characters were kept: the line was cut before it was redacted).
+#[test]
+fn a_secret_across_the_stderr_cut_leaves_no_piece_in_the_log() {
+    if !keyring_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let canary = format!("cut-{:08}-canary-0123456789-abcdefgh", std::process::id());
+    let name = format!("it.cut{}", std::process::id());
+    let fake = fake_server();
+    let env = format!("MY_TOKEN=secret:{name}");
+    // The secret starts 32 bytes before the line cut.
+    let at = format!("MY_TOKEN:{}", switchboard_core::mcp::logs::MAX_LINE - 32);
+    let o = run(
+        dir.path(),
+        &[
+            "server",
+            "add",
+            "cut",
+            "--env",
+            &env,
+            "--",
+            fake.to_str().unwrap(),
+            "--stderr-secret",
+            &at,
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(
+        dir.path(),
+        &["secret", "set", "--server", "cut", &name],
+        &format!("{canary}\n"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(run(dir.path(), &["server", "trust", "cut", "--yes"], "")
+        .status
+        .success());
+    let o = run(dir.path(), &["call", "cut", "env", "--yes"], "");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(contains(&o.stdout, &canary), "the server did not get it");
+    let log = std::fs::read_to_string(dir.path().join("logs/cut/stderr.log")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("pppp"))
+        .unwrap_or_else(|| panic!("the padded line was not kept:\n{log}"));
+    // Not one piece of the secret, anywhere under the data dir.
+    for piece in canary.as_bytes().windows(4) {
+        let piece = std::str::from_utf8(piece).unwrap();
+        assert!(
+            !line[8000..].contains(piece),
+            "a piece of the secret survived the cut: {piece:?} in {}",
+            &line[8000..]
+        );
+    }
+    assert!(line.ends_with("[line cut]"), "{}", &line[8000..]);
+    assert_no_file_contains(dir.path(), &canary[..8]);
+}

@@ -665,3 +665,43 @@ async fn drain_helper_sees_exactly_one_terminal_item() {
         1
     );
 }
+
+/// RD-03: a provider answering 307 to another port is not followed. With reqwest's default
+/// client the second server received the body, and the `x-api-key` with it; now the request
+/// ends at the first server with an error naming both URLs, and the second receives nothing.
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_error_names_both_urls() {
+    for vendor in VENDORS {
+        let elsewhere = fake([Reply::text(&["followed"])]).await;
+        let path = match vendor {
+            "anthropic" => "/v1/messages",
+            _ => "/v1/chat/completions",
+        };
+        let to = format!("http://{}{path}", elsewhere.addr());
+        let first =
+            fake([Reply::http_error(307, "redirect", "moved").header("location", &to)]).await;
+        let p = provider_for(&first, profile_of(vendor), Some(KEY), fast_retry(3));
+        let (events, err) = run(&*p, request("the prompt")).await;
+        assert!(events.is_empty(), "{vendor}: {events:?}");
+        let err = err.unwrap_or_else(|| panic!("{vendor}: no error"));
+        let from = format!("http://{}{path}", first.addr());
+        assert!(!err.retryable(), "{vendor}: {err:?}");
+        let text = err.to_string();
+        assert!(text.contains("HTTP 307"), "{vendor}: {text}");
+        assert!(
+            text.contains(&from) && text.contains(&to),
+            "{vendor}: {text}"
+        );
+        assert!(!text.contains(KEY), "{vendor}: {text}");
+        assert_eq!(
+            first.requests().len(),
+            1,
+            "{vendor}: asked once, not retried"
+        );
+        assert!(
+            elsewhere.requests().is_empty(),
+            "{vendor}: the redirect target received {:?}",
+            elsewhere.requests()
+        );
+    }
+}

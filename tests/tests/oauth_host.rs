@@ -316,6 +316,15 @@ async fn plain_http_to_another_computer_needs_the_insecure_toggle() {
         TransportSpec::Http(h) => assert!(h.allow_insecure),
         other => panic!("{other:?}"),
     }
+    // Turning it on asks for approval again (SP-11): refused, nothing sent, until approved.
+    let e = host
+        .sign_in(&id, None, &handoff)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changed since you approved it"), "{e}");
+    let view = host.trust_view(&id).await.unwrap();
+    host.trust_server(&id, &view.fingerprint).await.unwrap();
     // Now the sign-in starts, and the guard refuses the reserved address itself.
     let e = host
         .sign_in(&id, None, &handoff)

@@ -45,10 +45,20 @@ fn add_stubborn(data: &Path, pids: &Path) {
     cli_ok(data, &["server", "always-on", "stubborn", "on"]);
 }
 
-/// Waits until the server and its grandchild run and their group is recorded.
+/// The leader pid of the one run record on `data`, if there is exactly one.
+fn recorded_leader(data: &Path) -> Option<i32> {
+    let [file] = records(data).try_into().ok()?;
+    let record: Record = serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()?;
+    Some(record.leader_pid as i32)
+}
+
+/// Waits until the server and its grandchild run and their group is recorded. Under load a
+/// host may restart a server whose start timed out; the record then names the newer leader
+/// while the pid file is rewritten, so this waits until both name the same tree.
 async fn running_tree(data: &Path, pids: &Path) -> (i32, i32) {
     let up = eventually(Duration::from_secs(30), || {
-        read_pids(pids).len() == 2 && records(data).len() == 1
+        let p = read_pids(pids);
+        p.len() == 2 && recorded_leader(data) == Some(p[0])
     })
     .await;
     assert!(

@@ -624,3 +624,178 @@ fn without_user_namespaces_a_sandboxed_server_fails_closed() {
     );
     assert!(!pid_file.exists());
 }
+
+/// SP-12: a sandboxed server whose start fails with a denial naming `~/.ssh` (as a forged one
+/// would) gets no grant offered, by the doctor or the app's findings, and the key stays
+/// unread. A grant of `~/.ssh` typed without `--unmask` is refused; typed with it, it works and
+/// voids the approval, so the consent view is seen again before the key is readable.
+#[test]
+fn a_denial_naming_a_credential_store_is_never_turned_into_a_grant() {
+    let c = Canary::new();
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let fake = fake_server();
+    let key = c.key.to_string_lossy().into_owned();
+    let ssh = c.home.join(".ssh").to_string_lossy().into_owned();
+    stdout(&cli(
+        d,
+        &c,
+        &[
+            "server",
+            "add",
+            "keys",
+            "--sandbox",
+            "--env",
+            &format!("CANARY_REQUIRE_FILE={key}"),
+            "--",
+            fake.to_str().unwrap(),
+            "--mode",
+            "canary",
+        ],
+    ));
+    stdout(&cli(d, &c, &["server", "trust", "keys", "--yes"]));
+
+    let doc = cli(d, &c, &["doctor", "keys", "--timeout", "20"]);
+    let text = String::from_utf8_lossy(&doc.stdout).into_owned();
+    assert!(!doc.status.success(), "{text}");
+    // The denial is there (so the test can fail) ...
+    assert!(text.contains(".ssh/id_ed25519"), "{text}");
+    assert!(text.contains("nothing is offered"), "{text}");
+    // ... and no grant of it is proposed, in any spelling.
+    for line in text.lines().filter(|l| l.contains("--allow")) {
+        assert!(
+            !line.contains(".ssh"),
+            "a grant of ~/.ssh was offered: {line}"
+        );
+    }
+    assert!(!text.contains("PRIVATE KEY"), "{text}");
+
+    // Typed without the unmask: refused, and nothing changes.
+    let refused = cli(d, &c, &["server", "sandbox", "keys", "--allow-read", &ssh]);
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains("SSH keys") && said.contains("--unmask"),
+        "{said}"
+    );
+    let v: Value = serde_json::from_str(&stdout(&cli(
+        d,
+        &c,
+        &["--json", "server", "sandbox", "keys"],
+    )))
+    .unwrap();
+    assert_eq!(v["sandbox"]["read"], Value::Null, "{v}");
+    // A symlink to it is the same store.
+    let link = c.dir.join("innocent");
+    std::os::unix::fs::symlink(c.home.join(".ssh"), &link).unwrap();
+    let via_link = cli(
+        d,
+        &c,
+        &[
+            "server",
+            "sandbox",
+            "keys",
+            "--allow-read",
+            link.to_str().unwrap(),
+        ],
+    );
+    assert!(!via_link.status.success());
+
+    // Typed with it: granted, but the approval is void until the person reviews it again.
+    let set: Value = serde_json::from_str(&stdout(&cli(
+        d,
+        &c,
+        &[
+            "--json",
+            "server",
+            "sandbox",
+            "keys",
+            "--allow-read",
+            &ssh,
+            "--unmask",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(set["approval_kept"], json!(false), "{set}");
+    assert_eq!(set["sandbox"]["unmask"], json!([ssh]), "{set}");
+    let doc = cli(d, &c, &["doctor", "keys", "--timeout", "20"]);
+    let text = String::from_utf8_lossy(&doc.stdout).into_owned();
+    assert!(
+        !doc.status.success() && text.contains("changed since it was approved"),
+        "{text}"
+    );
+    // The consent view (shown without a yes) names the unmask.
+    let shown = cli(d, &c, &["server", "trust", "keys"]);
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&shown.stdout),
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert!(shown.contains("unmasked"), "{shown}");
+    stdout(&cli(d, &c, &["server", "trust", "keys", "--yes"]));
+    let doc = cli(d, &c, &["doctor", "keys", "--timeout", "20"]);
+    assert!(
+        doc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&doc.stdout)
+    );
+    // Any other grant by the person keeps the approval, as before.
+    let other: Value = serde_json::from_str(&stdout(&cli(
+        d,
+        &c,
+        &[
+            "--json",
+            "server",
+            "sandbox",
+            "keys",
+            "--allow-read",
+            c.dir.to_str().unwrap(),
+        ],
+    )))
+    .unwrap();
+    assert_eq!(other["approval_kept"], json!(true), "{other}");
+}
+
+/// SP-12, through the host: findings never name a credential store as grantable, and the
+/// app's grant of such a finding is refused; the key is unread all along.
+#[tokio::test]
+async fn the_app_cannot_grant_a_credential_store_from_a_finding() {
+    let c = Canary::new();
+    let (host, _data) = c.host().await;
+    let spec = with_env(
+        canary_server("keys"),
+        "CANARY_REQUIRE_FILE",
+        switchboard_core::config::ValueSource::Plain(c.key.to_string_lossy().into_owned()),
+    );
+    add_trusted(&host, spec).await;
+    let id = sid("keys");
+    set(&host, "keys", SandboxSpec::on()).await;
+    let h = host.start_server(&id).await.unwrap();
+    let status = h.wait_settled(Duration::from_secs(30)).await;
+    assert!(!matches!(status, ServerStatus::Running { .. }), "{status}");
+    let findings = host.sandbox_findings(&id).await.unwrap();
+    assert!(
+        findings
+            .iter()
+            .all(|f| !matches!(&f.blocked, Blocked::Path { path, .. } if path.starts_with(c.home.join(".ssh")))),
+        "{findings:?}"
+    );
+    let masked = findings
+        .iter()
+        .find(|f| matches!(f.blocked, Blocked::Masked { .. }))
+        .unwrap_or_else(|| panic!("{findings:?}"));
+    host.stop_server(&id).await.unwrap();
+    assert!(host.grant_sandbox(&id, &masked.blocked).await.is_err());
+    // A grant of the store as a plain path is refused too.
+    let direct = Blocked::Path {
+        path: c.home.join(".ssh"),
+        access: Access::Read,
+    };
+    assert!(host.grant_sandbox(&id, &direct).await.is_err());
+    assert_eq!(
+        host.server_sandbox(&id).await.unwrap(),
+        SandboxSpec::on(),
+        "nothing was granted"
+    );
+    host.shutdown().await;
+}

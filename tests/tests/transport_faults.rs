@@ -354,6 +354,55 @@ async fn a_stderr_flood_is_drained_and_bounded() {
     host.shutdown().await;
 }
 
+/// The host's resident memory in KiB (Linux `/proc/self/status`).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// RL-13: a server that writes 200 MiB of short stderr lines before it answers `initialize`,
+/// and 200 MiB more while it answers, completes its handshake and every call (the drain keeps
+/// up and never holds up the protocol), and the host's memory stays bounded: the kept stderr
+/// within its budget, the process far below what was written.
+#[tokio::test]
+async fn a_chatty_server_answers_and_its_stderr_stays_bounded() {
+    let before = rss_kib();
+    let (host, _dir) = test_host().await;
+    let h = start_trusted(
+        &host,
+        fake_spec("chatty", &["--mode", "stderr-chatty", "--flood-mb", "200"]),
+    )
+    .await;
+    let seen_at_start = h.logs().stderr_total_lines();
+    assert!(
+        seen_at_start >= 200 * 1024 * 1024 / 80,
+        "the handshake came after the flood: {seen_at_start} lines"
+    );
+    for i in 0..20 {
+        let r = host
+            .call_allowed(
+                &tool("chatty", "echo"),
+                args(json!({"text": format!("c{i}")})),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_of(&r), format!("c{i}"));
+    }
+    let logs = h.logs();
+    assert!(logs.stderr_bytes() <= switchboard_core::mcp::logs::STDERR_BUDGET);
+    let tail = logs.stderr_tail(3);
+    assert_eq!(tail.len(), 3);
+    assert!(tail.iter().all(|l| l.starts_with("chatty ")), "{tail:?}");
+    let grown = rss_kib().saturating_sub(before);
+    assert!(grown < 256 * 1024, "the host grew by {grown} KiB");
+    host.shutdown().await;
+}
+
 #[tokio::test]
 async fn stop_kills_the_whole_tree_even_when_it_ignores_sigterm() {
     let (host, dir) = test_host().await;

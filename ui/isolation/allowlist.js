@@ -99,7 +99,8 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "get_redaction_settings": {},
   "get_settings": {},
   "grant_sandbox_finding": {
-    "index": "number",
+    "kind": "string",
+    "path": "string?",
     "server": "string"
   },
   "import_agents": {
@@ -230,6 +231,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "runId": "string",
     "server": "string",
     "tool": "string"
+  },
+  "sandbox_credential_store": {
+    "path": "string"
   },
   "sandbox_findings": {
     "server": "string"

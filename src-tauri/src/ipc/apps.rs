@@ -75,7 +75,12 @@ pub async fn run_app_tool(
     let arguments = super::run::json_object(&args_json, "the arguments are not valid JSON")?;
     let (tx, forwarding) = super::run::forward(on_progress);
     let result = host
-        .run_app_tool(&frame, &tool, arguments, CallOptions::default().progress(tx))
+        .run_app_tool(
+            &frame,
+            &tool,
+            arguments,
+            CallOptions::default().progress(tx),
+        )
         .await;
     let _ = forwarding.await;
     Ok(result.map_err(app_error)?.into())

@@ -156,9 +156,10 @@ impl From<HostError> for IpcError {
             HostError::Spec(_) | HostError::ServerExists(_) | HostError::Import(_) => {
                 ErrorCode::Invalid
             }
-            HostError::TrustRace(_) | HostError::Held { .. } | HostError::PinRace(_) => {
-                ErrorCode::NeedsTrust
-            }
+            HostError::TrustRace(_)
+            | HostError::NotApproved { .. }
+            | HostError::Held { .. }
+            | HostError::PinRace(_) => ErrorCode::NeedsTrust,
             HostError::Secret(_) => ErrorCode::Keyring,
             HostError::SecretExists(_) => ErrorCode::SecretExists,
             HostError::CrossReference { .. } => ErrorCode::Invalid,
@@ -284,6 +285,7 @@ pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
             sandbox::set_server_sandbox,
             sandbox::sandbox_findings,
             sandbox::grant_sandbox_finding,
+            sandbox::sandbox_credential_store,
             signin::sign_in,
             signin::sign_in_continue,
             signin::sign_out,

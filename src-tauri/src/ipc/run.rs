@@ -49,7 +49,9 @@ pub(super) fn json_object(
 }
 
 /// Forwards a call's progress to the window until the window goes away or the call ends.
-pub(super) fn forward(on_progress: Channel<ProgressDto>) -> (UnboundedSender<Progress>, JoinHandle<()>) {
+pub(super) fn forward(
+    on_progress: Channel<ProgressDto>,
+) -> (UnboundedSender<Progress>, JoinHandle<()>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {

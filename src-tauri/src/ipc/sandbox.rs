@@ -3,9 +3,14 @@
 //!
 //! Paths arrive typed (the desktop has no file picker): absolute or starting with `~/`, and they
 //! must exist; Rust resolves them. A grant from the card's "allow" button is not a path the
-//! webview chose: it names one of the findings Rust made from the server's last failed run,
-//! by index, and Rust grants exactly that finding, so the window cannot grant an arbitrary path
-//! through the button's command.
+//! webview chose: it sends back the kind and path the finding showed, Rust reads the last
+//! failed run again and grants only a finding it still makes with exactly that kind and
+//! path (SP-12). An index would grant whatever the live stderr says now, which may no longer
+//! be what the person saw; the path they saw is what they agreed to.
+//!
+//! Credential stores (SP-12) are never offered by a finding. A typed grant of one is refused
+//! unless its path is also in `unmask`; the card asks [`sandbox_credential_store`] what a
+//! typed path holds and puts it there only after a separate confirmation that says so.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +40,8 @@ pub struct SandboxDto {
     pub deny: Vec<String>,
     /// Whether it may use the network.
     pub network: bool,
+    /// Granted credential stores the person unmasked after the card's confirmation.
+    pub unmask: Vec<String>,
 }
 
 /// The setting after a change.
@@ -47,7 +54,7 @@ pub struct SandboxSaved {
 }
 
 /// What the sandbox blocked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Type)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockedKind {
     /// Reading a path.
@@ -56,6 +63,8 @@ pub enum BlockedKind {
     Write,
     /// The network.
     Network,
+    /// A credential store, always hidden (nothing to grant from a finding).
+    Masked,
     /// The sandbox could not be set up at all (nothing to grant).
     Unavailable,
 }
@@ -86,6 +95,7 @@ impl From<&SandboxSpec> for SandboxDto {
             write: list(&s.write),
             deny: list(&s.deny),
             network: s.network,
+            unmask: list(&s.unmask),
         }
     }
 }
@@ -106,6 +116,10 @@ fn finding_dto(server: &switchboard_core::ids::ServerId, f: &Finding) -> Sandbox
                 Access::Read => BlockedKind::Read,
                 Access::Write => BlockedKind::Write,
             },
+            Some(short_for_display(&path.to_string_lossy(), PATH_MAX)),
+        ),
+        Blocked::Masked { path, .. } => (
+            BlockedKind::Masked,
             Some(short_for_display(&path.to_string_lossy(), PATH_MAX)),
         ),
         Blocked::Network => (BlockedKind::Network, None),
@@ -149,7 +163,7 @@ fn typed_path(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
 impl SandboxDto {
     /// The setting the window asked for, every path checked.
     fn into_spec(self, home: Option<&Path>) -> Result<SandboxSpec, IpcError> {
-        if self.read.len() + self.write.len() + self.deny.len() > MAX_PATHS {
+        if self.read.len() + self.write.len() + self.deny.len() + self.unmask.len() > MAX_PATHS {
             return Err(IpcError::invalid(format!(
                 "a sandbox lists at most {MAX_PATHS} paths"
             )));
@@ -163,6 +177,7 @@ impl SandboxDto {
             write: paths(&self.write)?,
             deny: paths(&self.deny)?,
             network: self.network,
+            unmask: paths(&self.unmask)?,
         })
     }
 }
@@ -203,25 +218,50 @@ pub async fn sandbox_findings(
     Ok(found.iter().map(|f| finding_dto(&id, f)).collect())
 }
 
-/// Grants finding number `index` of [`sandbox_findings`] (as Rust finds them now, not as the
-/// window remembers them).
+/// The finding among `found` that the window showed as `kind` and `path` (the path as
+/// displayed), if Rust still makes it.
+fn shown_finding<'a>(
+    server: &switchboard_core::ids::ServerId,
+    found: &'a [Finding],
+    kind: BlockedKind,
+    path: Option<&str>,
+) -> Option<&'a Finding> {
+    found.iter().find(|f| {
+        let dto = finding_dto(server, f);
+        dto.kind == kind && dto.path.as_deref() == path
+    })
+}
+
+/// Grants the finding the window showed, named by its kind and displayed path: only if
+/// Rust's own reading of the last failed run still finds exactly that (SP-12).
 #[tauri::command]
 #[specta::specta]
-#[tracing::instrument(skip_all, fields(server = %logged(&server), index = index))]
+#[tracing::instrument(skip_all, fields(server = %logged(&server), kind = ?kind))]
 pub async fn grant_sandbox_finding(
     host: State<'_, Host>,
     server: String,
-    index: u32,
+    kind: BlockedKind,
+    path: Option<String>,
 ) -> Result<SandboxSaved, IpcError> {
     let id = Host::server_id(&server)?;
     let found = host.sandbox_findings(&id).await?;
-    let f = usize::try_from(index)
-        .ok()
-        .and_then(|i| found.get(i))
-        .ok_or_else(|| {
-            IpcError::invalid("that finding is gone; the server may have started since")
-        })?;
+    let f = shown_finding(&id, &found, kind, path.as_deref()).ok_or_else(|| {
+        IpcError::invalid("the sandbox no longer reports that; the server may have started since")
+    })?;
     Ok(host.grant_sandbox(&id, &f.blocked).await?.into())
+}
+
+/// What a typed path holds when it is (or is inside) a credential store the sandbox always
+/// hides, for the card's confirmation; `None` for any other path (SP-12).
+#[tauri::command]
+#[specta::specta]
+#[tracing::instrument(skip_all)]
+pub async fn sandbox_credential_store(
+    host: State<'_, Host>,
+    path: String,
+) -> Result<Option<String>, IpcError> {
+    let path = typed_path(&path, std::env::home_dir().as_deref())?;
+    Ok(host.credential_store_of(&path).map(|s| s.holds.to_owned()))
 }
 
 #[cfg(test)]
@@ -245,7 +285,47 @@ mod tests {
             write: vec![],
             deny: vec![],
             network: false,
+            unmask: vec![],
         };
         assert!(too_many.into_spec(Some(home)).is_err());
+    }
+
+    /// SP-12: the button grants only what the window displayed, checked again against Rust's
+    /// own findings; a finding of a credential store is never granted.
+    #[test]
+    fn a_grant_names_the_finding_the_window_showed() {
+        use switchboard_core::ids::ServerId;
+        let id = ServerId::new("s").unwrap();
+        let finding = |blocked| Finding {
+            blocked,
+            evidence: "e".into(),
+        };
+        let found = vec![
+            finding(Blocked::Path {
+                path: "/srv/data".into(),
+                access: Access::Read,
+            }),
+            finding(Blocked::Masked {
+                path: "/home/ann/.ssh".into(),
+                holds: "SSH keys".into(),
+            }),
+            finding(Blocked::Network),
+        ];
+        let got =
+            |kind, path: Option<&str>| shown_finding(&id, &found, kind, path).map(|f| &f.blocked);
+        assert_eq!(
+            got(BlockedKind::Read, Some("/srv/data")),
+            Some(&found[0].blocked)
+        );
+        assert_eq!(got(BlockedKind::Network, None), Some(&found[2].blocked));
+        // Not what Rust finds now: another path, another access, a path it never showed.
+        assert_eq!(got(BlockedKind::Write, Some("/srv/data")), None);
+        assert_eq!(got(BlockedKind::Read, Some("/srv")), None);
+        assert_eq!(got(BlockedKind::Read, Some("/home/ann/.ssh")), None);
+        assert_eq!(got(BlockedKind::Read, None), None);
+        // The credential store is found as what it is, and the DTO offers nothing for it.
+        let dto = finding_dto(&id, &found[1]);
+        assert_eq!(dto.kind, BlockedKind::Masked);
+        assert!(!dto.message.contains("--allow"), "{}", dto.message);
     }
 }

@@ -23,6 +23,10 @@
 //! seam's `meter` + `metered_tool`, no call), and the writer's throughput into SQLite. The
 //! samples in SQLite must match the calls made with recording on, exactly.
 //!
+//! # `stderr` ([`stderr`])
+//! The stderr drain's throughput on one core (RL-13), next to the per-line redaction it used to
+//! do.
+//!
 //! # The yardstick
 //! One `echo` call through `Host::call_tool` to the fake MCP server over stdio, sequential, in
 //! the same run (the `switchboard` row's path, see `bench/switchboard.rs`).
@@ -30,6 +34,7 @@
 pub mod corpus;
 pub mod metrics;
 pub mod redaction;
+pub mod stderr;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -42,7 +47,7 @@ use super::switchboard::Entry;
 use super::{median, percentile, Plan};
 
 /// The `--only` keys of these figures.
-pub const KEYS: [&str; 2] = ["redaction", "metrics"];
+pub const KEYS: [&str; 3] = ["redaction", "metrics", "stderr"];
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -145,6 +150,11 @@ pub async fn run(plan: &CostPlan) -> CostReport {
     if plan.keys.contains(&"metrics") {
         if let Err(e) = metrics::run(plan, &mut r).await {
             r.failures.push(format!("metrics: {e:#}"));
+        }
+    }
+    if plan.keys.contains(&"stderr") {
+        if let Err(e) = stderr::run(plan, &mut r) {
+            r.failures.push(format!("stderr: {e:#}"));
         }
     }
     if let Ok(call) = &call {

@@ -431,7 +431,7 @@ impl Auth {
             &self.secrets,
             &self.server,
             url,
-            self.ctx("client_secret").map(Secret::new),
+            self.ctx("client_secret").map(bound),
             oauth::Network::system(),
             None,
         )
@@ -445,10 +445,10 @@ impl Auth {
                 url,
                 secrets: &self.secrets,
                 client_id: self.ctx("client_id").unwrap_or_default(),
-                secret: self.ctx("client_secret").map(Secret::new),
+                secret: self.ctx("client_secret").map(bound),
                 key: self
                     .ctx("private_key_pem")
-                    .map(|k| (Secret::new(k), self.ctx("signing_algorithm"))),
+                    .map(|k| (bound(k), self.ctx("signing_algorithm"))),
                 scopes: vec![],
                 challenge,
                 net: oauth::Network::system(),
@@ -459,7 +459,7 @@ impl Auth {
         }
         let client = ClientSettings {
             client_id: self.ctx("client_id"),
-            client_secret: self.ctx("client_secret").map(Secret::new),
+            client_secret: self.ctx("client_secret").map(bound),
             metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
             name: "Switchboard conformance client".to_owned(),
         };
@@ -519,4 +519,10 @@ impl Handoff for FollowRedirect {
         });
         Ok(())
     }
+}
+
+/// A secret from the scenario's context, not yet bound to a client or issuer (each run of the
+/// suite is one server, one authorization server).
+fn bound(value: String) -> oauth::BoundSecret {
+    oauth::BoundSecret::new(Secret::new(value), None)
 }

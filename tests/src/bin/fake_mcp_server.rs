@@ -85,6 +85,8 @@
 //! - `--storm N`: notifications sent by `list-changed-storm` (default 1000).
 //! - `--init-delay-ms N`: delay the `initialize` answer (on a thread; other requests still work).
 //! - `--pid-file PATH`: write our pid, then any `fork-grandchild` pids, one per line.
+//! - `--stderr-secret VAR:PAD`: write PAD bytes of `p`, then the value of env VAR, to stderr at
+//!   startup as one line: a secret placed across the host's stderr line cut (SE-06).
 //! - `--stderr-banner TEXT`: write TEXT to stderr at startup; `\e`, `\x1b`, `\n`, `\t` in TEXT
 //!   are unescaped so shell users can pass ANSI colours.
 //! - `--state-file PATH`: count starts in PATH; `rug-restart` and `rug-instructions` change
@@ -104,6 +106,8 @@
 //!   one garbage line before every message.
 //! - `huge-line`: answer `tools/list` with an endless line (1 MiB chunks, no newline) until stdout
 //!   fails; it holds the stdout lock, so nothing else gets through afterwards.
+//! - `stderr-chatty`: `--flood-mb` MiB of 80-byte lines to stderr before stdin is read, then as
+//!   many again from a thread while requests are served (RL-13).
 //! - `stderr-flood`: a thread writes 64 KiB lines to stderr (up to `--flood-mb`) while requests
 //!   are served normally.
 //! - `fork-grandchild`: at startup spawn `sh` which starts two background `sleep 1000`s, all in our

@@ -119,7 +119,8 @@ usage: sb-bench [options]
                        ts-sdk-v2-http, switchboard-v2-http; and
                        the chat figures: chat-open, chat-search, chat-delta, or chat for all
                        three; the agent figures: agents-delegate, agents-fanout, or agents;
-                       the host-cost figures (issue 16): redaction, metrics
+                       the host-cost figures (issue 16): redaction, metrics; the stderr
+                       drain (RL-13): stderr
   --fake-server PATH   the echo server (default: fake-mcp-server next to sb-bench)
   --out DIR            also write results.json and table.txt to DIR ($SWITCHBOARD_BENCH_OUT)
   --workers N          tokio worker threads for the Rust clients (0: current-thread runtime;

@@ -14,17 +14,21 @@ usage: fake-mcp-server [FLAGS]
                           slow-init[=MS], banner, rug-description, rug-param,
                           rug-new-tool, rug-restart, rug-instructions, poisoned, oversize,
                           client-requests, hostile-text, question-flood, deep-answer,
-                          stubborn, canary, answer-anything
+                          stubborn, canary, answer-anything, stderr-chatty
   --protocol VERSION      force the protocolVersion answered to initialize
   --instructions TEXT     instructions string returned by initialize
   --page-size N           page size for tools/resources/templates/prompts lists (0 = one page)
   --tools N               add N generated echo tools gen_0000..gen_{N-1}
   --log-every-ms N        emit notifications/message every N ms after initialized
-  --flood-mb N            total MiB written by stderr-flood (default 500)
+  --flood-mb N            total MiB written by stderr-flood (default 500); stderr-chatty
+                          writes N MiB of short lines before reading stdin, then N MiB more
+                          while it answers
   --storm N               list_changed notifications sent by list-changed-storm (default 1000)
   --init-delay-ms N       delay the initialize answer by N ms
   --pid-file PATH         write own pid (and fork-grandchild pids) there, one per line
   --stderr-banner TEXT    write TEXT to stderr at startup (\\e, \\x1b and \\n are unescaped)
+  --stderr-secret VAR:PAD write PAD bytes of padding then the value of env VAR to stderr at
+                          startup, as one line (a secret placed across a size cut)
   --record FILE           append every received stdin line to FILE
   --state-file PATH       count starts in PATH (rug-restart, rug-instructions change from the 2nd)
   --help                  print this help";
@@ -42,6 +46,9 @@ pub struct Modes {
     pub garbage_stdout: bool,
     pub huge_line: bool,
     pub stderr_flood: bool,
+    /// Short lines (80 bytes, as `fold` makes them) on stderr: `--flood-mb` MiB before the
+    /// handshake is read, as many again from a thread while calls are answered (RL-13).
+    pub stderr_chatty: bool,
     pub fork_grandchild: bool,
     pub ignore_sigterm: bool,
     pub list_changed_storm: bool,
@@ -95,6 +102,8 @@ pub struct Config {
     pub init_delay_ms: u64,
     pub pid_file: Option<PathBuf>,
     pub stderr_banner: Option<String>,
+    /// `--stderr-secret VAR:PAD`.
+    pub stderr_secret: Option<(String, usize)>,
     pub record: Option<PathBuf>,
     pub state_file: Option<PathBuf>,
 }
@@ -114,6 +123,7 @@ impl Default for Config {
             init_delay_ms: 0,
             pid_file: None,
             stderr_banner: None,
+            stderr_secret: None,
             record: None,
             state_file: None,
         }
@@ -143,6 +153,7 @@ fn apply_mode(cfg: &mut Config, name: &str, slow_init: &mut Option<u64>) -> Resu
         "garbage-stdout" => m.garbage_stdout = true,
         "huge-line" => m.huge_line = true,
         "stderr-flood" => m.stderr_flood = true,
+        "stderr-chatty" => m.stderr_chatty = true,
         "fork-grandchild" => m.fork_grandchild = true,
         "ignore-sigterm" => m.ignore_sigterm = true,
         "list-changed-storm" => m.list_changed_storm = true,
@@ -222,6 +233,13 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> 
             "--init-delay-ms" => explicit_delay = Some(number(&flag, &value()?)?),
             "--pid-file" => cfg.pid_file = Some(PathBuf::from(value()?)),
             "--stderr-banner" => cfg.stderr_banner = Some(unescape(&value()?)),
+            "--stderr-secret" => {
+                let v = value()?;
+                let (var, pad) = v
+                    .rsplit_once(':')
+                    .ok_or_else(|| format!("{flag}: expected VAR:PAD, got {v:?}"))?;
+                cfg.stderr_secret = Some((var.to_owned(), number(&flag, pad)?));
+            }
             "--record" => cfg.record = Some(PathBuf::from(value()?)),
             "--state-file" => cfg.state_file = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument: {other:?} (see --help)")),

@@ -62,6 +62,10 @@ pub fn run() -> anyhow::Result<()> {
     if let Some(banner) = &cfg.stderr_banner {
         elog!("{banner}");
     }
+    if let Some((var, pad)) = &cfg.stderr_secret {
+        let value = std::env::var(var).unwrap_or_default();
+        elog!("{}{value} was the secret", "p".repeat(*pad));
+    }
     if modes.hostile_text {
         elog!("{}", hostile::stderr_line());
     }
@@ -107,6 +111,9 @@ pub fn run() -> anyhow::Result<()> {
     }
     if modes.stderr_flood {
         modes::start_stderr_flood(cfg.flood_mb);
+    }
+    if modes.stderr_chatty {
+        modes::stderr_chatty(cfg.flood_mb);
     }
 
     let server = Server::new(cfg, out);

@@ -1,5 +1,5 @@
 //! Process-level misbehaviours that are not tied to one request: stdout banners, the stderr
-//! flood, grandchild processes, the pid file, signal handling and self-kill.
+//! floods (long and short lines), grandchild processes, the pid file, signal handling and self-kill.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -64,6 +64,39 @@ pub fn start_stderr_flood(mb: u64) {
         });
     if let Err(e) = spawned {
         elog!("stderr-flood: cannot spawn thread: {e}");
+    }
+}
+
+/// `--mode stderr-chatty`: `mb` MiB of 80-byte lines on stderr now (before the handshake is
+/// read, so the host must drain them to get an answer), then as many again from a thread while
+/// the server answers.
+pub fn stderr_chatty(mb: u64) {
+    write_short_lines(mb);
+    let spawned = std::thread::Builder::new()
+        .name("stderr-chatty".into())
+        .spawn(move || write_short_lines(mb));
+    if let Err(e) = spawned {
+        elog!("stderr-chatty: cannot spawn thread: {e}");
+    }
+}
+
+/// Writes `mb` MiB of numbered 80-byte lines to stderr, 64 KiB at a time.
+fn write_short_lines(mb: u64) {
+    let total = mb.saturating_mul(1024 * 1024);
+    let mut block = Vec::with_capacity(64 * 1024 + 80);
+    let mut written: u64 = 0;
+    let mut n: u64 = 0;
+    let mut err = std::io::stderr().lock();
+    while written < total {
+        block.clear();
+        while block.len() < 64 * 1024 {
+            let _ = writeln!(block, "chatty {n:012} {}", "c".repeat(59));
+            n += 1;
+        }
+        if err.write_all(&block).is_err() {
+            return;
+        }
+        written += block.len() as u64;
     }
 }
 

@@ -44,7 +44,8 @@ pub fn provider_for(
         retry,
         ..ProviderConfig::new(&profile)
     }
-    .build(reqwest::Client::new())
+    // The production client (no redirects followed, RD-03).
+    .build(switchboard_core::llm::http_client().unwrap_or_else(|e| panic!("client: {e}")))
     .unwrap_or_else(|e| panic!("build provider: {e}"))
 }
 

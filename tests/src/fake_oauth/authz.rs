@@ -346,10 +346,14 @@ fn authenticate(
     Ok(client_id.to_owned())
 }
 
-fn token_answer(issued: Issued, ttl: u64) -> Response {
+fn token_answer(issued: Issued, ttl: u64, mode: &Mode) -> Response {
+    let token_type = match mode {
+        Mode::TokenType(t) => t.as_str(),
+        _ => "Bearer",
+    };
     let mut body = json!({
         "access_token": issued.access_token,
-        "token_type": "Bearer",
+        "token_type": token_type,
         "expires_in": ttl,
         "scope": issued.scope,
     });
@@ -458,7 +462,7 @@ fn token(ctx: &Ctx, req: &Request) -> Response {
         }
     };
     drop(g);
-    token_answer(issued, ttl)
+    token_answer(issued, ttl, &mode)
 }
 
 fn revoke(ctx: &Ctx, req: &Request) -> Response {

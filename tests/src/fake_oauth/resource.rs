@@ -98,7 +98,7 @@ fn mcp(ctx: &Ctx, req: &Request) -> Response {
             .with_header("www-authenticate", challenge(ctx, error));
     };
     match req.method.as_str() {
-        "POST" => rpc(ctx, &grant, &req.body),
+        "POST" => rpc(ctx, &grant, token.unwrap_or_default(), &req.body),
         "DELETE" => Response::empty("200 OK"),
         _ => Response::empty("405 Method Not Allowed").with_header("allow", "POST, DELETE".into()),
     }
@@ -118,7 +118,7 @@ fn rpc_error(id: &Value, code: i64, message: &str) -> Response {
     )
 }
 
-fn rpc(ctx: &Ctx, grant: &Grant, body: &[u8]) -> Response {
+fn rpc(ctx: &Ctx, grant: &Grant, token: &str, body: &[u8]) -> Response {
     let Ok(msg) = serde_json::from_slice::<Value>(body) else {
         return Response::empty("400 Bad Request");
     };
@@ -153,7 +153,7 @@ fn rpc(ctx: &Ctx, grant: &Grant, body: &[u8]) -> Response {
         }
         "ping" => answer(id, json!({})),
         "tools/list" => answer(id, json!({"tools": tools()})),
-        "tools/call" => call(ctx, grant, id, &params),
+        "tools/call" => call(ctx, grant, token, id, &params),
         _ => rpc_error(id, -32601, "Method not found"),
     }
 }
@@ -162,7 +162,7 @@ fn text(id: &Value, text: &str) -> Response {
     answer(id, json!({"content": [{"type": "text", "text": text}]}))
 }
 
-fn call(ctx: &Ctx, grant: &Grant, id: &Value, params: &Value) -> Response {
+fn call(ctx: &Ctx, grant: &Grant, token: &str, id: &Value, params: &Value) -> Response {
     let scopes: Vec<&str> = grant.scope.split_whitespace().collect();
     match params.get("name").and_then(Value::as_str).unwrap_or_default() {
         "whoami" => text(
@@ -172,6 +172,7 @@ fn call(ctx: &Ctx, grant: &Grant, id: &Value, params: &Value) -> Response {
                 grant.subject, grant.client_id, grant.scope
             ),
         ),
+        "echo_token" => text(id, &format!("you called with {token}")),
         "admin" if scopes.contains(&"mcp:admin") => text(id, "admin ok"),
         "admin" => Response::empty("403 Forbidden").with_header(
             "www-authenticate",
@@ -189,5 +190,6 @@ fn tools() -> Value {
     json!([
         {"name": "whoami", "description": "Who the server thinks is calling: subject, client id and scopes.", "inputSchema": empty},
         {"name": "admin", "description": "An action that needs the mcp:admin scope.", "inputSchema": empty},
+        {"name": "echo_token", "description": "Answers with the token it was called with (a leaky server).", "inputSchema": empty},
     ])
 }

@@ -255,10 +255,15 @@ export const commands = {
 	/**  What the sandbox blocked in the server's last failed run. */
 	sandboxFindings: (server: string) => typedError<SandboxFindingDto_Serialize[], IpcError>(__TAURI_INVOKE("sandbox_findings", { server })),
 	/**
-	 *  Grants finding number `index` of [`sandbox_findings`] (as Rust finds them now, not as the
-	 *  window remembers them).
+	 *  Grants the finding the window showed, named by its kind and displayed path: only if
+	 *  Rust's own reading of the last failed run still finds exactly that (SP-12).
 	 */
-	grantSandboxFinding: (server: string, index: number) => typedError<SandboxSaved, IpcError>(__TAURI_INVOKE("grant_sandbox_finding", { server, index })),
+	grantSandboxFinding: (server: string, kind: BlockedKind, path: string | null) => typedError<SandboxSaved, IpcError>(__TAURI_INVOKE("grant_sandbox_finding", { server, kind, path })),
+	/**
+	 *  What a typed path holds when it is (or is inside) a credential store the sandbox always
+	 *  hides, for the card's confirmation; `None` for any other path (SP-12).
+	 */
+	sandboxCredentialStore: (path: string) => typedError<string | null, IpcError>(__TAURI_INVOKE("sandbox_credential_store", { path })),
 	/**
 	 *  Signs in to a remote server. The timeline (and the question before the browser) arrives on
 	 *  `on_event`; `client_id` is a client the person registered with the server themselves.
@@ -813,6 +818,8 @@ export type BlockedKind =
 "write" | 
 /**  The network. */
 "network" | 
+/**  A credential store, always hidden (nothing to grant from a finding). */
+"masked" | 
 /**  The sandbox could not be set up at all (nothing to grant). */
 "unavailable";
 
@@ -3058,6 +3065,8 @@ export type SandboxDto = {
 	deny: string[],
 	/**  Whether it may use the network. */
 	network: boolean,
+	/**  Granted credential stores the person unmasked after the card's confirmation. */
+	unmask: string[],
 };
 
 /**  One thing the sandbox blocked in the last failed run. */

@@ -143,25 +143,26 @@ async fn client_credentials(
     scopes: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
     let id = Host::server_id(name)?;
-    let signing_algorithm = match key_file {
+    // Refused before anything is stored or said to be under way (SP-11).
+    ctx.host.may_sign_in(&id).await?;
+    // The client id first: the secret or key is stored as belonging to it (SE-08).
+    let auth = HttpAuth::ClientCredentials {
+        client_id,
+        signing_algorithm: key_file.as_ref().map(|_| alg),
+        scopes,
+    };
+    ctx.host.set_http_auth(&id, Some(auth)).await?;
+    match key_file {
         Some(path) => {
             let pem = std::fs::read_to_string(&path)
                 .map_err(|e| anyhow::anyhow!("could not read {}: {e}", path.display()))?;
             ctx.host.set_client_key(&id, Secret::new(pem)).await?;
-            Some(alg)
         }
         None => {
             let secret = read_secret(&format!("client secret for {id}: "))?;
             ctx.host.set_client_secret(&id, secret).await?;
-            None
         }
-    };
-    let auth = HttpAuth::ClientCredentials {
-        client_id,
-        signing_algorithm,
-        scopes,
-    };
-    ctx.host.set_http_auth(&id, Some(auth)).await?;
+    }
     errln!("getting a token for {id} with its client credentials");
     let signed = ctx
         .host
@@ -182,16 +183,18 @@ async fn login(
     client_secret: bool,
 ) -> anyhow::Result<ExitCode> {
     let id = Host::server_id(name)?;
-    if client_secret {
-        let secret = read_secret(&format!("client secret for {id}: "))?;
-        ctx.host.set_client_secret(&id, secret).await?;
-    }
+    ctx.host.may_sign_in(&id).await?;
     if let Some(client_id) = &client_id {
-        // Remembered, so signing in again (and refreshing) uses the same client.
+        // Remembered, so signing in again (and refreshing) uses the same client; set before
+        // the secret, which is stored as belonging to it (SE-08).
         let auth = HttpAuth::SignIn {
             client_id: client_id.clone(),
         };
         ctx.host.set_http_auth(&id, Some(auth)).await?;
+    }
+    if client_secret {
+        let secret = read_secret(&format!("client secret for {id}: "))?;
+        ctx.host.set_client_secret(&id, secret).await?;
     }
     errln!("signing in to {id}");
     let signed = ctx

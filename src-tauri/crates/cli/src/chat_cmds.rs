@@ -46,9 +46,19 @@ pub enum ProviderCmd {
         /// name (local models); older turns are summarized when a conversation nears it.
         #[arg(long)]
         context_window: Option<u32>,
+        /// Mark the base URL's host local: a machine of yours on a network you trust. A local
+        /// runtime (ollama, lmstudio, vllm) there is not redacted, and plain http may go there.
+        #[arg(long, requires = "base_url")]
+        local: bool,
     },
-    /// List providers, with whether their key is set.
+    /// List providers, with whether their key is set and whether what goes to them is
+    /// redacted.
     List,
+    /// Take a host off the addresses marked local (`provider add --local`).
+    UnmarkLocal {
+        /// The host name or IP address.
+        host: String,
+    },
     /// Remove a provider and its key.
     Remove {
         /// The provider.
@@ -205,8 +215,18 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
             base_url,
             model,
             context_window,
+            local,
         } => {
             let name = Host::provider_name(&name)?;
+            if let (true, Some(url)) = (local, &base_url) {
+                let host = ctx.host.mark_local(url).await?;
+                errln!(
+                    "WARNING: marked {host} local: a local model there gets conversations \
+                     unredacted, and keys and conversations may go to it over plain http. Do \
+                     this only for a machine of yours on a network you trust; undo with \
+                     `switchboard provider unmark-local {host}`"
+                );
+            }
             ctx.host
                 .add_provider(&name, &kind, base_url, model, context_window)
                 .await?;
@@ -214,13 +234,18 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
         }
         ProviderCmd::List => {
             let list = ctx.host.list_providers().await?;
+            let settings = ctx.host.redaction_settings();
+            let redacted = |p: &switchboard_core::host::ProviderView| {
+                settings.applies(p.profile.id, p.base_url.as_deref(), None)
+            };
             if ctx.json {
                 let rows: Vec<_> = list
                     .iter()
                     .map(|p| {
                         serde_json::json!({"name": p.name, "kind": p.profile.id, "base_url": p.base_url,
                                            "model": p.model, "key_set": p.key_set,
-                                           "key_required": p.profile.key_required})
+                                           "key_required": p.profile.key_required,
+                                           "redacted": redacted(p)})
                     })
                     .collect();
                 output::json(&rows)?;
@@ -233,14 +258,26 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
                         (false, true) => "key NOT set",
                         (false, false) => "no key needed",
                     };
+                    let redaction = match (redacted(&p), settings.enabled) {
+                        (true, _) => "redacted",
+                        (false, true) => "local: not redacted",
+                        (false, false) => "redaction off",
+                    };
                     outln!(
-                        "{}\t{}\t{}\t{}\t{key}",
+                        "{}\t{}\t{}\t{}\t{key}\t{redaction}",
                         p.name,
                         p.profile.id,
                         p.base_url.as_deref().unwrap_or("-"),
                         p.model.as_deref().unwrap_or("-")
                     );
                 }
+            }
+        }
+        ProviderCmd::UnmarkLocal { host } => {
+            if ctx.host.unmark_local(&host).await? {
+                errln!("{host} is no longer marked local");
+            } else {
+                errln!("{host} was not marked local; nothing changed");
             }
         }
         ProviderCmd::Remove { name } => {

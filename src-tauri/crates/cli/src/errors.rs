@@ -218,6 +218,7 @@ fn host_code(e: &HostError) -> (&'static str, u8) {
         HostError::Disabled(_) => "server_disabled",
         HostError::Launch { .. } => "launch_failed",
         HostError::TrustRace(_) => "approval_changed",
+        HostError::NotApproved { .. } => "needs_approval",
         HostError::Held { .. } | HostError::HeldPrompt { .. } => "held_for_review",
         HostError::PinRace(_) => "review_changed",
         HostError::Import(_) => "import_failed",

@@ -36,6 +36,11 @@ pub struct SandboxArgs {
     /// Let it read and write this folder (or file). Repeatable.
     #[arg(long = "allow-write", value_name = "PATH")]
     allow_write: Vec<PathBuf>,
+    /// Let this command's --allow-read/--allow-write name a credential store the sandbox
+    /// otherwise always hides (~/.ssh, ~/.gnupg, cloud and keyring files, the app's data):
+    /// without it such a grant is refused. Its approval is voided: review it again.
+    #[arg(long)]
+    unmask: bool,
     /// Hide this path even inside a granted folder. Repeatable.
     #[arg(long, value_name = "PATH")]
     deny: Vec<PathBuf>,
@@ -68,6 +73,11 @@ impl SandboxArgs {
     /// `now` with every option applied. Granting something switches the sandbox on: a grant
     /// only means something inside one.
     fn apply(&self, now: SandboxSpec) -> anyhow::Result<SandboxSpec> {
+        if self.unmask && self.allow_read.is_empty() && self.allow_write.is_empty() {
+            return Err(usage(
+                "--unmask goes with the --allow-read or --allow-write it unmasks",
+            ));
+        }
         let mut next = now;
         for p in &self.revoke {
             next = next.revoked(&absolute(p)?);
@@ -77,8 +87,12 @@ impl SandboxArgs {
             (&self.allow_write, Access::Write),
         ] {
             for p in paths {
-                next = next.granted(&absolute(p)?, access);
+                let p = absolute(p)?;
+                next = next.granted(&p, access);
                 next.enabled = true;
+                if self.unmask {
+                    next.unmask.push(p);
+                }
             }
         }
         for p in &self.deny {
@@ -119,7 +133,7 @@ fn absolute(p: &std::path::Path) -> anyhow::Result<PathBuf> {
 pub async fn sandbox(ctx: &Ctx, a: SandboxArgs) -> anyhow::Result<ExitCode> {
     let id = Host::server_id(&a.name)?;
     let now = ctx.host.server_sandbox(&id).await?;
-    let (setting, kept) = if a.changes_anything() {
+    let (setting, kept) = if a.changes_anything() || a.unmask {
         let change = ctx.host.set_server_sandbox(&id, a.apply(now)?).await?;
         (change.sandbox, Some(change.approval_kept))
     } else {

@@ -4,7 +4,9 @@
 //! `?secret` in a `tracing` field cannot leak it. [`Redactor`] scrubs known secret values out of
 //! free text (server stderr, error strings, protocol traces) before it is stored or shown, in
 //! every form a value takes there (escaped, encoded, inside a Basic credential), and always
-//! before the text is cut to size: half a secret is no longer recognisable as one.
+//! before the text is cut to size: half a secret is no longer recognisable as one. A cut itself
+//! ([`Redactor::cut`]) never lands inside a secret: what ends with the beginning of a known
+//! secret is cut before it, so a secret straddling a size cap leaves no piece behind.
 
 use std::fmt;
 
@@ -147,15 +149,56 @@ impl Redactor {
         if redacted.len() <= max && unseen == 0 {
             return redacted;
         }
-        let mut cut = max.min(redacted.len());
-        while !redacted.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        let kept = self.cut(&redacted, max);
         format!(
-            "{}… [{} more bytes]",
-            &redacted[..cut],
-            redacted.len() - cut + unseen
+            "{kept}… [{} more bytes]",
+            redacted.len() - kept.len() + unseen
         )
+    }
+
+    /// The start of `text` that fits in `max` bytes, cut at a character boundary and never
+    /// inside a secret (SE-06): when the kept part ends with the beginning of any form of a
+    /// known secret, the cut moves back before it. Whole secrets must be redacted first; this
+    /// covers the secret that straddles the cut (or that an earlier cut already split), which
+    /// redaction cannot recognise any more. It may drop a few innocent bytes that merely look
+    /// like a secret's first characters; it never keeps a piece of one.
+    pub fn cut<'a>(&self, text: &'a str, max: usize) -> &'a str {
+        let mut end = max.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut end = end - self.partial_tail(&text.as_bytes()[..end]);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        &text[..end]
+    }
+
+    /// `text` without the piece of a known secret it may end with: the same rule as
+    /// [`Redactor::cut`] for text that was already cut elsewhere (a read that stopped at a cap).
+    pub fn trim_partial<'a>(&self, text: &'a str) -> &'a str {
+        self.cut(text, text.len())
+    }
+
+    /// The length of the longest end of `kept` that is the beginning (not the whole) of a form
+    /// of a known secret; 0 when none is. Costs at most the sum of the forms' lengths in
+    /// comparisons, each at most as long as its form.
+    fn partial_tail(&self, kept: &[u8]) -> usize {
+        let mut longest = 0;
+        for form in &self.forms {
+            let form = form.as_bytes();
+            let most = (form.len() - 1).min(kept.len());
+            if most <= longest {
+                continue;
+            }
+            if let Some(k) = (longest + 1..=most)
+                .rev()
+                .find(|&k| kept.ends_with(&form[..k]))
+            {
+                longest = k;
+            }
+        }
+        longest
     }
 }
 
@@ -186,6 +229,18 @@ pub fn redact_for_logs(text: &str) -> String {
     match &*g {
         Some(r) => r.redact(text),
         None => forms::mask_auth(text).unwrap_or_else(|| text.to_owned()),
+    }
+}
+
+/// `text` cut to at most `max` bytes, never inside a registered secret (see [`Redactor::cut`]);
+/// `text` itself should already have gone through [`redact_for_logs`].
+pub fn cut_for_logs(text: &str, max: usize) -> &str {
+    let g = GLOBAL
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match &*g {
+        Some(r) => r.cut(text, max),
+        None => Redactor::default().cut(text, max),
     }
 }
 
@@ -381,6 +436,34 @@ mod tests {
         assert!(!kept.contains("cut-can"), "half a secret survived: {kept}");
         assert!(kept.ends_with("more bytes]"), "{kept}");
         assert_eq!(r.redact_then_cut("short", 100), "short");
+    }
+
+    /// SE-06: a registered secret placed across the cut, at every offset and in its escaped
+    /// form too, leaves not one of its characters in what is kept.
+    #[test]
+    fn no_piece_of_a_secret_survives_a_cut() {
+        let secret = r#"cut"canary-0123456789-abcdefghij-XYZ"#;
+        let r = Redactor::new(&[Secret::new(secret)]);
+        let escaped = serde_json::to_string(secret).unwrap();
+        let escaped = &escaped[1..escaped.len() - 1];
+        for form in [secret, escaped] {
+            for k in 1..form.len() {
+                let text = format!("{}{form}{}", "x".repeat(100 - k), "y".repeat(50));
+                assert_eq!(r.cut(&text, 100), "x".repeat(100 - k), "offset {k}");
+                let kept = r.redact_then_cut(&text, 100);
+                assert!(kept.starts_with(&"x".repeat(100 - k)), "{kept}");
+                assert!(
+                    kept.contains("[redacted]") || !kept.contains("cut"),
+                    "{kept}"
+                );
+                // Text that an earlier cut already split: the piece at its end goes too.
+                let split = format!("{}{}", "x".repeat(10), &form[..k]);
+                assert_eq!(r.trim_partial(&split), "x".repeat(10));
+            }
+        }
+        // Text with no secret at its edge is cut where asked.
+        assert_eq!(r.cut("hello world", 5), "hello");
+        assert_eq!(r.cut("héllo", 2), "h");
     }
 
     #[test]

@@ -5,13 +5,14 @@ const m = vi.hoisted(() => ({
   setServerSandbox: vi.fn(),
   sandboxFindings: vi.fn(),
   grantSandboxFinding: vi.fn(),
+  sandboxCredentialStore: vi.fn(),
 }));
 vi.mock("../../ipc/bindings", () => ({ commands: m, events: { hostChanged: { listen: vi.fn() } } }));
 
 import { grantLabel, sandboxBadge, sandboxFindings, sandboxPanel, withPath } from "./sandbox";
 
 const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
-const off = { enabled: false, read: [], write: [], deny: [], network: false };
+const off = { enabled: false, read: [], write: [], deny: [], network: false, unmask: [] };
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -39,21 +40,24 @@ describe("withPath", () => {
 
 describe("grantLabel", () => {
   it("names what would be granted, and offers nothing when the sandbox itself failed", () => {
-    const f = (kind: "read" | "write" | "network" | "unavailable", path: string | null = null) => ({ kind, path, message: "m", evidence: "e" });
+    const f = (kind: "read" | "write" | "network" | "masked" | "unavailable", path: string | null = null) => ({ kind, path, message: "m", evidence: "e" });
     expect(grantLabel(f("read", "/home/ada/proj"))).toBe("Allow reading /home/ada/proj");
     expect(grantLabel(f("write", "/out"))).toBe("Allow writing /out");
     expect(grantLabel(f("network"))).toBe("Allow the network");
     expect(grantLabel(f("unavailable"))).toBeNull();
+    // SP-12: a credential store named by a server's output is never offered.
+    expect(grantLabel(f("masked", "/home/ada/.ssh"))).toBeNull();
   });
 });
 
 describe("sandboxFindings", () => {
-  it("grants a finding by its index only, as text, and reports what happened", async () => {
+  it("grants a finding by the kind and path it displayed, as text, and reports what happened", async () => {
     m.sandboxFindings.mockResolvedValue({
       status: "ok",
       data: [
         { kind: "read", path: "/home/ada/<b>x</b>", message: "kept from reading", evidence: "e" },
         { kind: "unavailable", path: null, message: "bwrap failed", evidence: "e" },
+        { kind: "masked", path: "/home/ada/.ssh", message: "nothing is offered", evidence: "e" },
       ],
     });
     m.grantSandboxFinding.mockResolvedValue({ status: "ok", data: { sandbox: off, approval_kept: true } });
@@ -66,7 +70,7 @@ describe("sandboxFindings", () => {
     expect(el.querySelector("b")).toBeNull();
     (buttons[0] as HTMLButtonElement).click();
     await flush();
-    expect(m.grantSandboxFinding).toHaveBeenCalledWith("fs", 0);
+    expect(m.grantSandboxFinding).toHaveBeenCalledWith("fs", "read", "/home/ada/<b>x</b>");
     expect(done).toHaveBeenCalledWith(expect.stringContaining("restarts with it"));
   });
 });
@@ -74,6 +78,7 @@ describe("sandboxFindings", () => {
 describe("sandboxPanel", () => {
   it("loads when opened and saves each change, showing what Rust stored", async () => {
     m.serverSandbox.mockResolvedValue({ status: "ok", data: off });
+    m.sandboxCredentialStore.mockResolvedValue({ status: "ok", data: null });
     m.setServerSandbox.mockResolvedValue({
       status: "ok",
       data: { sandbox: { ...off, enabled: true, read: ["/home/ada/proj"] }, approval_kept: true },
@@ -92,5 +97,40 @@ describe("sandboxPanel", () => {
     expect(d.querySelector(".sandbox-read")?.textContent).toContain("/home/ada/proj");
     expect((d.querySelector("input.sandbox-enabled") as HTMLInputElement).checked).toBe(true);
     expect(d.querySelector(".sandbox-status")?.textContent).toContain("stays approved");
+  });
+
+  /// SP-12: a typed credential store is saved only after its own confirmation, which says what
+  /// it holds; cancelled, nothing is saved.
+  it("asks separately before unmasking a credential store", async () => {
+    m.serverSandbox.mockResolvedValue({ status: "ok", data: off });
+    m.sandboxCredentialStore.mockResolvedValue({ status: "ok", data: "SSH keys" });
+    m.setServerSandbox.mockResolvedValue({
+      status: "ok",
+      data: { sandbox: { ...off, enabled: true, read: ["/home/ada/.ssh"], unmask: ["/home/ada/.ssh"] }, approval_kept: false },
+    });
+    const d = sandboxPanel("fs");
+    document.body.append(d);
+    d.open = true;
+    d.dispatchEvent(new Event("toggle"));
+    await flush();
+    const path = d.querySelector("input.sandbox-path") as HTMLInputElement;
+    path.value = "~/.ssh";
+    (d.querySelector("button.sandbox-add-read") as HTMLButtonElement).click();
+    await flush();
+    expect(m.sandboxCredentialStore).toHaveBeenCalledWith("~/.ssh");
+    expect(m.setServerSandbox).not.toHaveBeenCalled();
+    const ask = d.querySelector(".sandbox-unmask-confirm") as HTMLElement;
+    expect(ask.hidden).toBe(false);
+    expect(ask.textContent).toContain("SSH keys");
+    (d.querySelector("button.sandbox-unmask-no") as HTMLButtonElement).click();
+    await flush();
+    expect(m.setServerSandbox).not.toHaveBeenCalled();
+    (d.querySelector("button.sandbox-add-read") as HTMLButtonElement).click();
+    await flush();
+    (d.querySelector("button.sandbox-unmask-yes") as HTMLButtonElement).click();
+    await flush();
+    expect(m.setServerSandbox).toHaveBeenCalledWith("fs", { ...off, enabled: true, read: ["~/.ssh"], unmask: ["~/.ssh"] });
+    expect(d.querySelector(".sandbox-unmask")?.textContent).toContain("/home/ada/.ssh");
+    expect(d.querySelector(".sandbox-status")?.textContent).toContain("approve it");
   });
 });

@@ -1,8 +1,11 @@
 // A local server's sandbox (SP-07) on its card: a badge that says whether it runs sandboxed,
 // a section to switch the sandbox and its network on or off and to grant folders (read-only or
 // writable) or hide paths, and, when a sandboxed server failed because the sandbox blocked
-// something, an "Allow" button per finding. The button sends back only the finding's index:
-// Rust re-reads the failure and grants exactly what it found, never a path the window chose.
+// something, an "Allow" button per finding. The button sends back the finding's kind and the
+// path it displayed: Rust re-reads the failure and grants it only if it still finds exactly
+// that, never a path the window chose (SP-12). A credential store (~/.ssh, keyring files, the
+// app's data) is never offered by a finding; typed in by the person it is granted only after a
+// separate confirmation that says what it holds, and the approval is then voided.
 // Every change is saved at once and what is shown is what Rust stored.
 import { commands } from "../../ipc/bindings";
 import type { SandboxDto, SandboxFindingDto, ServerRow_Serialize as ServerRow } from "../../ipc/bindings";
@@ -25,6 +28,7 @@ export function grantLabel(f: SandboxFindingDto): string | null {
       return `Allow writing ${f.path ?? "it"}`;
     case "network":
       return "Allow the network";
+    case "masked":
     case "unavailable":
       return null;
   }
@@ -49,12 +53,12 @@ export function sandboxFindings(server: string, onGranted: (msg: string) => void
       return;
     }
     const found = r.data as SandboxFindingDto[];
-    box.replaceChildren(...found.map((f, i) => {
+    box.replaceChildren(...found.map((f) => {
       const label = grantLabel(f);
       const grant = label ? h("button", { class: "primary grant-sandbox" }, label) : null;
       grant?.addEventListener("click", async () => {
         grant.disabled = true;
-        const g = await commands.grantSandboxFinding(server, i);
+        const g = await commands.grantSandboxFinding(server, f.kind, f.path ?? null);
         if (g.status === "error") {
           grant.disabled = false;
           box.append(h("p", { class: "error" }, g.error.message));
@@ -82,7 +86,8 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
   const addWrite = h("button", { type: "button", class: "sandbox-add-write" }, "Allow writing");
   const addDeny = h("button", { type: "button", class: "sandbox-add-deny" }, "Hide");
   const status = h("p", { class: "sandbox-status hint", role: "status" });
-  let current: SandboxDto = { enabled: false, read: [], write: [], deny: [], network: false };
+  const confirmBox = h("div", { class: "sandbox-unmask-confirm", role: "alertdialog", hidden: "" });
+  let current: SandboxDto = { enabled: false, read: [], write: [], deny: [], network: false, unmask: [] };
   let loaded = false;
 
   const say = (text: string, bad = false) => {
@@ -97,13 +102,16 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     const section = (list: "read" | "write" | "deny", title: string) => {
       const items = current[list].map((p) => {
         const remove = h("button", { type: "button", class: "sandbox-remove", "aria-label": `Remove ${p}` }, "Remove");
-        remove.addEventListener("click", () => void save({ ...current, [list]: current[list].filter((x) => x !== p) }, `Removed ${p}.`));
+        remove.addEventListener("click", () => void save({ ...current, [list]: current[list].filter((x) => x !== p), unmask: current.unmask.filter((x) => x !== p) }, `Removed ${p}.`));
         return h("li", { class: "sandbox-item" }, h("code", {}, p), " ", remove);
       });
       return items.length ? h("div", { class: `sandbox-${list}` }, h("h4", {}, title), h("ul", {}, ...items)) : null;
     };
+    const unmasked = current.unmask.length
+      ? h("div", { class: "sandbox-unmask" }, h("h4", {}, "Credential stores you unmasked"), h("ul", {}, ...current.unmask.map((p) => h("li", {}, h("code", {}, p)))))
+      : null;
     lists.replaceChildren(
-      ...[section("read", "May read"), section("write", "May read and write"), section("deny", "Hidden")].filter((x): x is HTMLDivElement => x !== null),
+      ...[section("read", "May read"), section("write", "May read and write"), section("deny", "Hidden"), unmasked].filter((x): x is HTMLDivElement => x !== null),
     );
   };
   const save = async (next: SandboxDto, done: string): Promise<boolean> => {
@@ -124,10 +132,34 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     }
   };
   const add = async (list: "read" | "write" | "deny") => {
+    confirmBox.hidden = true;
     const next = withPath(current, list, path.value);
     if (!next.ok) return say(next.why, true);
+    if (list !== "deny") {
+      // SP-12: a credential store needs its own confirmation, which says what it holds.
+      const store = await commands.sandboxCredentialStore(path.value.trim());
+      if (store.status === "error") return say(store.error.message, true);
+      if (store.data != null) return askUnmask(next.sandbox, list, path.value.trim(), store.data);
+    }
     if (await save(next.sandbox, "Saved.")) path.value = "";
     path.focus();
+  };
+  const askUnmask = (next: SandboxDto, list: "read" | "write", typed: string, holds: string) => {
+    const verb = list === "read" ? "reading" : "reading and writing";
+    const yes = h("button", { type: "button", class: "danger sandbox-unmask-yes" }, `Unmask it and allow ${verb}`);
+    const no = h("button", { type: "button", class: "sandbox-unmask-no" }, "Cancel");
+    confirmBox.replaceChildren(
+      h("p", {}, h("code", {}, typed), ` holds ${holds}. The sandbox hides it from every server, even inside a granted folder. Unmask it for ${server}? Nothing a server printed asked for this: only grant it if you mean it. ${server} must then be reviewed and approved again before it starts.`),
+      yes, " ", no,
+    );
+    confirmBox.hidden = false;
+    say("");
+    no.addEventListener("click", () => { confirmBox.hidden = true; path.focus(); });
+    yes.addEventListener("click", async () => {
+      confirmBox.hidden = true;
+      if (await save({ ...next, unmask: [...next.unmask, typed] }, `Unmasked ${typed}.`)) path.value = "";
+    });
+    yes.focus();
   };
   addRead.addEventListener("click", () => void add("read"));
   addWrite.addEventListener("click", () => void add("write"));
@@ -142,6 +174,7 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     h("label", { for: network.id }, network, " Allow the network"),
     lists,
     h("div", { class: "sandbox-add-row" }, h("label", { for: path.id, class: "visually-hidden" }, "Path to grant or hide"), path, addRead, addWrite, addDeny),
+    confirmBox,
     status,
   );
   details.addEventListener("toggle", async () => {

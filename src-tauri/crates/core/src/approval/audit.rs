@@ -342,6 +342,27 @@ pub enum AuditEvent {
         /// Distinct values replaced, by kind id (`email`, `api_key`, ...).
         counts: std::collections::BTreeMap<String, u32>,
     },
+    /// Values outbound redaction had replaced were put back into a call to a server they did
+    /// not come from (RD-01), so the call is asked about (unless a rule refuses it anyway):
+    /// kinds, digests and origins, never the values. Recorded in the call's trail, before its
+    /// decision.
+    PutBack {
+        /// The server the call goes to.
+        to: String,
+        /// Each value put back.
+        values: Vec<PutBackValue>,
+    },
+}
+
+/// One value of an [`AuditEvent::PutBack`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PutBackValue {
+    /// The kind id (`email`, `api_key`, ...).
+    pub kind: String,
+    /// The SHA-256 of the value, in hex.
+    pub sha256: String,
+    /// Where it came from, for a person ("a result of server notes").
+    pub from: Vec<String>,
 }
 
 impl AuditEvent {
@@ -408,7 +429,8 @@ impl AuditEvent {
             Self::Config { .. }
             | Self::StateWritten { .. }
             | Self::Delegated { .. }
-            | Self::Redacted { .. } => AuditKind::Config,
+            | Self::Redacted { .. }
+            | Self::PutBack { .. } => AuditKind::Config,
         }
     }
 
@@ -425,9 +447,11 @@ impl AuditEvent {
             | Self::Sampling { .. }
             | Self::Policy { .. }
             | Self::Config { .. } => Actor::User,
-            Self::Started | Self::Finished { .. } | Self::Pin { .. } | Self::Redacted { .. } => {
-                Actor::System
-            }
+            Self::Started
+            | Self::Finished { .. }
+            | Self::Pin { .. }
+            | Self::Redacted { .. }
+            | Self::PutBack { .. } => Actor::System,
         }
     }
 
@@ -543,6 +567,17 @@ impl AuditEvent {
             Self::Redacted { provider, counts } => json!({
                 "change": "redacted",
                 "detail": { "provider": text(provider), "counts": counts },
+            }),
+            Self::PutBack { to, values } => json!({
+                "change": "put_back",
+                "detail": {
+                    "to": text(to),
+                    "values": values.iter().map(|v| json!({
+                        "kind": v.kind,
+                        "sha256": v.sha256,
+                        "from": v.from.iter().map(|f| text(f)).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                },
             }),
             Self::StateWritten {
                 run,

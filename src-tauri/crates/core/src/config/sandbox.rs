@@ -51,6 +51,12 @@ pub struct SandboxSpec {
     /// Whether it may use the network (all of it: there is no per-host filter).
     #[serde(default)]
     pub network: bool,
+    /// Granted paths that lie in a credential store the sandbox otherwise always hides
+    /// ([`credential_stores`]: SSH, GnuPG, cloud and keyring files, the app's data), which the
+    /// person unmasked by typing them with an explicit unmask (SP-12). A grant of such a path
+    /// without it is refused, and at start it is not mounted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmask: Vec<PathBuf>,
 }
 
 /// How a granted path may be used.
@@ -82,6 +88,89 @@ pub enum SandboxError {
     /// More paths than anyone sets by hand.
     #[error("at most {0} sandbox paths can be set")]
     TooMany(usize),
+    /// A grant names a credential store (or a path inside one) that was not unmasked (SP-12).
+    #[error("{path} holds {holds}; the sandbox always hides it. Grant it only if you mean it, naming it yourself with the unmask option (`switchboard server sandbox NAME --allow-read PATH --unmask`); its approval is then voided")]
+    Masked {
+        /// The grant, escaped.
+        path: String,
+        /// What the store holds, in words.
+        holds: &'static str,
+    },
+}
+
+/// A credential store the sandbox hides even inside a granted folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CredentialStore {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What it holds, in words for the person ("SSH keys").
+    pub holds: &'static str,
+}
+
+/// Credential stores in a home directory, with what each holds.
+pub const HOME_SECRETS: &[(&str, &str)] = &[
+    (".ssh", "SSH keys"),
+    (".aws", "AWS credentials"),
+    (".azure", "Azure credentials"),
+    (".gnupg", "GnuPG keys"),
+    (".kube", "Kubernetes credentials"),
+    (".docker", "Docker registry credentials"),
+    (".password-store", "pass passwords"),
+    (
+        ".local/share/keyrings",
+        "the keyring's files (your stored passwords)",
+    ),
+    (".config/gcloud", "Google Cloud credentials"),
+    (".config/gh", "the GitHub CLI's token"),
+    (".netrc", "login passwords for hosts"),
+    (".git-credentials", "Git passwords and tokens"),
+    (".npmrc", "npm tokens"),
+    (".pypirc", "PyPI tokens"),
+    (".cargo/credentials", "crates.io tokens"),
+    (".cargo/credentials.toml", "crates.io tokens"),
+];
+
+/// What the app's own data directory holds, for [`credential_stores`].
+pub const DATA_DIR_HOLDS: &str = "Switchboard's own data (its database, approvals and logs)";
+
+/// The credential stores for the given home directories and the app's data directory, named
+/// whether or not they exist (a store created later is as secret). Lexical: compare with
+/// [`CredentialStore::covers`], which also looks through symlinks.
+pub fn credential_stores(homes: &[&Path], data_dir: &Path) -> Vec<CredentialStore> {
+    let mut out: Vec<CredentialStore> = Vec::new();
+    for home in homes {
+        for (rel, holds) in HOME_SECRETS {
+            let path = clean(&home.join(rel));
+            if !out.iter().any(|s| s.path == path) {
+                out.push(CredentialStore { path, holds });
+            }
+        }
+    }
+    out.push(CredentialStore {
+        path: clean(data_dir),
+        holds: DATA_DIR_HOLDS,
+    });
+    out
+}
+
+impl CredentialStore {
+    /// Whether `p` is this store or lies inside it, as written or (when both exist) once
+    /// symlinks are resolved: a link to `~/.ssh` is `~/.ssh`.
+    pub fn covers(&self, p: &Path) -> bool {
+        let p = clean(p);
+        if p.starts_with(&self.path) {
+            return true;
+        }
+        match (std::fs::canonicalize(&p), std::fs::canonicalize(&self.path)) {
+            (Ok(real), Ok(store)) => real.starts_with(store),
+            _ => false,
+        }
+    }
+}
+
+/// The first store in `stores` that covers `p`.
+pub fn store_of<'a>(stores: &'a [CredentialStore], p: &Path) -> Option<&'a CredentialStore> {
+    stores.iter().find(|s| s.covers(p))
 }
 
 /// The most paths a sandbox may list (each becomes a mount).
@@ -107,8 +196,13 @@ impl SandboxSpec {
 
     /// Checks every path.
     pub fn validate(&self) -> Result<(), SandboxError> {
-        let all = self.read.iter().chain(&self.write).chain(&self.deny);
-        if self.read.len() + self.write.len() + self.deny.len() > MAX_PATHS {
+        let all = self
+            .read
+            .iter()
+            .chain(&self.write)
+            .chain(&self.deny)
+            .chain(&self.unmask);
+        if self.read.len() + self.write.len() + self.deny.len() + self.unmask.len() > MAX_PATHS {
             return Err(SandboxError::TooMany(MAX_PATHS));
         }
         for p in all {
@@ -134,6 +228,44 @@ impl SandboxSpec {
         Ok(())
     }
 
+    /// Checks that every grant inside a credential store of `stores` was unmasked (SP-12).
+    pub fn check_masked(&self, stores: &[CredentialStore]) -> Result<(), SandboxError> {
+        let n = self.normalized();
+        for g in n.read.iter().chain(&n.write) {
+            if let Some(store) = store_of(stores, g) {
+                if !n.unmask.contains(g) {
+                    return Err(SandboxError::Masked {
+                        path: escape_for_display(&g.to_string_lossy()),
+                        holds: store.holds,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this setting reaches more of a credential store than `before` did: a path
+    /// unmasked now that was not, or unmasked for writing now and only for reading before.
+    /// Such a change voids the approval even when the person made it (SP-12).
+    pub fn widens_unmasked(&self, before: &SandboxSpec) -> bool {
+        let (now, before) = (self.normalized(), before.normalized());
+        let access = |s: &SandboxSpec, p: &PathBuf| {
+            if !s.enabled || !s.unmask.contains(p) {
+                None
+            } else if s.write.contains(p) {
+                Some(Access::Write)
+            } else {
+                Some(Access::Read)
+            }
+        };
+        now.unmask.iter().any(|p| {
+            matches!(
+                (access(&now, p), access(&before, p)),
+                (Some(_), None) | (Some(Access::Write), Some(Access::Read))
+            )
+        })
+    }
+
     /// The same setting in one canonical form: paths cleaned (`/a/./b/` is `/a/b`), sorted and
     /// without duplicates, and a path granted both ways kept only as writable. Two settings
     /// that mean the same thing are equal after this, so they fingerprint alike.
@@ -145,9 +277,14 @@ impl SandboxSpec {
             v
         };
         let write = tidy(&self.write);
-        let read = tidy(&self.read)
+        let read: Vec<PathBuf> = tidy(&self.read)
             .into_iter()
             .filter(|p| !write.contains(p))
+            .collect();
+        // An unmask means something only for a path that is granted.
+        let unmask = tidy(&self.unmask)
+            .into_iter()
+            .filter(|p| read.contains(p) || write.contains(p))
             .collect();
         Self {
             enabled: self.enabled,
@@ -155,6 +292,7 @@ impl SandboxSpec {
             write,
             deny: tidy(&self.deny),
             network: self.network,
+            unmask,
         }
     }
 
@@ -181,7 +319,12 @@ impl SandboxSpec {
     pub fn revoked(&self, path: &Path) -> Self {
         let path = clean(path);
         let mut next = self.clone();
-        for v in [&mut next.read, &mut next.write, &mut next.deny] {
+        for v in [
+            &mut next.read,
+            &mut next.write,
+            &mut next.deny,
+            &mut next.unmask,
+        ] {
             v.retain(|p| clean(p) != path);
         }
         next.normalized()
@@ -199,6 +342,7 @@ impl SandboxSpec {
             ("sandbox-read", &n.read),
             ("sandbox-write", &n.write),
             ("sandbox-deny", &n.deny),
+            ("sandbox-unmask", &n.unmask),
         ] {
             for p in paths {
                 out.push((tag, p.as_os_str().as_encoded_bytes().to_vec()));
@@ -226,6 +370,12 @@ impl SandboxSpec {
         out.extend(n.read.iter().map(|p| ("may read".into(), shown(p))));
         out.extend(n.write.iter().map(|p| ("may write".into(), shown(p))));
         out.extend(n.deny.iter().map(|p| ("hidden".into(), shown(p))));
+        out.extend(n.unmask.iter().map(|p| {
+            (
+                "unmasked".into(),
+                format!("{} (a credential store you unmasked)", shown(p)),
+            )
+        }));
         out.push((
             "network".into(),
             if n.network {
@@ -308,8 +458,10 @@ mod tests {
             write: vec![p("/w")],
             deny: vec![],
             network: false,
+            unmask: vec![p("/w"), p("/not-granted")],
         }
         .normalized();
+        assert_eq!(s.unmask, vec![p("/w")], "an unmask needs a grant");
         assert_eq!(s.read, vec![p("/a/x"), p("/b")]);
         assert_eq!(s.write, vec![p("/w")]);
     }

@@ -232,7 +232,7 @@ impl Host {
         loop {
             // Issue 16: what leaves for a cloud model is redacted (compaction's summary
             // request too), and the model's placeholders are restored in its tool calls.
-            let (door, redaction) = self.redacting(provider, &conversation, &events);
+            let (door, redaction) = self.redacting(provider, &view, &conversation, &events);
             provider = door;
             let tools = HostTools::load(self, &conversation).await?;
             let supervised = match &agent {

@@ -257,7 +257,7 @@ impl Host {
             let (tx, mut rx) = mpsc::unbounded_channel();
             // A child's requests are redacted like the conversation's (issue 16): it may run on
             // a cloud model even when its parent does not.
-            let (provider, redaction) = self.redacting(provider, &lineage.conversation, &tx);
+            let (provider, redaction) = self.redacting(provider, &view, &lineage.conversation, &tx);
             // An agent with progressive discovery on searches its scope and loads what it
             // needs (issue 16); a child starts with nothing loaded: its transcript is its task.
             let discovering = profile

@@ -39,6 +39,7 @@ mod pipeline_tools;
 mod pipelines;
 mod policy;
 mod providers;
+mod putback;
 mod redaction;
 mod requests;
 mod run;
@@ -154,6 +155,15 @@ pub enum HostError {
     /// What the user approved is no longer what would run.
     #[error("the launch spec of {0} changed while it was being approved; review it again")]
     TrustRace(ServerId),
+    /// A sign-in was asked for a server the person has not approved, or that changed since
+    /// they did (SP-11): nothing was sent to it or to its authorization server.
+    #[error("{server} {}, so nothing was sent to it or to its authorization server; approve it first with `switchboard server trust {server}` (or Review on the Servers page), then sign in", if *.changed { "changed since you approved it" } else { "is not approved yet" })]
+    NotApproved {
+        /// The server.
+        server: ServerId,
+        /// Approved once, but what would be contacted differs now.
+        changed: bool,
+    },
     /// A tool is new or changed since the person approved the server's tools (TD-02); it is
     /// not offered or run until they review it.
     #[error("the tool {} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", ServerText(.tool), held_what(*.reason))]
@@ -344,6 +354,12 @@ impl HostBuilder {
             None => SearchPath::from_env(),
         };
         let (events, _) = broadcast::channel(1024);
+        // RD-03: the one client for providers, model lists and the metrics export follows no
+        // redirect, so a key or a prompt never goes where a server points.
+        let http = crate::llm::http_client().map_err(|e| HostError::Io {
+            context: "could not set up the HTTP client".into(),
+            source: std::io::Error::other(e),
+        })?;
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -369,7 +385,7 @@ impl HostBuilder {
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 app_frames: app_calls::AppFrames::default(),
-                http: reqwest::Client::new(),
+                http,
                 runs: runs::Runs::default(),
                 demand: demand::Demand::default(),
                 signins: Mutex::default(),

@@ -67,9 +67,14 @@ impl Host {
         context_window: Option<u32>,
     ) -> Result<(), HostError> {
         let p = known_profile(kind)?;
-        // Build once without a key to validate the URL (a missing key is fine here).
-        let probe =
-            crate::llm::build_provider(p, base_url.as_deref(), None, self.inner.http.clone());
+        // Build once without a key to validate the URL (a missing key is fine here), with the
+        // addresses marked local: plain http goes nowhere else (RD-03).
+        let probe = ProviderConfig {
+            base_url: base_url.clone(),
+            local_hosts: self.redaction_settings().local_hosts_list(),
+            ..ProviderConfig::new(p)
+        }
+        .build(self.inner.http.clone());
         if let Err(e) = probe {
             if !matches!(e, crate::llm::ProfileError::MissingKey { .. }) {
                 return Err(HostError::Provider {
@@ -237,12 +242,14 @@ impl Host {
             name: name.to_string(),
             reason: e.to_string(),
         };
+        let local_hosts = self.redaction_settings().local_hosts_list();
         let build = |mode: ToolMode, key: Option<Secret>| {
             let mut profile = *view.profile;
             profile.quirks.tool_mode = mode;
             ProviderConfig {
                 base_url: r.base_url.clone(),
                 api_key: key,
+                local_hosts: local_hosts.clone(),
                 ..ProviderConfig::new(&profile)
             }
             .build(self.inner.http.clone())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::{Host, HostError};
+use super::{Host, HostError, ProviderView};
 use crate::approval::audit::AuditEvent;
 use crate::audit_data::AuditContext;
 use crate::chat::ChatEvent;
@@ -23,7 +23,8 @@ pub struct RedactionState {
     pub enabled: bool,
     /// It is on for this conversation (always true for a conversation not yet created).
     pub on_for_conversation: bool,
-    /// The provider runs on this machine, so nothing is redacted (nothing leaves).
+    /// The provider is a local runtime at a loopback address or one the person marked local,
+    /// so nothing is redacted (RD-02).
     pub local: bool,
     /// The provider's profile id, when a provider was named and found.
     pub profile: Option<String>,
@@ -63,6 +64,42 @@ impl Host {
         })
     }
 
+    /// Marks the host of `base_url` local (RD-02, RD-03): a local runtime there is not
+    /// redacted, and plain http may go there. The person's explicit act, audited; the shell
+    /// warns them what it means. Returns the host as it is compared.
+    pub async fn mark_local(&self, base_url: &str) -> Result<String, HostError> {
+        let host = crate::llm::locality::host_of(base_url)
+            .ok_or_else(|| HostError::Invalid(format!("{base_url:?} names no host")))?;
+        let mut s = self.redaction_settings();
+        if s.local_hosts.insert(host.clone()) {
+            self.save_redaction_settings(s)?;
+            self.audit_local(&host, true).await;
+            tracing::info!(host = %host, "address marked local");
+        }
+        Ok(host)
+    }
+
+    /// Takes `host` off the addresses marked local; `false` when it was not marked.
+    pub async fn unmark_local(&self, host: &str) -> Result<bool, HostError> {
+        let host = crate::llm::locality::normalize_host(host);
+        let mut s = self.redaction_settings();
+        if !s.local_hosts.remove(&host) {
+            return Ok(false);
+        }
+        self.save_redaction_settings(s)?;
+        self.audit_local(&host, false).await;
+        Ok(true)
+    }
+
+    async fn audit_local(&self, host: &str, local: bool) {
+        self.audit_config(
+            crate::approval::audit::ConfigChange::ProviderSaved,
+            None,
+            serde_json::json!({ "local_host": host, "local": local }),
+        )
+        .await;
+    }
+
     /// Switches redaction on or off for one conversation.
     pub async fn set_conversation_redaction(
         &self,
@@ -98,20 +135,22 @@ impl Host {
         provider: Option<&ProviderName>,
     ) -> Result<RedactionState, HostError> {
         let settings = self.redaction_settings();
-        let profile = match provider {
+        let view = match provider {
             Some(name) => self
                 .list_providers()
                 .await?
                 .into_iter()
-                .find(|v| &v.name == name)
-                .map(|v| v.profile.id.to_owned()),
+                .find(|v| &v.name == name),
             None => None,
         };
+        let profile = view.as_ref().map(|v| v.profile.id.to_owned());
         Ok(RedactionState {
             enabled: settings.enabled,
             on_for_conversation: conversation
                 .is_none_or(|c| !settings.off_for.contains(c.as_str())),
-            local: profile.as_deref().is_some_and(|p| !outbound::applies_to(p)),
+            local: view
+                .as_ref()
+                .is_some_and(|v| settings.exempt(v.profile.id, v.base_url.as_deref())),
             profile,
         })
     }
@@ -131,9 +170,10 @@ impl Host {
     pub(super) fn redacting_sampling(
         &self,
         provider: Box<dyn Provider>,
+        view: &ProviderView,
     ) -> (Box<dyn Provider>, Option<Arc<Session>>) {
         let settings = self.redaction_settings();
-        if !settings.applies(provider.profile_id(), None) {
+        if !settings.applies(view.profile.id, view.base_url.as_deref(), None) {
             return (provider, None);
         }
         let session = Session::new(settings.rules(), None);
@@ -176,11 +216,16 @@ impl Host {
     pub(super) fn redacting(
         &self,
         provider: Box<dyn Provider>,
+        view: &ProviderView,
         conversation: &ConversationId,
         events: &mpsc::UnboundedSender<ChatEvent>,
     ) -> (Box<dyn Provider>, Option<Arc<Session>>) {
         let settings = self.redaction_settings();
-        if !settings.applies(provider.profile_id(), Some(conversation.as_str())) {
+        if !settings.applies(
+            view.profile.id,
+            view.base_url.as_deref(),
+            Some(conversation.as_str()),
+        ) {
             return (provider, None);
         }
         let session = Session::new(settings.rules(), Some(events.clone()));

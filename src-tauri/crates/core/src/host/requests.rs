@@ -516,7 +516,7 @@ impl Host {
     ) -> Result<(String, String), HostError> {
         let name = Host::provider_name(provider)?;
         let (client, view) = self.provider(&name).await?;
-        let (client, redaction) = self.redacting_sampling(client);
+        let (client, redaction) = self.redacting_sampling(client, &view);
         let model = model.or(view.model).ok_or_else(|| HostError::Provider {
             name: provider.to_owned(),
             reason: "it has no default model; choose one".into(),

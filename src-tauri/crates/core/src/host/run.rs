@@ -178,7 +178,13 @@ impl Host {
         let info = checked.catalog.tools.iter().find(|t| t.name == *tool.tool);
         let mut arguments = checked.arguments;
         let mut trail = Trail::new(self, &tool.server, &tool.tool, &origin);
-        trail.note(AuditEvent::proposed(RequestKind::Tool, &arguments, &origin));
+        let audited = super::putback::as_audited(&arguments);
+        trail.note(AuditEvent::proposed(RequestKind::Tool, &audited, &origin));
+        // RD-01: values put back from elsewhere than this server: asked, audited (`putback`).
+        let crossing = super::putback::Crossing::in_this_call(&tool.server, &arguments);
+        if let Some(c) = &crossing {
+            trail.note(c.event());
+        }
         let mut started = Started::default();
         // 2. decide: from the policy in memory, confirmed by the one append that puts the
         // decision on disk (with the start, when allowed: one sync before the call leaves);
@@ -196,6 +202,7 @@ impl Host {
                 None => (self.decide(&call, info).await?, None),
             };
             let decision = tightened(decision, opts.ask.as_deref());
+            let decision = super::putback::tightened(decision, crossing.as_ref());
             let (verdict, by, reason) = decided(&decision);
             trail.decided(verdict, by, reason);
             if matches!(decision, Decision::Allow { .. }) {
@@ -208,7 +215,10 @@ impl Host {
         };
         // 3a. approved with its pipeline: only the policy's default question (no rule asked, no
         // warning) about a call that does not write is answered by that approval.
-        let preapproved = opts.preapproved.take().filter(|_| opts.ask.is_none());
+        let preapproved = opts
+            .preapproved
+            .take()
+            .filter(|_| opts.ask.is_none() && crossing.is_none());
         let approved_with = match (&decision, preapproved) {
             (
                 Decision::Ask {

@@ -24,7 +24,7 @@ use crate::approval::audit::ConfigChange;
 use crate::config::launch::LaunchPlan;
 use crate::config::sandbox::argv::{bwrap_args, Facts};
 use crate::config::sandbox::explain::{explain, Context, Finding};
-use crate::config::sandbox::SandboxSpec;
+use crate::config::sandbox::{credential_stores, store_of, CredentialStore, SandboxSpec};
 use crate::config::{ServerSpec, SpecError, TransportSpec, ValueSource};
 use crate::events::HostEvent;
 use crate::ids::ServerId;
@@ -55,7 +55,14 @@ pub(super) fn wrap(
         return Ok((program.to_path_buf(), args.to_vec()));
     }
     let home = env.get("HOME").map(PathBuf::from);
-    let facts = Facts::gather(program, sandbox, home.as_deref(), &inner.data_dir);
+    let person_home = person_home(inner);
+    let facts = Facts::gather(
+        program,
+        sandbox,
+        home.as_deref(),
+        person_home.as_deref(),
+        &inner.data_dir,
+    );
     let (bwrap, argv) = bwrap_args(
         program,
         args,
@@ -99,8 +106,13 @@ impl Host {
         id: &ServerId,
         sandbox: SandboxSpec,
     ) -> Result<SandboxChange, HostError> {
-        let sandbox = sandbox.normalized();
+        let mut sandbox = sandbox.normalized();
         sandbox.validate().map_err(SpecError::from)?;
+        // SP-12: a credential store only by the person's explicit unmask; an unmask of a path
+        // that is in no store means nothing and is dropped (it must not void the approval).
+        let stores = self.credential_stores();
+        sandbox.unmask.retain(|p| store_of(&stores, p).is_some());
+        sandbox.check_masked(&stores).map_err(SpecError::from)?;
         let before = self.server(id).await?;
         let mut spec = before.clone();
         let TransportSpec::Stdio(s) = &mut spec.transport else {
@@ -110,7 +122,9 @@ impl Host {
         let was_trusted = self.is_trusted(&before).await;
         self.inner.store.update_server(&spec).await?;
         let mut approval_kept = false;
-        if was_trusted {
+        // Reaching further into a credential store is re-approved on the consent view, even
+        // when the person typed it (SP-12); any other change of theirs keeps the approval.
+        if was_trusted && !sandbox.widens_unmasked(&old) {
             if let Ok(plan) = resolve(&self.inner, &spec).await {
                 self.inner.store.set_trust(id, &plan).await?;
                 approval_kept = true;
@@ -155,6 +169,11 @@ impl Host {
                 return Err(HostError::Invalid(
                     "the sandbox itself could not be set up; nothing can be granted for that"
                         .into(),
+                ))
+            }
+            Blocked::Masked { .. } => {
+                return Err(HostError::Invalid(
+                    "a credential store is never granted from what a server printed; type the grant yourself with the unmask option if you mean it".into(),
                 ))
             }
         };
@@ -202,11 +221,13 @@ impl Host {
                 _ => None,
             })
             .collect();
+        let stores = self.credential_stores();
         let cx = Context {
             sandbox: &s.sandbox,
             cwd: &cwd,
             home: home.as_deref(),
             configured_paths: &configured,
+            stores: &stores,
         };
         let kind = |p: &Path| std::fs::metadata(p).ok().map(|m| m.is_dir());
         explain(lines, &cx, &kind)
@@ -232,6 +253,7 @@ impl Host {
         let facts = Facts::gather(
             Path::new("/bin/true"),
             &s.sandbox,
+            None,
             None,
             &self.inner.data_dir,
         );
@@ -260,12 +282,32 @@ impl Host {
     }
 
     fn home(&self) -> Option<PathBuf> {
-        self.inner
-            .host_env
-            .iter()
-            .find(|(k, _)| k == "HOME")
-            .map(|(_, v)| PathBuf::from(v))
+        person_home(&self.inner)
     }
+
+    /// The credential stores of the person's home and the app's data directory (SP-12).
+    pub fn credential_stores(&self) -> Vec<CredentialStore> {
+        let home = self.home();
+        credential_stores(
+            &home.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+            &self.inner.data_dir,
+        )
+    }
+
+    /// The credential store `path` is in (or is), if any: what the app's confirmation names
+    /// before it offers to unmask a typed grant (SP-12).
+    pub fn credential_store_of(&self, path: &Path) -> Option<CredentialStore> {
+        store_of(&self.credential_stores(), path).cloned()
+    }
+}
+
+/// The person's home folder, as the host's environment says.
+fn person_home(inner: &Inner) -> Option<PathBuf> {
+    inner
+        .host_env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v))
 }
 
 fn not_local(id: &ServerId) -> HostError {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::config::{HttpAuth, HttpSpec, TransportSpec};
 use crate::ids::ServerId;
 use crate::mcp::connection::oauth::{
-    self, Authorizer, ClientSettings, Handoff, SignInError, SignInStatus, SignInStep, SignedIn,
-    SignedOut, StepEvent,
+    self, Authorizer, BoundSecret, ClientSettings, Handoff, SignInError, SignInStatus, SignInStep,
+    SignedIn, SignedOut, StepEvent,
 };
 use crate::redact::Secret;
 use crate::secrets::{SecretKey, SignInPart};
@@ -61,8 +61,15 @@ pub(super) async fn authorizer_for(
             }
         }
     }
-    if let Some(a) = inner.signins().get(id).cloned() {
-        return Some(a);
+    // The cache is by name: an authorizer made for the server's old URL is dropped, never
+    // used for the new one (SE-08).
+    let cached = inner.signins().get(id).cloned();
+    match cached {
+        Some(a) if a.is_for(url) => return Some(a),
+        Some(_) => {
+            inner.signins().remove(id);
+        }
+        None => {}
     }
     let secret = client_secret(inner, id).await;
     let lock = inner
@@ -140,16 +147,17 @@ async fn machine_credentials(
     secrets: &crate::secrets::Secrets,
     id: &ServerId,
     signing_algorithm: Option<&str>,
-) -> Result<(Option<Secret>, Option<(Secret, Option<String>)>), SignInError> {
+) -> Result<(Option<BoundSecret>, Option<(BoundSecret, Option<String>)>), SignInError> {
     let part = match signing_algorithm {
         Some(_) => SignInPart::ClientKey,
         None => SignInPart::ClientSecret,
     };
-    let key = SecretKey::SignIn {
-        server: id.clone(),
-        part,
-    };
-    let value = secrets.get(key).await?;
+    let value = oauth::read_bound(secrets, id, part).await?.ok_or_else(|| {
+        SignInError::Store(crate::secrets::SecretError::Missing(SecretKey::SignIn {
+            server: id.clone(),
+            part,
+        }))
+    })?;
     Ok(match signing_algorithm {
         Some(alg) => (None, Some((value, Some(alg.to_owned())))),
         None => (Some(value), None),
@@ -200,13 +208,25 @@ async fn machine_token(
     .await
 }
 
-/// The client secret the person typed for a server's pre-registered client, if any.
-async fn client_secret(inner: &Inner, id: &ServerId) -> Option<Secret> {
-    let key = SecretKey::SignIn {
-        server: id.clone(),
-        part: SignInPart::ClientSecret,
-    };
-    inner.secrets.get(key).await.ok()
+/// The client secret the person typed for a server's pre-registered client, if any, with the
+/// client and issuer it belongs to.
+async fn client_secret(inner: &Inner, id: &ServerId) -> Option<BoundSecret> {
+    oauth::read_bound(&inner.secrets, id, SignInPart::ClientSecret)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// The client id a server is configured to sign in with, if the person gave one.
+fn configured_client(spec: &crate::config::ServerSpec) -> Option<String> {
+    match &spec.transport {
+        TransportSpec::Http(h) => match &h.auth {
+            Some(HttpAuth::SignIn { client_id })
+            | Some(HttpAuth::ClientCredentials { client_id, .. }) => Some(client_id.clone()),
+            None => None,
+        },
+        _ => None,
+    }
 }
 
 /// Who Switchboard is to authorization servers.
@@ -244,6 +264,8 @@ impl Host {
                  insecure {id} on`)"
             )));
         }
+        // SP-11: no request of a sign-in leaves before the person approved what is contacted.
+        self.approved_for_sign_in(&spec).await?;
         let (url, net, configured) = (h.url.clone(), network(h), h.auth.clone());
         if let Some(HttpAuth::ClientCredentials {
             client_id,
@@ -314,6 +336,34 @@ impl Host {
         self.inner.signins().remove(id);
         self.first_call(id, handoff).await?;
         Ok(signed)
+    }
+
+    /// Refuses a sign-in to a server that is not approved, or changed since it was (SP-11):
+    /// discovery, registration and the token request all go where its URL leads, so they wait
+    /// for the same consent as a connection. The shells call it before they store anything.
+    pub async fn may_sign_in(&self, id: &ServerId) -> Result<(), HostError> {
+        let spec = self.server(id).await?;
+        remote(&spec)?;
+        self.approved_for_sign_in(&spec).await
+    }
+
+    async fn approved_for_sign_in(
+        &self,
+        spec: &crate::config::ServerSpec,
+    ) -> Result<(), HostError> {
+        let plan = super::trust::resolve(&self.inner, spec)
+            .await
+            .map_err(|e| HostError::Launch {
+                server: spec.id.clone(),
+                reason: e.to_string(),
+            })?;
+        match super::trust::trust_state(&self.inner, spec, &plan).await? {
+            super::trust::TrustState::Trusted => Ok(()),
+            state => Err(HostError::NotApproved {
+                server: spec.id.clone(),
+                changed: state == super::trust::TrustState::Changed,
+            }),
+        }
     }
 
     /// Restarts the server with its new sign-in and lists its tools: the timeline's last step.
@@ -449,27 +499,64 @@ impl Host {
     }
 
     /// Stores the client's signing key (PEM) for client credentials with a signed assertion.
+    /// It belongs to the client id the server is configured with (SE-08; set that first) and
+    /// to the issuer it is first used with.
     pub async fn set_client_key(&self, id: &ServerId, pem: Secret) -> Result<(), HostError> {
-        self.server(id).await?;
-        let key = SecretKey::SignIn {
-            server: id.clone(),
-            part: SignInPart::ClientKey,
-        };
-        self.inner.secrets.set(key, pem).await?;
+        let spec = self.server(id).await?;
+        let bound = BoundSecret::new(pem, configured_client(&spec));
+        oauth::write_bound(&self.inner.secrets, id, SignInPart::ClientKey, &bound).await?;
         self.inner.signins().remove(id);
         Ok(())
     }
 
     /// Stores the client secret of a pre-registered client (never shown again).
+    /// Like the key, it belongs to the configured client id and the issuer it is first sent to.
     pub async fn set_client_secret(&self, id: &ServerId, secret: Secret) -> Result<(), HostError> {
-        self.server(id).await?;
-        let key = SecretKey::SignIn {
-            server: id.clone(),
-            part: SignInPart::ClientSecret,
-        };
-        self.inner.secrets.set(key, secret).await?;
+        let spec = self.server(id).await?;
+        let bound = BoundSecret::new(secret, configured_client(&spec));
+        oauth::write_bound(&self.inner.secrets, id, SignInPart::ClientSecret, &bound).await?;
         self.inner.signins().remove(id);
         Ok(())
+    }
+
+    /// Deletes everything a server's sign-in left, as its removal does (SE-08): the tokens are
+    /// revoked where the authorization server offers it (RFC 7009), then the record (tokens,
+    /// registration, step-up), the typed client secret and the signing key are deleted, so a
+    /// server added later under the same name starts with nothing. Best effort: what could not
+    /// be done is in the answer (for the audit) and the log; the removal goes on.
+    pub(super) async fn forget_sign_in(
+        &self,
+        spec: &crate::config::ServerSpec,
+    ) -> serde_json::Value {
+        let id = &spec.id;
+        let net = remote(spec)
+            .map(network)
+            .unwrap_or_else(|_| oauth::Network::system());
+        let secret = client_secret(&self.inner, id).await;
+        let signed_out = match oauth::sign_out(&self.inner.secrets, id, secret, net).await {
+            Ok(out) => serde_json::json!(out),
+            Err(e) => {
+                tracing::warn!(server = %id, "could not sign out of the removed server: {e}");
+                serde_json::json!({ "revocation": "failed", "detail": e.to_string() })
+            }
+        };
+        let mut kept = Vec::new();
+        for part in [
+            SignInPart::Tokens,
+            SignInPart::ClientSecret,
+            SignInPart::ClientKey,
+        ] {
+            let key = SecretKey::SignIn {
+                server: id.clone(),
+                part,
+            };
+            if let Err(e) = self.inner.secrets.delete(key).await {
+                tracing::warn!(server = %id, "could not delete {}: {e}", part.as_str());
+                kept.push(part.as_str());
+            }
+        }
+        self.inner.signins().remove(id);
+        serde_json::json!({ "signed_out": signed_out, "not_deleted": kept })
     }
 }
 

@@ -4,9 +4,14 @@
 //! implementations (`openai`, `anthropic`, the prompt-based tool mode): it checks the URL and
 //! the key, then picks the wire format the profile names. Kept apart from the table so the
 //! data stays a leaf the wire formats can read without a cycle.
+//!
+//! Plain `http` is refused unless the base URL is on this machine or on an address the person
+//! marked local (RD-03, [`super::locality`]): over it the key and the whole conversation are
+//! readable by anyone on the path.
 
 use super::anthropic::AnthropicProvider;
 use super::http::Endpoint;
+use super::locality::locality;
 use super::openai::OpenAiProvider;
 use super::profiles::{Profile, ToolMode, Wire};
 use super::prompt_tools::PromptToolProvider;
@@ -37,6 +42,18 @@ pub enum ProfileError {
         /// The profile id.
         profile: &'static str,
     },
+    /// The base URL is plain `http` to an address that is neither loopback nor marked local
+    /// (RD-03): the key and the conversation would cross the network unencrypted.
+    #[error(
+        "the base URL for {profile} uses plain http to {host}, which is not this machine; use \
+         https, or mark {host} local if it is a machine of yours on a network you trust"
+    )]
+    PlainHttp {
+        /// The profile id.
+        profile: &'static str,
+        /// The URL's host.
+        host: String,
+    },
     /// The key holds characters an HTTP header cannot carry (a pasted newline, usually).
     #[error("the API key for {profile} contains characters that cannot be sent in a header")]
     InvalidKey {
@@ -56,6 +73,8 @@ pub struct ProviderConfig {
     pub api_key: Option<Secret>,
     /// Retries before the first streamed byte.
     pub retry: RetryPolicy,
+    /// Addresses the person marked local (host names or IPs): plain `http` may go to them.
+    pub local_hosts: Vec<String>,
 }
 
 impl ProviderConfig {
@@ -66,6 +85,7 @@ impl ProviderConfig {
             base_url: None,
             api_key: None,
             retry: RetryPolicy::default(),
+            local_hosts: Vec::new(),
         }
     }
 
@@ -88,6 +108,12 @@ impl ProviderConfig {
             return Err(ProfileError::InvalidBaseUrl {
                 profile: p.id,
                 reason: format!("the scheme must be http or https, not {}", parsed.scheme()),
+            });
+        }
+        if parsed.scheme() == "http" && !locality(base, &self.local_hosts).is_local() {
+            return Err(ProfileError::PlainHttp {
+                profile: p.id,
+                host: parsed.host_str().unwrap_or_default().to_owned(),
             });
         }
         let key = self.api_key.filter(|k| !k.expose().trim().is_empty());
@@ -173,9 +199,42 @@ mod tests {
         );
         let p = build_provider(&get("ollama"), None, None, http.clone()).unwrap();
         assert_eq!(p.profile_id(), "ollama");
-        let p =
-            build_provider(&get("custom"), Some("http://10.0.0.5:9000/v1/"), None, http).unwrap();
+        let p = build_provider(
+            &get("custom"),
+            Some("https://10.0.0.5:9000/v1/"),
+            None,
+            http.clone(),
+        )
+        .unwrap();
         assert_eq!(p.profile_id(), "custom");
+    }
+
+    /// RD-03: plain http only to this machine or to an address the person marked local.
+    #[test]
+    fn plain_http_only_to_local_addresses() {
+        let http = reqwest::Client::new();
+        let with = |url: &str, marked: &[&str]| ProviderConfig {
+            base_url: Some(url.to_owned()),
+            local_hosts: marked.iter().map(|m| (*m).to_owned()).collect(),
+            ..ProviderConfig::new(&get("ollama"))
+        };
+        assert_eq!(
+            with("http://gpu-box.lan:11434/v1", &[])
+                .build(http.clone())
+                .err(),
+            Some(ProfileError::PlainHttp {
+                profile: "ollama",
+                host: "gpu-box.lan".into()
+            })
+        );
+        for (url, marked) in [
+            ("http://gpu-box.lan:11434/v1", &["gpu-box.lan"][..]),
+            ("http://127.0.0.1:11434/v1", &[]),
+            ("http://localhost:11434/v1", &[]),
+            ("https://gpu-box.lan/v1", &[]),
+        ] {
+            assert!(with(url, marked).build(http.clone()).is_ok(), "{url}");
+        }
     }
 
     #[test]

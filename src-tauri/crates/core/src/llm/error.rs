@@ -70,6 +70,22 @@ pub enum LlmError {
         /// What was wrong.
         reason: String,
     },
+    /// The provider answered with a redirect (RD-03). It is never followed: a redirect would
+    /// carry the key and the prompt to wherever the server points, so the request stops here
+    /// and both addresses are named for the person to fix the base URL.
+    #[error(
+        "the provider at {from} answered HTTP {status}, redirecting to {to}; redirects are not \
+         followed (they would carry the key and the conversation elsewhere): set the base URL \
+         to where the model really is"
+    )]
+    Redirected {
+        /// 301, 302, 303, 307 or 308.
+        status: u16,
+        /// The URL requested.
+        from: String,
+        /// Where the provider pointed (its `Location`, as sent, cut short), or `(none)`.
+        to: String,
+    },
     /// The caller cancelled the request.
     #[error("the model request was cancelled")]
     Cancelled,
@@ -139,6 +155,11 @@ impl LlmError {
             },
             Self::Network { reason } => Self::Network { reason: r(reason) },
             Self::Malformed { reason } => Self::Malformed { reason: r(reason) },
+            Self::Redirected { status, from, to } => Self::Redirected {
+                status,
+                from: r(from),
+                to: r(to),
+            },
             Self::Cancelled => Self::Cancelled,
         }
     }
@@ -178,21 +199,18 @@ impl LlmError {
     }
 }
 
-/// Cuts vendor text to [`MAX_VENDOR_MESSAGE`] characters on one line.
+/// Vendor text on one line, with the secrets this process knows redacted, cut to
+/// [`MAX_VENDOR_MESSAGE`] characters and never inside a secret (SE-06).
 pub(crate) fn cut(text: &str) -> String {
-    let one_line: String = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(MAX_VENDOR_MESSAGE + 1)
-        .collect();
-    if one_line.chars().count() > MAX_VENDOR_MESSAGE {
-        let mut s: String = one_line.chars().take(MAX_VENDOR_MESSAGE).collect();
-        s.push('…');
-        s
-    } else {
-        one_line
+    let one_line =
+        crate::redact::redact_for_logs(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+    match one_line.char_indices().nth(MAX_VENDOR_MESSAGE) {
+        Some((at, _)) => {
+            let mut s = crate::redact::cut_for_logs(&one_line, at).to_owned();
+            s.push('…');
+            s
+        }
+        None => one_line,
     }
 }
 

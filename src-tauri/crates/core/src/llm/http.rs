@@ -5,6 +5,16 @@
 //! Each wire format only says how to build its request and how to read one SSE event; the
 //! rules that must not differ between vendors (when to retry, how cancellation ends a stream,
 //! what an early end of stream means, that errors are scrubbed of the key) live here once.
+//!
+//! # Redirects (RD-03)
+//! A provider call carries the key and the whole conversation. reqwest's default client follows
+//! up to ten redirects, re-sending the body on a 307 or 308 and dropping only `Authorization`
+//! on a change of host (never `x-api-key`), so one misconfigured or hostile endpoint could
+//! forward both anywhere. Providers are therefore sent through [`http_client`], which follows none,
+//! and a 3xx answer ends the request with [`LlmError::Redirected`] naming both URLs. Following
+//! a same-origin redirect was the alternative; it was rejected because nothing legitimate
+//! needs it (base URLs are configured, not discovered) and every redirect followed is one more
+//! place a key could go.
 
 use std::collections::VecDeque;
 use std::time::SystemTime;
@@ -23,6 +33,18 @@ use crate::redact::{Redactor, Secret};
 
 /// The most of an error body we read: enough for any JSON error, not a whole HTML page.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The longest `Location` quoted in a [`LlmError::Redirected`], in characters.
+const MAX_LOCATION: usize = 300;
+
+/// The HTTP client for model providers (and anything else that sends a provider's key): it
+/// follows no redirect (see the module docs). Built once per host and cloned, so connections
+/// are pooled.
+pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+}
 
 /// Where and how a provider sends its requests. The key lives only in the prepared auth
 /// header (marked sensitive, so `Debug` shows `Sensitive`) and in the redactor that scrubs
@@ -172,6 +194,9 @@ async fn send_once(call: &HttpCall<'_>, cancel: &CancellationToken) -> Result<Op
         r = request.send() => r.map_err(LlmError::from_transport)?,
     };
     let status = response.status();
+    if status.is_redirection() {
+        return Err(redirected(call.url, &response));
+    }
     if !status.is_success() {
         let headers = response.headers().clone();
         let mut body = Vec::new();
@@ -224,6 +249,33 @@ async fn send_once(call: &HttpCall<'_>, cancel: &CancellationToken) -> Result<Op
                 })
             }
         }
+    }
+}
+
+/// The error for a redirect answer: where it was asked and where it pointed. The `Location`
+/// is the server's text: quoted cut short, with control characters dropped.
+fn redirected(url: &str, response: &reqwest::Response) -> LlmError {
+    let to = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .map(|to| match url::Url::parse(url).and_then(|u| u.join(&to)) {
+            Ok(joined) => joined.to_string(),
+            Err(_) => to,
+        })
+        .unwrap_or_else(|| "(none)".to_owned());
+    let mut to: String = to
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_LOCATION + 1)
+        .collect();
+    if to.chars().count() > MAX_LOCATION {
+        to = to.chars().take(MAX_LOCATION).collect::<String>() + "…";
+    }
+    LlmError::Redirected {
+        status: response.status().as_u16(),
+        from: url.to_owned(),
+        to,
     }
 }
 

@@ -16,6 +16,7 @@
 //! - [`models`]: model lists from vendors and local runtimes (Ollama, LM Studio), with
 //!   native tool support per model.
 //! - [`limits`]: context windows and list prices known from model ids.
+//! - [`locality`]: whether a base URL is on this machine or an address marked local.
 //! - [`assemble`]: stream events into the final message, usage and stop reason.
 //!
 //! Private: `openai` and `anthropic` (the two wire formats: request building and stream
@@ -33,6 +34,7 @@ pub mod construct;
 pub mod error;
 mod http;
 pub mod limits;
+pub mod locality;
 pub mod models;
 mod openai;
 pub mod profiles;
@@ -45,6 +47,7 @@ pub mod types;
 pub use assemble::{collect, Answer, Assembler};
 pub use construct::{build_provider, ProfileError, ProviderConfig};
 pub use error::LlmError;
+pub use http::http_client;
 pub use profiles::{profile, Profile, PROFILES};
 pub use provider::{EventStream, Provider, RetryPolicy};
 pub use types::{

@@ -1,17 +1,25 @@
-//! Per-server logs: the stderr ring buffer (RL-02) and the JSON-RPC protocol trace.
+//! Per-server logs: the stderr ring buffer (RL-02, RL-13) and the JSON-RPC protocol trace.
 //!
 //! Both are bounded in memory whatever the server does: stderr keeps the newest
 //! [`STDERR_BUDGET`] bytes of lines (each line capped at [`MAX_LINE`]), the trace keeps the
-//! newest [`TRACE_ENTRIES`] messages with bodies cut at [`TRACE_BODY`] bytes. Every line passes
-//! the server's [`Redactor`] before it is kept, so a server echoing its own token does not put it
-//! into logs (SE-06): redacted first and cut after, since half a secret left at the cut is no
-//! longer recognisable (the redactor looks only at the part that can be kept, so a huge message
-//! costs no more than a short one). Text is kept as received; escaping for display happens
-//! where it is shown (RN-04).
+//! newest [`TRACE_ENTRIES`] messages with bodies cut at [`TRACE_BODY`] bytes.
+//!
+//! Redaction (SE-06) applies to what is kept and shown, never to a piece of a secret:
+//! - stderr is kept raw and redacted where it leaves ([`stderr`]): the drain must keep up with
+//!   hundreds of megabytes a second (RL-13), and only the tail someone reads, or the file
+//!   written when the connection ends, pays for the redactor;
+//! - a trace message passes the server's [`Redactor`] before it is kept: redacted first and cut
+//!   after ([`Redactor::redact_then_cut`]), and the cut never keeps the beginning of a secret
+//!   ([`Redactor::cut`]). Only the part that can be kept is redacted, so a huge message costs
+//!   no more than a short one.
+//!
+//! Text is kept as received; escaping for display happens where it is shown (RN-04).
 //!
 //! A CLI process lives shorter than the server it talks to, so when a connection ends the logs
 //! are also written to `<data>/logs/<server>/{stderr.log,trace.jsonl}`, replacing the previous
 //! run's files; `switchboard server logs` reads them.
+
+pub mod stderr;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -84,9 +92,7 @@ struct Peeked {
 
 #[derive(Debug, Default)]
 struct Inner {
-    stderr: VecDeque<String>,
-    stderr_bytes: usize,
-    stderr_total_lines: u64,
+    stderr: stderr::StderrRing,
     trace: VecDeque<Raw>,
     skipped_lines: u64,
 }
@@ -163,19 +169,32 @@ impl ServerLogs {
 
     /// Records one stderr line and returns it as kept (redacted and cut).
     pub fn push_stderr(&self, line: &str) -> String {
-        let line = self.redact_then_cut(line, MAX_LINE);
-        let kept = line.clone();
-        let mut g = lock(&self.inner);
-        g.stderr_bytes += line.len();
-        g.stderr_total_lines += 1;
-        g.stderr.push_back(line);
-        while g.stderr_bytes > STDERR_BUDGET {
-            match g.stderr.pop_front() {
-                Some(old) => g.stderr_bytes -= old.len(),
-                None => break,
-            }
-        }
-        kept
+        let raw = {
+            let mut g = lock(&self.inner);
+            g.stderr.push(line.as_bytes());
+            g.stderr.push(b"\n");
+            g.stderr.tail_raw(1)
+        };
+        stderr::StderrRing::render(&raw, &lock(&self.redactor))
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Takes in a chunk of stderr as read from the pipe, lines split anywhere (the drain's hot
+    /// path: no decoding, no redaction, one lock per chunk).
+    pub fn push_stderr_bytes(&self, chunk: &[u8]) {
+        lock(&self.inner).stderr.push(chunk);
+    }
+
+    /// Ends the stderr line still open when the stream closed.
+    pub fn finish_stderr(&self) {
+        lock(&self.inner).stderr.finish();
+    }
+
+    /// `s` redacted and cut to at most `max` bytes, never inside a secret, with a mark where it
+    /// was cut: the excerpt of server text that a note or an error quotes.
+    pub fn excerpt(&self, s: &str, max: usize) -> String {
+        self.redact_then_cut(s, max)
     }
 
     /// Records a protocol message as it went over the wire.
@@ -213,11 +232,10 @@ impl ServerLogs {
         });
     }
 
-    /// The newest `n` stderr lines.
+    /// The newest `n` stderr lines, redacted.
     pub fn stderr_tail(&self, n: usize) -> Vec<String> {
-        let g = lock(&self.inner);
-        let skip = g.stderr.len().saturating_sub(n);
-        g.stderr.iter().skip(skip).cloned().collect()
+        let raw = lock(&self.inner).stderr.tail_raw(n);
+        stderr::StderrRing::render(&raw, &lock(&self.redactor))
     }
 
     /// The whole protocol trace kept, with request/response pairs timed.
@@ -256,12 +274,12 @@ impl ServerLogs {
 
     /// Bytes of stderr currently held (bounded by [`STDERR_BUDGET`]).
     pub fn stderr_bytes(&self) -> usize {
-        lock(&self.inner).stderr_bytes
+        lock(&self.inner).stderr.bytes()
     }
 
     /// Stderr lines seen in total, kept or not.
     pub fn stderr_total_lines(&self) -> u64 {
-        lock(&self.inner).stderr_total_lines
+        lock(&self.inner).stderr.total_lines()
     }
 
     /// Non-JSON stdout lines skipped so far.
@@ -274,7 +292,7 @@ impl ServerLogs {
         let Some(dir) = &self.dir else {
             return;
         };
-        let stderr = lock(&self.inner).stderr.iter().cloned().collect::<Vec<_>>();
+        let stderr = self.stderr_tail(usize::MAX);
         let trace = self.trace();
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;

@@ -1,5 +1,10 @@
-//! The person's redaction settings: on or off, their own patterns, and the conversations it is
-//! switched off for, in `<data dir>/redaction.json`.
+//! The person's redaction settings: on or off, their own patterns, the conversations it is
+//! switched off for, and the addresses they marked local, in `<data dir>/redaction.json`.
+//!
+//! The marked addresses decide two things about a provider at one of them: a local runtime
+//! there is not redacted (RD-02), and plain `http` may go there (RD-03). They live here, not
+//! on a provider, because being local is a property of the address, whichever provider uses
+//! it.
 //!
 //! # Why a file of its own
 //! Not `settings.json`: the app's settings page saves that file from a DTO that does not know
@@ -22,6 +27,8 @@ pub const FILE_NAME: &str = "redaction.json";
 pub const MAX_PATTERNS: usize = 64;
 /// The longest pattern accepted, in bytes.
 pub const MAX_PATTERN_LEN: usize = 512;
+/// The most addresses a person may mark local.
+pub const MAX_LOCAL_HOSTS: usize = 64;
 
 /// Redaction settings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +40,9 @@ pub struct RedactionSettings {
     pub patterns: Vec<String>,
     /// Conversations it is switched off for (their ids).
     pub off_for: BTreeSet<String>,
+    /// Addresses (host names or IPs, without a port) the person marked local: a machine of
+    /// theirs on a network they trust ([`crate::llm::locality`]).
+    pub local_hosts: BTreeSet<String>,
 }
 
 impl Default for RedactionSettings {
@@ -41,6 +51,7 @@ impl Default for RedactionSettings {
             enabled: true,
             patterns: Vec::new(),
             off_for: BTreeSet::new(),
+            local_hosts: BTreeSet::new(),
         }
     }
 }
@@ -54,6 +65,14 @@ pub enum RedactionConfigError {
     Pattern {
         /// The pattern (the person's own text).
         pattern: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A marked address is not a host name or an IP address (a URL, a port, a space).
+    #[error("{host:?} cannot be marked local: {reason}")]
+    LocalHost {
+        /// The address as given (cut short).
+        host: String,
         /// What is wrong.
         reason: String,
     },
@@ -86,15 +105,44 @@ impl RedactionSettings {
             }
             regex::Regex::new(p).map_err(|e| bad(e.to_string()))?;
         }
-        Ok(self)
+        if self.local_hosts.len() > MAX_LOCAL_HOSTS {
+            return Err(RedactionConfigError::LocalHost {
+                host: String::new(),
+                reason: format!("at most {MAX_LOCAL_HOSTS} addresses"),
+            });
+        }
+        let mut hosts = BTreeSet::new();
+        for h in &self.local_hosts {
+            hosts.insert(checked_host(h)?);
+        }
+        Ok(Self {
+            local_hosts: hosts,
+            ..self
+        })
     }
 
-    /// Whether requests of `conversation` (when known) to a provider of `profile_id` are
-    /// redacted.
-    pub fn applies(&self, profile_id: &str, conversation: Option<&str>) -> bool {
+    /// Whether requests of `conversation` (when known) to a provider of `profile_id` at
+    /// `base_url` are redacted: on, on for the conversation, and not a local runtime on a
+    /// local address ([`super::exempt`]).
+    pub fn applies(
+        &self,
+        profile_id: &str,
+        base_url: Option<&str>,
+        conversation: Option<&str>,
+    ) -> bool {
         self.enabled
-            && super::applies_to(profile_id)
+            && !self.exempt(profile_id, base_url)
             && conversation.is_none_or(|c| !self.off_for.contains(c))
+    }
+
+    /// Whether a provider of `profile_id` at `base_url` runs where nothing is redacted.
+    pub fn exempt(&self, profile_id: &str, base_url: Option<&str>) -> bool {
+        super::exempt(profile_id, base_url, &self.local_hosts_list())
+    }
+
+    /// The marked addresses as a list.
+    pub fn local_hosts_list(&self) -> Vec<String> {
+        self.local_hosts.iter().cloned().collect()
     }
 
     /// The compiled rules (a pattern that does not compile, from a hand-edited file, is
@@ -109,6 +157,33 @@ impl RedactionSettings {
         }
         rules
     }
+}
+
+/// `host` normalized ([`crate::llm::locality::normalize_host`]) when it is a host name or an
+/// IP address and nothing more: the form it is compared in.
+pub fn checked_host(host: &str) -> Result<String, RedactionConfigError> {
+    let n = crate::llm::locality::normalize_host(host);
+    let bad = |reason: &str| RedactionConfigError::LocalHost {
+        host: host.chars().take(80).collect(),
+        reason: reason.to_owned(),
+    };
+    if n.is_empty() || n.len() > 253 {
+        return Err(bad("give a host name or an IP address"));
+    }
+    let bracketed = if n.contains(':') {
+        format!("[{n}]")
+    } else {
+        n.clone()
+    };
+    let parsed = url::Url::parse(&format!("http://{bracketed}/"))
+        .ok()
+        .and_then(|u| u.host_str().map(crate::llm::locality::normalize_host));
+    if parsed.as_deref() != Some(n.as_str()) {
+        return Err(bad(
+            "give a host name or an IP address alone (no scheme, port or path)",
+        ));
+    }
+    Ok(n)
 }
 
 /// The redaction settings of `data_dir`; the defaults when the file is missing or unreadable.
@@ -156,12 +231,49 @@ mod tests {
         s.off_for.insert("c1".into());
         save(dir.path(), s.clone()).unwrap();
         assert_eq!(load(dir.path()), s);
-        assert!(!s.applies("openai", Some("c1")));
-        assert!(s.applies("openai", Some("c2")));
-        assert!(!s.applies("ollama", Some("c2")));
+        let cloud = Some("https://api.openai.com/v1");
+        let here = Some("http://127.0.0.1:11434/v1");
+        assert!(!s.applies("openai", cloud, Some("c1")));
+        assert!(s.applies("openai", cloud, Some("c2")));
+        assert!(!s.applies("ollama", here, Some("c2")));
+        let mut marked = s.clone();
+        marked.local_hosts.insert(" GPU-Box.LAN. ".into());
+        assert_eq!(
+            save(dir.path(), marked.clone()).unwrap().local_hosts,
+            BTreeSet::from(["gpu-box.lan".to_owned()])
+        );
+        for bad in ["http://gpu-box.lan", "gpu-box.lan:11434", "a b", ""] {
+            marked.local_hosts = BTreeSet::from([bad.to_owned()]);
+            assert!(save(dir.path(), marked.clone()).is_err(), "{bad}");
+        }
         s.patterns.push("(unclosed".into());
         assert!(save(dir.path(), s).is_err());
         std::fs::write(dir.path().join(FILE_NAME), b"{not json").unwrap();
         assert!(load(dir.path()).enabled);
+    }
+
+    /// RD-02: "local, nothing redacted" follows the endpoint. A local runtime's kind on another
+    /// machine's address is redacted; on loopback or an address the person marked, it is not;
+    /// a cloud kind is redacted wherever it points (a loopback proxy forwards to its vendor).
+    #[test]
+    fn the_endpoint_decides_what_is_local() {
+        let mut s = RedactionSettings::default();
+        s.local_hosts.insert("gpu-box.lan".into());
+        for (kind, url, redacted) in [
+            ("ollama", Some("http://127.0.0.1:11434/v1"), false),
+            ("ollama", Some("http://localhost:11434/v1"), false),
+            ("lmstudio", Some("http://[::1]:1234/v1"), false),
+            ("ollama", Some("http://gpu-box.lan:11434/v1"), false),
+            ("ollama", Some("https://ollama.example.com/v1"), true),
+            ("ollama", Some("http://10.1.2.3:11434/v1"), true),
+            ("lmstudio", Some("https://models.example.net/v1"), true),
+            ("vllm", Some("http://localhost.example.com:8000/v1"), true),
+            ("ollama", None, true),
+            ("openai", Some("http://127.0.0.1:4000/v1"), true),
+            ("custom", Some("http://127.0.0.1:4000/v1"), true),
+            ("anthropic", Some("https://api.anthropic.com"), true),
+        ] {
+            assert_eq!(s.applies(kind, url, None), redacted, "{kind} at {url:?}");
+        }
     }
 }

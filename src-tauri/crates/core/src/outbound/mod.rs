@@ -31,7 +31,8 @@
 //!
 //! # What is not redacted
 //! Tool definitions (they are the servers', and rewriting schemas would break calls) and
-//! images. Providers whose profile runs on this machine ([`LOCAL_PROFILES`]) are exempt.
+//! images. A local runtime ([`LOCAL_PROFILES`]) whose base URL is on this machine or on an
+//! address the person marked local is exempt ([`exempt`], RD-02).
 //!
 //! # The answer, back on this machine
 //! The placeholders the model writes in its answer text are put back as the answer streams
@@ -53,16 +54,25 @@ use serde::{Deserialize, Serialize};
 pub use config::{RedactionConfigError, RedactionSettings};
 pub use detect::{find, luhn, Span};
 pub use provider::{Redacting, Session};
-pub use rewrite::{redact_request, restore_arguments, restore_text, Restored, Vault};
+pub use rewrite::{redact_request, restore_arguments, restore_text, Restored, Source, Vault};
 pub use runner::{restored_in_this_call, with_restored_note, Restoring, RESTORED_LINE};
 
-/// Profiles whose models run on this machine: nothing leaves it, so nothing is redacted. The
-/// same list as `llm::limits`' (private there).
+/// Profiles of model runtimes a person runs themselves. The same list as `llm::limits`'
+/// (private there).
 pub const LOCAL_PROFILES: &[&str] = &["ollama", "lmstudio", "vllm"];
 
-/// Whether requests to `profile_id` are redacted.
-pub fn applies_to(profile_id: &str) -> bool {
-    !LOCAL_PROFILES.contains(&profile_id)
+/// Whether requests to a provider of `profile_id` at `base_url` go out unredacted because the
+/// model runs where nothing leaves the person's hands (RD-02). Both must hold:
+/// - the endpoint is local ([`crate::llm::locality`]): a loopback address, or one in
+///   `local_hosts`, the addresses the person marked local. The kind alone never exempts: an
+///   `ollama` provider at another machine's address is a cloud model to us;
+/// - the kind is a local runtime ([`LOCAL_PROFILES`]). A cloud kind on loopback is most often
+///   a proxy forwarding to its vendor, so it stays redacted.
+///
+/// A provider without a base URL (none configured, none by default) is not exempt.
+pub fn exempt(profile_id: &str, base_url: Option<&str>, local_hosts: &[String]) -> bool {
+    LOCAL_PROFILES.contains(&profile_id)
+        && base_url.is_some_and(|u| crate::llm::locality::locality(u, local_hosts).is_local())
 }
 
 /// What a finding is.

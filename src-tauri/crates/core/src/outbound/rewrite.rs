@@ -4,14 +4,57 @@
 //! The [`Vault`] is the map between the two, rebuilt from each request (see the module docs
 //! of [`super`] for why nothing is stored). Its `Debug` shows counts only, so a stray `?vault`
 //! in a log line leaks nothing.
+//!
+//! # Where each value came from (RD-01)
+//! The vault also remembers every place of the request a value was seen in ([`Source`]): the
+//! conversation's messages, the system prompt, the model's own words, or the result of a tool
+//! the model called. A value may be put back silently only into a call to a server whose
+//! result held it (that server already has it); anywhere else the seam asks the person
+//! (`host::putback`). All the places count, not only the first: a server that echoed a value
+//! back knows it, whoever gave it first.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use serde_json::{Map, Value};
 
 use super::{detect, placeholder, placeholders_in, Counts, Kind, Rules};
-use crate::llm::{ChatRequest, Message, Part, ResultPart};
+use crate::ids::ServerId;
+use crate::llm::{ChatRequest, Message, Part, ResultPart, Role};
+use crate::redact::Secret;
+
+/// A place in a request a redacted value was seen in.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// A message to the model: the person's (with attachments), or an agent's task.
+    Message,
+    /// The system prompt: an agent's instructions or a summary of earlier turns.
+    System,
+    /// The model's own words: its answer text or its calls' arguments.
+    Model,
+    /// The result of the tool the model called by this LLM-facing name: one the runner
+    /// answers itself (an agent's built-in tools) or no longer knows; a server's tool is
+    /// resolved to [`Source::Server`] by [`super::Restoring`].
+    Tool(String),
+    /// The result of a call to this server.
+    Server(ServerId),
+}
+
+impl Source {
+    /// Where it came from, for a person: "a result of server notes".
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Message => "a message in the conversation".into(),
+            Source::System => "the system prompt or a summary of earlier turns".into(),
+            Source::Model => "the model's own words".into(),
+            Source::Tool(name) => format!(
+                "a result of tool {}",
+                crate::config::escape::short_for_display(name, 80)
+            ),
+            Source::Server(server) => format!("a result of server {server}"),
+        }
+    }
+}
 
 /// Placeholders and the values they stand for, for one request (kept in memory for the turn).
 #[derive(Clone, Default)]
@@ -21,6 +64,8 @@ pub struct Vault {
     next: HashMap<Kind, u32>,
     reserved: HashSet<(Kind, u32)>,
     counts: Counts,
+    /// By placeholder: every place its value was seen in.
+    sources: HashMap<String, BTreeSet<Source>>,
 }
 
 impl fmt::Debug for Vault {
@@ -30,8 +75,25 @@ impl fmt::Debug for Vault {
 }
 
 impl Vault {
-    /// The placeholder of `value`, numbering it when it is new.
-    fn placeholder_for(&mut self, kind: Kind, value: &str) -> String {
+    /// The placeholder of `value`, numbering it when it is new; `source` is where it was seen.
+    fn placeholder_for(&mut self, kind: Kind, value: &str, source: &Source) -> String {
+        let p = self.number(kind, value);
+        self.sources
+            .entry(p.clone())
+            .or_default()
+            .insert(source.clone());
+        p
+    }
+
+    /// Every place the value of `placeholder` was seen in, when this request defined it.
+    pub fn sources_of(&self, placeholder: &str) -> Vec<Source> {
+        self.sources
+            .get(placeholder)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn number(&mut self, kind: Kind, value: &str) -> String {
         if let Some(p) = self.by_value.get(&(kind, value.to_owned())) {
             return p.clone();
         }
@@ -64,8 +126,8 @@ impl Vault {
         self.by_placeholder.is_empty()
     }
 
-    /// `text` with every finding replaced.
-    fn redact(&mut self, text: &str, rules: &Rules) -> String {
+    /// `text` (seen in `source`) with every finding replaced.
+    fn redact(&mut self, text: &str, rules: &Rules, source: &Source) -> String {
         let spans = detect::find(text, &rules.custom);
         if spans.is_empty() {
             return text.to_owned();
@@ -74,20 +136,24 @@ impl Vault {
         let mut at = 0;
         for s in spans {
             out.push_str(&text[at..s.start]);
-            out.push_str(&self.placeholder_for(s.kind, &text[s.start..s.end]));
+            out.push_str(&self.placeholder_for(s.kind, &text[s.start..s.end], source));
             at = s.end;
         }
         out.push_str(&text[at..]);
         out
     }
 
-    fn redact_json(&mut self, v: &Value, rules: &Rules) -> Value {
+    fn redact_json(&mut self, v: &Value, rules: &Rules, source: &Source) -> Value {
         match v {
-            Value::String(s) => Value::String(self.redact(s, rules)),
-            Value::Array(a) => Value::Array(a.iter().map(|x| self.redact_json(x, rules)).collect()),
+            Value::String(s) => Value::String(self.redact(s, rules, source)),
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .map(|x| self.redact_json(x, rules, source))
+                    .collect(),
+            ),
             Value::Object(m) => Value::Object(
                 m.iter()
-                    .map(|(k, x)| (k.clone(), self.redact_json(x, rules)))
+                    .map(|(k, x)| (k.clone(), self.redact_json(x, rules, source)))
                     .collect(),
             ),
             other => other.clone(),
@@ -133,6 +199,12 @@ impl Vault {
                 let out = self.restore(s, &mut found);
                 for placeholder in found {
                     let r = Restored {
+                        kind: placeholders_in(&placeholder)
+                            .first()
+                            .map_or(Kind::Custom, |(_, k, _)| *k),
+                        digest: self.value_of(&placeholder).map(digest).unwrap_or_default(),
+                        value: Secret::new(self.value_of(&placeholder).unwrap_or_default()),
+                        sources: self.sources_of(&placeholder),
                         placeholder,
                         at: at.to_owned(),
                     };
@@ -175,7 +247,12 @@ pub fn redact_request(req: &ChatRequest, rules: &Rules) -> (ChatRequest, Vault) 
     if let Some(s) = &req.system {
         vault.reserve(s);
     }
-    let system = req.system.as_ref().map(|s| vault.redact(s, rules));
+    let system = req
+        .system
+        .as_ref()
+        .map(|s| vault.redact(s, rules, &Source::System));
+    // A result's source is the tool its call named; calls come before their results.
+    let mut called: HashMap<&str, &str> = HashMap::new();
     let messages = req
         .messages
         .iter()
@@ -186,34 +263,44 @@ pub fn redact_request(req: &ChatRequest, rules: &Rules) -> (ChatRequest, Vault) 
                 .iter()
                 .map(|p| match p {
                     Part::Text { text } => Part::Text {
-                        text: vault.redact(text, rules),
+                        text: vault.redact(text, rules, &text_source(m.role)),
                     },
                     Part::ToolCall {
                         id,
                         name,
                         arguments,
-                    } => Part::ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        arguments: vault.redact_json(arguments, rules),
-                    },
+                    } => {
+                        called.insert(id.as_str(), name.as_str());
+                        Part::ToolCall {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: vault.redact_json(arguments, rules, &Source::Model),
+                        }
+                    }
                     Part::ToolResult {
                         call_id,
                         content,
                         is_error,
-                    } => Part::ToolResult {
-                        call_id: call_id.clone(),
-                        content: content
-                            .iter()
-                            .map(|c| match c {
-                                ResultPart::Text { text } => ResultPart::Text {
-                                    text: vault.redact(text, rules),
-                                },
-                                other => other.clone(),
-                            })
-                            .collect(),
-                        is_error: *is_error,
-                    },
+                    } => {
+                        // A result whose call is not in the request (cut by compaction) has
+                        // no known server: it counts as the model's, which no server is.
+                        let source = called
+                            .get(call_id.as_str())
+                            .map_or(Source::Model, |n| Source::Tool((*n).to_owned()));
+                        Part::ToolResult {
+                            call_id: call_id.clone(),
+                            content: content
+                                .iter()
+                                .map(|c| match c {
+                                    ResultPart::Text { text } => ResultPart::Text {
+                                        text: vault.redact(text, rules, &source),
+                                    },
+                                    other => other.clone(),
+                                })
+                                .collect(),
+                            is_error: *is_error,
+                        }
+                    }
                     other => other.clone(),
                 })
                 .collect(),
@@ -229,14 +316,38 @@ pub fn redact_request(req: &ChatRequest, rules: &Rules) -> (ChatRequest, Vault) 
     )
 }
 
-/// A placeholder put back in a call's arguments, and where: names only, never the value
-/// (the approval prompt shows the value itself, from the arguments).
+/// Where text of a message in `role` comes from.
+fn text_source(role: Role) -> Source {
+    match role {
+        Role::User => Source::Message,
+        _ => Source::Model,
+    }
+}
+
+/// The SHA-256 of a value put back, in hex: what the audit log records of it (RD-01).
+fn digest(value: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(value.as_bytes()))
+}
+
+/// A placeholder put back in a call's arguments, and where: names, the kind, the places its
+/// value came from and its digest; the value itself only as a [`Secret`] (the approval
+/// prompt shows it from the arguments).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Restored {
     /// The placeholder the model wrote (`[REDACTED_EMAIL_1]`).
     pub placeholder: String,
     /// The argument it was in: a key, with `.key` and `[i]` for nested ones (`to[0]`).
     pub at: String,
+    /// What the value is.
+    pub kind: Kind,
+    /// Every place of the request its value was seen in.
+    pub sources: Vec<Source>,
+    /// The SHA-256 of the value, in hex.
+    pub digest: String,
+    /// The value, for the seam to mask it in what the audit log keeps of the call (`Debug`
+    /// shows nothing of it).
+    pub value: Secret,
 }
 
 /// `arguments` with every placeholder `vault` defines replaced by its value, and which
@@ -312,6 +423,51 @@ mod tests {
         r.system = Some("Summary so far: wrote to [REDACTED_EMAIL_1].".into());
         let (out, _) = redact_request(&r, &Rules::default());
         assert_eq!(out.messages[0].text(), "new [REDACTED_EMAIL_2]");
+    }
+
+    /// RD-01: each placeholder keeps every place its value was seen in, a result by the
+    /// tool its call named.
+    #[test]
+    fn each_value_remembers_where_it_was_seen() {
+        let (_, vault) = redact_request(
+            &req(vec![
+                Message::user_text("mine is me@example.org"),
+                Message {
+                    role: Role::Assistant,
+                    parts: vec![Part::ToolCall {
+                        id: "c1".into(),
+                        name: "notes__read".into(),
+                        arguments: serde_json::json!({}),
+                    }],
+                },
+                Message {
+                    role: Role::User,
+                    parts: vec![Part::ToolResult {
+                        call_id: "c1".into(),
+                        content: vec![ResultPart::Text {
+                            text: "owner@example.org and me@example.org".into(),
+                        }],
+                        is_error: false,
+                    }],
+                },
+            ]),
+            &Rules::default(),
+        );
+        assert_eq!(
+            vault.sources_of("[REDACTED_EMAIL_1]"),
+            [Source::Message, Source::Tool("notes__read".into())]
+        );
+        assert_eq!(
+            vault.sources_of("[REDACTED_EMAIL_2]"),
+            [Source::Tool("notes__read".into())]
+        );
+        let args: Map<String, Value> =
+            serde_json::from_value(serde_json::json!({ "to": "[REDACTED_EMAIL_2]" })).unwrap();
+        let (_, restored) = restore_arguments(&args, &vault);
+        assert_eq!(restored[0].kind, Kind::Email);
+        assert_eq!(restored[0].value.expose(), "owner@example.org");
+        assert_eq!(restored[0].digest.len(), 64);
+        assert!(!format!("{restored:?}").contains("owner@"), "{restored:?}");
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! The placeholders replaced travel to the approval prompt as a task-local note
 //! ([`restored_in_this_call`]): the runner seam (`chat::ToolRunner::run`) has no field for
 //! it, and the call's future is polled inside the scope the note is set in, down to the
-//! seam's `Ask`. Only placeholder names travel, never values.
+//! seam's `Ask`. With each placeholder travel its kind, the places its value came from (a
+//! tool's result named by the tool, resolved here to its server), the value's digest and the
+//! value as a [`crate::redact::Secret`], for the seam to decide whether the put-back crosses
+//! origins and to keep the value out of the audit log (RD-01, `host::putback`). What the
+//! prompt's reason says names placeholders only.
 
 use std::sync::Arc;
 
@@ -14,7 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::provider::Session;
-use super::Restored;
+use super::{Restored, Source};
 use crate::chat::{Started, ToolRunner};
 use crate::config::escape::short_for_display;
 use crate::ids::ToolRef;
@@ -80,6 +84,24 @@ impl<'a> Restoring<'a> {
     pub fn new(inner: &'a dyn ToolRunner, session: Arc<Session>) -> Self {
         Self { inner, session }
     }
+
+    /// `arguments` restored, with each tool a value came from resolved to its server (a tool
+    /// the runner no longer knows stays a name: no server is its origin).
+    fn restore(&self, arguments: &Map<String, Value>) -> (Map<String, Value>, Vec<Restored>) {
+        let (arguments, mut restored) = self.session.restore(arguments);
+        for r in &mut restored {
+            for source in &mut r.sources {
+                if let Source::Tool(name) = source {
+                    if let Some(tool) = self.inner.resolve(name) {
+                        *source = Source::Server(tool.server);
+                    }
+                }
+            }
+            r.sources.sort();
+            r.sources.dedup();
+        }
+        (arguments, restored)
+    }
 }
 
 impl ToolRunner for Restoring<'_> {
@@ -99,7 +121,7 @@ impl ToolRunner for Restoring<'_> {
         progress: mpsc::UnboundedSender<Progress>,
         started: oneshot::Sender<Started>,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        let (arguments, restored) = self.session.restore(&arguments);
+        let (arguments, restored) = self.restore(&arguments);
         let call = self.inner.run(tool, arguments, cancel, progress, started);
         Box::pin(RESTORED.scope(restored, call))
     }
@@ -118,7 +140,7 @@ impl ToolRunner for Restoring<'_> {
         arguments: Map<String, Value>,
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        let (arguments, restored) = self.session.restore(&arguments);
+        let (arguments, restored) = self.restore(&arguments);
         let call = self.inner.run_local(llm_name, arguments, cancel);
         Box::pin(RESTORED.scope(restored, call))
     }
@@ -133,6 +155,10 @@ mod tests {
         Restored {
             placeholder: placeholder.into(),
             at: at.into(),
+            kind: super::super::Kind::Email,
+            sources: vec![Source::Message],
+            digest: String::new(),
+            value: crate::redact::Secret::new("a@example.org"),
         }
     }
 

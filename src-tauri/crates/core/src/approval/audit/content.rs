@@ -101,7 +101,7 @@ pub(super) fn text(s: &str) -> String {
     if r.len() <= TEXT_MAX {
         return r;
     }
-    let mut out = cut(&r, TEXT_MAX).to_owned();
+    let mut out = crate::redact::cut_for_logs(&r, TEXT_MAX).to_owned();
     out.push('…');
     out
 }
@@ -122,7 +122,8 @@ pub fn capped(v: Value, max: usize) -> Value {
     if s.len() <= max {
         return v;
     }
-    json!({ "truncated": true, "bytes": s.len(), "preview": cut(&s, max) })
+    // The preview never ends in the beginning of a secret (SE-06).
+    json!({ "truncated": true, "bytes": s.len(), "preview": crate::redact::cut_for_logs(&s, max) })
 }
 
 /// A one-line description of an entry for lists (the GUI's audit view, `audit list`).

@@ -32,7 +32,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::{clean, SandboxSpec};
+use super::{clean, credential_stores, SandboxSpec};
 
 /// Where bubblewrap may be installed. Never looked up on PATH: a PATH entry the person does not
 /// control must not decide what wraps a sandboxed server.
@@ -54,26 +54,6 @@ const ETC_SECRETS: &[&str] = &[
     "/etc/ssh/ssh_host_ecdsa_key",
     "/etc/ssh/ssh_host_ed25519_key",
     "/etc/ssh/ssh_host_dsa_key",
-];
-
-/// Credential stores in a home directory, masked whenever a bound folder contains them.
-pub const HOME_SECRETS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".gnupg",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".local/share/keyrings",
-    ".config/gcloud",
-    ".config/gh",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
 ];
 
 /// Files name resolution needs when the network is allowed (`/etc/resolv.conf` often points
@@ -117,6 +97,9 @@ pub struct Facts {
     /// Existing paths to mask wherever a bound folder contains them: the home directory's
     /// credential stores and the app's data directory.
     pub sensitive: Vec<(PathBuf, Kind)>,
+    /// Grants that lie in a credential store (as written or through a symlink) and were not
+    /// unmasked: never mounted (SP-12), whatever wrote them into the setting.
+    pub masked_grants: Vec<PathBuf>,
     /// Installation prefixes of the executable outside the system directories.
     pub program_prefixes: Vec<PathBuf>,
     /// Resolver directories that exist (bound only when the network is allowed).
@@ -251,11 +234,12 @@ pub fn bwrap_args(
         mounts.push(Mount::Ro(shown.clone()));
         bound.push(shown);
     }
-    for p in &spec.read {
+    let masked = |p: &PathBuf| facts.masked_grants.contains(p);
+    for p in spec.read.iter().filter(|p| !masked(p)) {
         mounts.push(Mount::Ro(p.clone()));
         bound.push(p.clone());
     }
-    for p in &spec.write {
+    for p in spec.write.iter().filter(|p| !masked(p)) {
         mounts.push(Mount::Rw(p.clone()));
         bound.push(p.clone());
     }
@@ -269,10 +253,11 @@ pub fn bwrap_args(
             bound.push(cwd.clone());
         }
     }
-    let granted_exactly = |p: &Path| spec.read.iter().chain(&spec.write).any(|g| g == p);
+    // A store stays visible only where the person unmasked it by name (SP-12): a grant of
+    // `~` never shows `~/.ssh`.
     for (s, kind) in &facts.sensitive {
         let exposed = bound.iter().any(|b| under(s, b));
-        if exposed && !granted_exactly(s) && !under(&cwd, s) {
+        if exposed && !spec.unmask.contains(&clean(s)) && !under(&cwd, s) {
             mounts.push(Mount::Mask(clean(s), *kind));
         }
     }
@@ -328,11 +313,14 @@ pub fn install_prefix(program: &Path) -> Option<PathBuf> {
 impl Facts {
     /// Looks at this machine: bubblewrap, the system directories, the secrets to mask, the
     /// executable's prefixes (of the path and of what it links to). `home` is the `HOME` the
-    /// server gets; `data_dir` is the app's own directory.
+    /// server gets and `person_home` the person's own (they differ when a server's env sets
+    /// `HOME`; the credential stores of both are masked); `data_dir` is the app's own
+    /// directory.
     pub fn gather(
         program: &Path,
         sandbox: &SandboxSpec,
         home: Option<&Path>,
+        person_home: Option<&Path>,
         data_dir: &Path,
     ) -> Self {
         let kind_of =
@@ -367,14 +355,20 @@ impl Facts {
             .map(PathBuf::from)
             .filter(|p| kind_of(p).is_some())
             .collect();
-        let mut sensitive: Vec<(PathBuf, Kind)> = home
-            .into_iter()
-            .flat_map(|h| HOME_SECRETS.iter().map(move |s| h.join(s)))
-            .filter_map(|p| kind_of(&p).map(|k| (p, k)))
+        let homes: Vec<&Path> = home.into_iter().chain(person_home).collect();
+        let stores = credential_stores(&homes, data_dir);
+        let sensitive: Vec<(PathBuf, Kind)> = stores
+            .iter()
+            .filter_map(|s| kind_of(&s.path).map(|k| (s.path.clone(), k)))
             .collect();
-        if let Some(k) = kind_of(data_dir) {
-            sensitive.push((data_dir.to_path_buf(), k));
-        }
+        let spec = sandbox.normalized();
+        let masked_grants = spec
+            .read
+            .iter()
+            .chain(&spec.write)
+            .filter(|g| !spec.unmask.contains(g) && stores.iter().any(|s| s.covers(g)))
+            .cloned()
+            .collect();
         let mut program_prefixes = Vec::new();
         for p in [
             Some(program.to_path_buf()),
@@ -405,6 +399,7 @@ impl Facts {
             etc_secrets,
             home: home.map(Path::to_path_buf),
             sensitive,
+            masked_grants,
             program_prefixes,
             resolver,
             deny_kinds,

@@ -28,6 +28,7 @@ fn facts() -> Facts {
             (p("/home/ann/.netrc"), Kind::File),
             (p("/home/ann/.local/share/switchboard"), Kind::Dir),
         ],
+        masked_grants: vec![],
         program_prefixes: vec![],
         resolver: vec![p("/run/systemd/resolve")],
         deny_kinds: vec![],
@@ -128,10 +129,27 @@ fn a_grant_of_home_still_hides_credential_stores() {
         tmpfs < grant && grant < ssh && grant < netrc && grant < data,
         "{l}"
     );
-    // An explicit grant of the store itself is the person's choice.
+    // SP-12: a grant of the store itself is not enough: it stays hidden, and the grant is not
+    // mounted (`gather` lists it among the masked grants)...
     let explicit = spec.granted(Path::new("/home/ann/.ssh"), Access::Read);
-    let l = line("/usr/bin/node", "/tmp/w", &explicit, &facts());
+    let f = Facts {
+        masked_grants: vec![p("/home/ann/.ssh")],
+        ..facts()
+    };
+    let l = line("/usr/bin/node", "/tmp/w", &explicit, &f);
+    assert!(l.contains("--tmpfs /home/ann/.ssh"), "{l}");
+    assert!(!l.contains("--ro-bind-try /home/ann/.ssh"), "{l}");
+    // ... only the person's unmask, typed with it, shows it.
+    let unmasked = SandboxSpec {
+        unmask: vec![p("/home/ann/.ssh")],
+        ..explicit
+    };
+    let l = line("/usr/bin/node", "/tmp/w", &unmasked, &facts());
     assert!(!l.contains("--tmpfs /home/ann/.ssh"), "{l}");
+    assert!(
+        l.contains("--ro-bind-try /home/ann/.ssh /home/ann/.ssh"),
+        "{l}"
+    );
 }
 
 #[test]
@@ -262,15 +280,51 @@ fn gather_reads_this_machine() {
     std::fs::create_dir(home.path().join(".ssh")).unwrap();
     std::fs::write(home.path().join(".netrc"), "x").unwrap();
     let data = tempfile::tempdir().unwrap();
+    let other_home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(other_home.path().join(".gnupg")).unwrap();
+    // A symlink into a store is the store (SP-12).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let link = elsewhere.path().join("innocent");
+    std::os::unix::fs::symlink(home.path().join(".ssh"), &link).unwrap();
     let spec = SandboxSpec {
         deny: vec![home.path().join(".netrc"), home.path().join("missing")],
         ..SandboxSpec::on()
+            .granted(&link, Access::Read)
+            .granted(&home.path().join(".ssh"), Access::Read)
+            .granted(&other_home.path().join(".gnupg"), Access::Read)
     };
     let f = Facts::gather(
         Path::new("/usr/bin/env"),
         &spec,
         Some(home.path()),
+        Some(other_home.path()),
         data.path(),
+    );
+    assert!(f
+        .sensitive
+        .contains(&(other_home.path().join(".gnupg"), Kind::Dir)));
+    for g in [
+        link.clone(),
+        home.path().join(".ssh"),
+        other_home.path().join(".gnupg"),
+    ] {
+        assert!(f.masked_grants.contains(&g), "{g:?}: {:?}", f.masked_grants);
+    }
+    let unmasked = SandboxSpec {
+        unmask: vec![home.path().join(".ssh")],
+        ..spec.clone()
+    };
+    let g = Facts::gather(
+        Path::new("/usr/bin/env"),
+        &unmasked,
+        Some(home.path()),
+        None,
+        data.path(),
+    );
+    assert_eq!(
+        g.masked_grants,
+        vec![link.clone()],
+        "only the typed unmask counts"
     );
     assert!(f
         .system

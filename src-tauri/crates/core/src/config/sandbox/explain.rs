@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::argv::SYSTEM_DIRS;
-use super::{clean, Access, SandboxSpec};
+use super::{clean, store_of, Access, CredentialStore, SandboxSpec};
 use crate::config::escape::{quote_arg, short_for_display};
 use crate::ids::ServerId;
 
@@ -31,6 +31,15 @@ pub enum Blocked {
         path: PathBuf,
         /// The access it needed.
         access: Access,
+    },
+    /// A credential store the sandbox always hides (SP-12). Nothing is offered for it: what a
+    /// server prints is no reason to show it its person's keys, and a forged denial is the
+    /// cheapest way to ask for them.
+    Masked {
+        /// The store.
+        path: PathBuf,
+        /// What it holds, in words.
+        holds: String,
     },
     /// The network, which is off.
     Network,
@@ -64,6 +73,8 @@ pub struct Context<'a> {
     /// was configured with shows as `[redacted]`; a failure line with that marker is checked
     /// against these. Secret values are never among them.
     pub configured_paths: &'a [PathBuf],
+    /// The credential stores, which are never proposed (SP-12).
+    pub stores: &'a [CredentialStore],
 }
 
 impl Finding {
@@ -80,6 +91,10 @@ impl Finding {
                     Access::Read => "reading",
                     Access::Write => "writing",
                 },
+                short_for_display(&path.to_string_lossy(), 200)
+            ),
+            Blocked::Masked { path, holds } => format!(
+                "its output names {}, which holds {holds}: the sandbox always hides it and nothing is offered for it (a server's output is never a reason to show it a credential store)",
                 short_for_display(&path.to_string_lossy(), 200)
             ),
             Blocked::Network => "the sandbox kept it off the network".to_owned(),
@@ -104,7 +119,7 @@ impl Finding {
                 ))
             }
             Blocked::Network => Some(format!("switchboard server sandbox {server} --network on")),
-            Blocked::Unavailable { .. } => None,
+            Blocked::Masked { .. } | Blocked::Unavailable { .. } => None,
         }
     }
 }
@@ -219,6 +234,15 @@ fn blocked_path(
     if shown_inside || path.starts_with(cx.cwd) {
         return None;
     }
+    let masked = |p: &Path| {
+        store_of(cx.stores, p).map(|s| Blocked::Masked {
+            path: s.path.clone(),
+            holds: s.holds.to_owned(),
+        })
+    };
+    if let Some(m) = masked(path) {
+        return Some(m);
+    }
     let spec = cx.sandbox;
     if spec.deny.iter().any(|d| path.starts_with(d)) {
         return None; // the person hid it on purpose
@@ -234,7 +258,7 @@ fn blocked_path(
     // `node_modules`): granting one file at a time would fail on the next import.
     if let Some(root) = package_root(path).filter(|r| kind_on_host(r) == Some(true)) {
         if Some(root.as_path()) != cx.home && !readable_enough(&root, access, spec) {
-            return Some(Blocked::Path { path: root, access });
+            return Some(masked(&root).unwrap_or(Blocked::Path { path: root, access }));
         }
     }
     let target = match kind_on_host(path) {
@@ -259,10 +283,10 @@ fn blocked_path(
             parent.to_path_buf()
         }
     };
-    Some(Blocked::Path {
+    Some(masked(&target).unwrap_or(Blocked::Path {
         path: target,
         access,
-    })
+    }))
 }
 
 /// The folder holding the first `node_modules` on `path`, if any.

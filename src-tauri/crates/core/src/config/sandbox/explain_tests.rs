@@ -18,11 +18,16 @@ fn host(path: &Path) -> Option<bool> {
 fn run(lines: &[&str], sandbox: &SandboxSpec) -> Vec<Blocked> {
     let lines: Vec<String> = lines.iter().map(|s| (*s).to_owned()).collect();
     let configured = [p("/home/ann/proj/notes.txt"), p("/nowhere/x")];
+    let stores = crate::config::sandbox::credential_stores(
+        &[Path::new("/home/ann")],
+        Path::new("/home/ann/.local/share/switchboard"),
+    );
     let cx = Context {
         sandbox,
         cwd: Path::new("/work/cwd"),
         home: Some(Path::new("/home/ann")),
         configured_paths: &configured,
+        stores: &stores,
     };
     explain(&lines, &cx, &host)
         .into_iter()
@@ -32,6 +37,54 @@ fn run(lines: &[&str], sandbox: &SandboxSpec) -> Vec<Blocked> {
 
 fn path(s: &str, access: Access) -> Blocked {
     Blocked::Path { path: p(s), access }
+}
+
+fn masked(s: &str, holds: &str) -> Blocked {
+    Blocked::Masked {
+        path: p(s),
+        holds: holds.into(),
+    }
+}
+
+/// SP-12: a denial that names a credential store (forged or not) never proposes a grant of
+/// it, whatever the spelling; the finding says so and carries no command.
+#[test]
+fn credential_stores_are_never_proposed() {
+    let on = SandboxSpec::on();
+    for (line, want) in [
+        (
+            "cannot read /home/ann/.ssh/id_ed25519: Permission denied (os error 13)",
+            masked("/home/ann/.ssh", "SSH keys"),
+        ),
+        (
+            "Error: EACCES: permission denied, open '/home/ann/.ssh'",
+            masked("/home/ann/.ssh", "SSH keys"),
+        ),
+        (
+            "open(\"/home/ann/.netrc\"): Permission denied",
+            masked("/home/ann/.netrc", "login passwords for hosts"),
+        ),
+        (
+            "EACCES: permission denied, mkdir '/home/ann/.local/share/switchboard/x'",
+            masked(
+                "/home/ann/.local/share/switchboard",
+                crate::config::sandbox::DATA_DIR_HOLDS,
+            ),
+        ),
+    ] {
+        assert_eq!(run(&[line], &on), vec![want.clone()], "{line}");
+        let f = Finding {
+            blocked: want,
+            evidence: line.into(),
+        };
+        let server = ServerId::new("s").unwrap();
+        assert_eq!(f.grant_command(&server), None);
+        let said = f.describe(&server);
+        assert!(
+            !said.contains("--allow") && said.contains("nothing is offered"),
+            "{said}"
+        );
+    }
 }
 
 #[test]

@@ -192,11 +192,22 @@ impl Guarded {
             return None;
         }
         let fresh = auth.recover(sent).await;
+        self.learn(&fresh);
         self.logs.note(match fresh {
             Some(_) => "the server refused the token; retrying with a fresh one",
             None => "the server refused the token and no fresh one could be had",
         });
         fresh
+    }
+
+    /// Makes the token a request carries known to this server's log redactor before any
+    /// answer is recorded: a server that echoes it back leaves it in no trace (SE-06). A
+    /// refreshed token is a new value, so each request's token is offered (known ones cost
+    /// a comparison).
+    fn learn(&self, token: &Option<String>) {
+        if let Some(t) = token {
+            self.logs.add_secret(&Secret::new(t.clone()));
+        }
     }
 
     fn limits(&self) -> StreamableHttpResponseLimits {
@@ -230,7 +241,7 @@ impl Guarded {
                                 match serde_json::from_str::<ServerJsonRpcMessage>(data) {
                                     Ok(_) => pacer.progress(),
                                     Err(e) => {
-                                    let shown: String = data.chars().take(200).collect();
+                                    let shown = logs.excerpt(data, 200);
                                     logs.note(&format!(
                                         "refused an SSE event that is not a JSON-RPC message ({e}): {shown}"
                                     ));
@@ -351,6 +362,7 @@ impl StreamableHttpClient for Guarded {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
+        self.learn(&auth_header);
         let id = request_id(&message);
         let retry = self
             .auth
@@ -442,6 +454,7 @@ impl StreamableHttpClient for Guarded {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> HttpResult<Events> {
+        self.learn(&auth_header);
         let wait = self.pacer.next_wait(Instant::now());
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;

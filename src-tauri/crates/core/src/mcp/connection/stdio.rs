@@ -1,7 +1,7 @@
 //! The stdio transport of our own (rmcp's line codec does not cap what it buffers): lines
 //! capped while reading (RL-01), non-JSON lines skipped and counted, a refused answer turned
 //! into an error for the request it was for (see [`crate::mcp::recover`]), stderr always
-//! drained into the ring buffer (RL-02), every message recorded in the protocol trace.
+//! drained into the ring buffer (RL-02, RL-13), every message recorded in the protocol trace.
 //!
 //! Why the stream ended is set once, by the reader task, as a typed [`Reason`]
 //! ([`CloseReason`]): the connection reports it rather than rmcp's generic "closed".
@@ -13,13 +13,13 @@ use std::time::Duration;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::wire::refused_answer;
 use super::CloseReason;
 use crate::mcp::framing::{FrameError, LineReader};
-use crate::mcp::logs::{Direction, ServerLogs};
+use crate::mcp::logs::{Direction, ServerLogs, MAX_LINE};
 use crate::mcp::process::Pipes;
 use crate::status::Reason;
 
@@ -64,7 +64,7 @@ impl StdioTransport {
                                 }
                             }
                             Err(e) => {
-                                let shown: String = text.chars().take(200).collect();
+                                let shown = reader_logs.excerpt(text, 200);
                                 reader_logs.note(&format!(
                                     "skipped a stdout line that is not a JSON-RPC message ({e}): {shown}"
                                 ));
@@ -109,61 +109,52 @@ impl StdioTransport {
     }
 }
 
-/// Reads stderr until it closes, whatever its volume, keeping the tail (RL-02). Lines go to
-/// `tracing` at debug level, at most 20 per second, so a flood cannot swamp the host's log.
-async fn drain_stderr(stderr: tokio::process::ChildStderr, logs: ServerLogs) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stderr);
-    let mut line = Vec::with_capacity(1024);
+/// Reads stderr until it closes, whatever its volume, keeping the tail (RL-02, RL-13). The hot
+/// path is one read of up to [`STDERR_CHUNK`] bytes and one [`ServerLogs::push_stderr_bytes`]
+/// per chunk: no per-line decoding or redaction (see [`crate::mcp::logs::stderr`]), so a server
+/// that writes hundreds of megabytes before it answers `initialize` costs the host little CPU
+/// and never holds up the protocol. Lines also go to `tracing` at debug level, at most
+/// [`STDERR_LOG_RATE`] per second and only when that level is on, redacted one by one.
+async fn drain_stderr(mut stderr: tokio::process::ChildStderr, logs: ServerLogs) {
+    let mut chunk = vec![0u8; STDERR_CHUNK];
     let mut window = std::time::Instant::now();
-    let mut in_window = 0u32;
+    let mut in_window = 0usize;
     loop {
-        line.clear();
-        // Bound one line's memory: read at most MAX_LINE+1 bytes per line, then skip the rest.
-        let n = match (&mut reader)
-            .take(crate::mcp::logs::MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await
-        {
+        let n = match stderr.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let complete = line.last() == Some(&b'\n');
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        let kept = if !complete && n > crate::mcp::logs::MAX_LINE {
-            // Discard the remainder of an overlong line.
-            let mut sink = Vec::new();
-            loop {
-                sink.clear();
-                match (&mut reader)
-                    .take(64 * 1024)
-                    .read_until(b'\n', &mut sink)
-                    .await
-                {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) if sink.last() == Some(&b'\n') => break,
-                    Ok(_) => {}
-                }
-            }
-            logs.push_stderr(&format!("{text} … [line cut]"))
-        } else {
-            logs.push_stderr(text)
-        };
+        let read = &chunk[..n];
+        logs.push_stderr_bytes(read);
+        if !tracing::enabled!(target: "switchboard::server_stderr", tracing::Level::DEBUG) {
+            continue;
+        }
         if window.elapsed() >= Duration::from_secs(1) {
             window = std::time::Instant::now();
             in_window = 0;
         }
-        in_window += 1;
-        if in_window <= 20 {
+        for line in read
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .take(STDERR_LOG_RATE.saturating_sub(in_window))
+        {
+            in_window += 1;
+            let text = logs.excerpt(&String::from_utf8_lossy(line), MAX_LINE);
             // The server's words, escaped: a line break in them cannot forge a log line.
             tracing::debug!(
                 target: "switchboard::server_stderr",
                 "{}",
-                crate::config::escape::ServerText(&kept)
+                crate::config::escape::ServerText(text.trim_end_matches('\r'))
             );
         }
     }
+    logs.finish_stderr();
 }
+
+/// Bytes read from stderr at a time.
+const STDERR_CHUNK: usize = 64 * 1024;
+/// Stderr lines logged to `tracing` per second at most.
+const STDERR_LOG_RATE: usize = 20;
 
 impl Transport<RoleClient> for StdioTransport {
     type Error = std::io::Error;

@@ -247,7 +247,9 @@ pub(super) fn read_peer_info(v: &Value) -> Result<(PeerInfo, Option<String>), Mc
 
 pub(super) fn unexpected(r: &ServerResult) -> McpError {
     let shown = serde_json::to_string(r).unwrap_or_default();
-    let shown: String = shown.chars().take(200).collect();
+    // Redacted whole, then cut never inside a secret (SE-06).
+    let shown = crate::redact::redact_for_logs(&shown);
+    let shown = crate::redact::cut_for_logs(&shown, 200);
     McpError::Protocol(format!(
         "the server answered with an unexpected result: {shown}"
     ))

@@ -68,6 +68,22 @@ pub enum SignInError {
     /// The token endpoint refused or failed.
     #[error("the authorization server did not issue a token: {0}")]
     Token(String),
+    /// The token endpoint issued a token that is not a bearer token (`mac`, or a type of its
+    /// own): Switchboard would send it as one, so it is refused and nothing is stored.
+    #[error("the authorization server issued a token of type {token_type:?}; Switchboard uses only Bearer tokens, so the token was refused and nothing was saved")]
+    TokenType {
+        /// The `token_type` it answered (untrusted; shown escaped by the shells).
+        token_type: String,
+    },
+    /// The client secret or key stored for this server belongs to another client id or
+    /// authorization server (SE-08): it was not sent.
+    #[error("the client secret or key stored for this server belongs to another client or authorization server than {client_id} at {}, so it was not sent; enter this client's secret again (`switchboard auth client-credentials`)", issuer.as_deref().unwrap_or("an unnamed authorization server"))]
+    CredentialElsewhere {
+        /// The client id asked for.
+        client_id: String,
+        /// The issuer the token request would go to.
+        issuer: Option<String>,
+    },
     /// The keyring failed.
     #[error(transparent)]
     Store(#[from] SecretError),
@@ -81,11 +97,16 @@ impl SignInError {
                 SignInStep::Discovery
             }
             Self::WrongIssuer { .. } | Self::NoPkce { .. } => SignInStep::Metadata,
-            Self::Registration(_) | Self::NeedsClientId => SignInStep::Registration,
+            Self::Registration(_) | Self::NeedsClientId | Self::CredentialElsewhere { .. } => {
+                SignInStep::Registration
+            }
             Self::Browser(_) | Self::ConsentDenied | Self::Authorization { .. } => {
                 SignInStep::Browser
             }
-            Self::WrongCallbackIssuer | Self::Token(_) | Self::Store(_) => SignInStep::Token,
+            Self::WrongCallbackIssuer
+            | Self::Token(_)
+            | Self::TokenType { .. }
+            | Self::Store(_) => SignInStep::Token,
         }
     }
 
@@ -104,6 +125,8 @@ impl SignInError {
             Self::Authorization { .. } => "authorization_refused",
             Self::WrongCallbackIssuer => "wrong_callback_issuer",
             Self::Token(_) => "token_failed",
+            Self::TokenType { .. } => "unsupported_token_type",
+            Self::CredentialElsewhere { .. } => "credential_for_another_server",
             Self::Store(_) => "keyring",
         }
     }

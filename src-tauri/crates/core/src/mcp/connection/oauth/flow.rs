@@ -19,11 +19,10 @@ use super::errors::{from_auth, from_exchange, SignInError};
 use super::legacy;
 use super::listener::{Callback, Listener, WAIT};
 use super::net::{GuardedClient, Network};
-use super::store::{self, ClientRecord, KeyringCredentials, Record, Registration};
+use super::store::{self, BoundSecret, ClientRecord, KeyringCredentials, Record, Registration};
 use super::{SignInStep, SignedIn, StepEvent};
 use crate::ids::ServerId;
-use crate::redact::Secret;
-use crate::secrets::Secrets;
+use crate::secrets::{Secrets, SignInPart};
 use crate::url_check::{self, CheckedUrl};
 
 /// The shell's side of a sign-in: it hears about steps and opens the browser.
@@ -41,8 +40,9 @@ pub trait Handoff: Send + Sync {
 pub struct ClientSettings {
     /// A client id the person registered out of band.
     pub client_id: Option<String>,
-    /// Its secret (from the keyring).
-    pub client_secret: Option<Secret>,
+    /// Its secret (from the keyring), with the client and issuer it belongs to: it is sent
+    /// only with that client id, to that issuer (SE-08).
+    pub client_secret: Option<BoundSecret>,
     /// Switchboard's Client ID Metadata Document URL (SEP-991), used when the server supports it.
     pub metadata_url: Option<String>,
     /// The name given in Dynamic Client Registration.
@@ -242,16 +242,30 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
     // The new record waits in the store's memory and reaches the keyring with the tokens
     // (rmcp saves them through the store): a sign-in that fails leaves the old one as it was.
     let record = Record::new(req.url, issuer.clone(), metadata.clone(), client.clone());
-    manager.set_credential_store(KeyringCredentials::new(
+    let store = KeyringCredentials::new(
         req.secrets.clone(),
         req.server.clone(),
         req.url,
         Some(record),
-    ));
-    let secret = req
-        .client
-        .client_secret
-        .as_ref()
+    );
+    manager.set_credential_store(store.clone());
+    // A typed secret goes only with the client id it was typed for, to the issuer it belongs
+    // to (SE-08); a dynamic registration's own secret is in its record.
+    let typed = match (&req.client.client_secret, client.registration) {
+        (Some(bound), Registration::PreRegistered) => {
+            store::use_bound(
+                req.secrets,
+                req.server,
+                SignInPart::ClientSecret,
+                bound,
+                &client.id,
+                issuer.as_deref(),
+            )
+            .await?
+        }
+        _ => None,
+    };
+    let secret = typed
         .map(|s| s.expose().to_owned())
         .or(client.secret.clone());
     let mut request = AuthorizationRequest::new(redirect_uri.clone())
@@ -322,7 +336,10 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         Callback::Code { code, state, iss } => session
             .handle_callback_with_issuer(&code, &state, iss.as_deref())
             .await
-            .map_err(from_exchange),
+            .map_err(|e| match store.refused_type() {
+                Some(token_type) => SignInError::TokenType { token_type },
+                None => from_exchange(e),
+            }),
     };
     let token = track(handoff, SignInStep::Token, exchanged, |_| {
         "signed in".to_owned()

@@ -13,11 +13,10 @@ use url::Url;
 use super::errors::{from_auth, SignInError};
 use super::flow::manager;
 use super::net::{GuardedClient, Network};
-use super::store::{self, ClientRecord, KeyringCredentials, Record, Registration};
+use super::store::{self, BoundSecret, ClientRecord, KeyringCredentials, Record, Registration};
 use super::{Authorizer, SignedIn};
 use crate::ids::ServerId;
-use crate::redact::Secret;
-use crate::secrets::{SecretError, Secrets};
+use crate::secrets::{SecretError, Secrets, SignInPart};
 
 /// A sign-in as the Credentials page shows it: no value, ever.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,7 +100,7 @@ pub async fn authorizer(
     secrets: &Secrets,
     server: &ServerId,
     url: &str,
-    client_secret: Option<Secret>,
+    client_secret: Option<BoundSecret>,
     net: Network,
     lock: Option<std::path::PathBuf>,
 ) -> Result<Option<Authorizer>, SignInError> {
@@ -121,10 +120,7 @@ pub async fn authorizer(
             .clone()
             .unwrap_or_else(|| url.to_owned()),
     );
-    if let Some(s) = client_secret
-        .map(|s| s.expose().to_owned())
-        .or_else(|| record.client.secret.clone())
-    {
+    if let Some(s) = secret_for(&record, client_secret.as_ref()) {
         config = config.with_client_secret(s);
     }
     m.configure_client(config).map_err(from_auth)?;
@@ -139,6 +135,19 @@ pub async fn authorizer(
         renew: None,
         recovering: Arc::default(),
     }))
+}
+
+/// The client secret a record's client authenticates with: a typed one only when it was
+/// typed for this record's client at this record's issuer (SE-08), else the one its dynamic
+/// registration issued.
+fn secret_for(record: &Record, typed: Option<&BoundSecret>) -> Option<String> {
+    let typed = match record.client.registration {
+        Registration::PreRegistered | Registration::ClientCredentials => typed
+            .and_then(|b| b.for_use(&record.client.id, record.issuer.as_deref()))
+            .map(|s| s.expose().to_owned()),
+        Registration::Dynamic | Registration::MetadataDocument => None,
+    };
+    typed.or_else(|| record.client.secret.clone())
 }
 
 /// What signing out did.
@@ -164,7 +173,7 @@ pub enum SignedOut {
 pub async fn sign_out(
     secrets: &Secrets,
     server: &ServerId,
-    client_secret: Option<Secret>,
+    client_secret: Option<BoundSecret>,
     net: Network,
 ) -> Result<SignedOut, SignInError> {
     let Some(record) = store::read(secrets, server).await? else {
@@ -180,7 +189,11 @@ pub async fn sign_out(
 }
 
 /// RFC 7009 revocation of every token held; `Ok(false)` when no endpoint is advertised.
-async fn revoke(record: &Record, secret: Option<Secret>, net: Network) -> Result<bool, String> {
+async fn revoke(
+    record: &Record,
+    secret: Option<BoundSecret>,
+    net: Network,
+) -> Result<bool, String> {
     let Some(endpoint) = record
         .metadata
         .additional_fields
@@ -198,9 +211,7 @@ async fn revoke(record: &Record, secret: Option<Secret>, net: Network) -> Result
     };
     let resource = Url::parse(&record.resource).map_err(|e| e.to_string())?;
     let client = GuardedClient::new(&resource, net).map_err(|e| e.to_string())?;
-    let secret = secret
-        .map(|s| s.expose().to_owned())
-        .or_else(|| record.client.secret.clone());
+    let secret = secret_for(record, secret.as_ref());
     let mut tokens = vec![];
     if let Some(r) = token.refresh_token() {
         tokens.push((r.secret().as_str(), "refresh_token"));
@@ -234,10 +245,11 @@ pub struct ClientCredentials<'a> {
     /// The client id.
     pub client_id: String,
     /// A client secret, or...
-    pub secret: Option<Secret>,
+    pub secret: Option<BoundSecret>,
     /// ...a PEM private key for a signed assertion (RFC 7523), with its algorithm
-    /// (`ES256` unless given: RS256, RS384, RS512, ES256, ES384).
-    pub key: Option<(Secret, Option<String>)>,
+    /// (`ES256` unless given: RS256, RS384, RS512, ES256, ES384). Either is used only with
+    /// the client id and at the issuer it belongs to (SE-08).
+    pub key: Option<(BoundSecret, Option<String>)>,
     /// Scopes to ask for.
     pub scopes: Vec<String>,
     /// The `WWW-Authenticate` of the 401, if any.
@@ -257,7 +269,21 @@ pub async fn client_credentials(req: ClientCredentials<'_>) -> Result<SignedIn, 
     let issuer = metadata.issuer.clone();
     m.set_metadata(metadata.clone());
     let resource = Some(req.url.to_owned());
-    let config = match (&req.secret, &req.key) {
+    // SE-08: the secret or key goes only to the issuer it belongs to, with its client id.
+    let key = match &req.key {
+        Some((bound, alg)) => Some((
+            usable(&req, SignInPart::ClientKey, bound, issuer.as_deref()).await?,
+            alg.clone(),
+        )),
+        None => None,
+    };
+    let secret = match (&req.secret, &key) {
+        (Some(bound), None) => {
+            Some(usable(&req, SignInPart::ClientSecret, bound, issuer.as_deref()).await?)
+        }
+        _ => None,
+    };
+    let config = match (&secret, &key) {
         (_, Some((pem, alg))) => ClientCredentialsConfig::PrivateKeyJwt {
             client_id: req.client_id.clone(),
             signing_key: pem.expose().as_bytes().to_vec(),
@@ -290,6 +316,10 @@ pub async fn client_credentials(req: ClientCredentials<'_>) -> Result<SignedIn, 
     .await
     .map_err(|e| SignInError::Token(format!("the token request stopped: {e}")))?
     .map_err(from_auth)?;
+    store::register_token(&token);
+    if let Some(token_type) = store::unusable_type(&token) {
+        return Err(SignInError::TokenType { token_type });
+    }
     let mut record = Record::new(
         req.url,
         issuer.clone(),
@@ -312,6 +342,21 @@ pub async fn client_credentials(req: ClientCredentials<'_>) -> Result<SignedIn, 
     );
     store::write(req.secrets, req.server, &record).await?;
     Ok(SignedIn::from_token(issuer, &token, &req.scopes))
+}
+
+/// The value of a client-credentials secret or key for `req`'s client at `issuer`, or why not.
+async fn usable(
+    req: &ClientCredentials<'_>,
+    part: SignInPart,
+    bound: &BoundSecret,
+    issuer: Option<&str>,
+) -> Result<crate::redact::Secret, SignInError> {
+    store::use_bound(req.secrets, req.server, part, bound, &req.client_id, issuer)
+        .await?
+        .ok_or_else(|| SignInError::CredentialElsewhere {
+            client_id: req.client_id.clone(),
+            issuer: issuer.map(str::to_owned),
+        })
 }
 
 /// Like [`client_credentials`], for a connection whose token the server refused: the new

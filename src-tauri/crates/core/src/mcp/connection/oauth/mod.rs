@@ -36,7 +36,7 @@ pub use self::manage::{
     SignInStatus, SignedOut,
 };
 pub use self::net::{Lookup, Network};
-pub use self::store::{now_secs, Registration};
+pub use self::store::{now_secs, read_bound, write_bound, BoundSecret, Registration};
 
 /// The steps of a sign-in, in order, as the timeline shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,6 +173,12 @@ impl Authorizer {
     pub fn renewing(mut self, renew: Renewer) -> Self {
         self.renew = Some(renew);
         self
+    }
+
+    /// Whether this authorizer's sign-in is for the MCP server at `url` (SE-08): a server
+    /// whose URL changed must not get the tokens made for the old one.
+    pub fn is_for(&self, url: &str) -> bool {
+        self.store.is_for(url)
     }
 
     /// A token to retry a request the server refused with `sent`: the one another request

@@ -370,6 +370,8 @@ impl GuardedClient {
         follow: bool,
     ) -> Result<http::Response<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
         let (parts, body) = request.into_parts();
+        register_sent(&parts, &body);
+        let post = parts.method == http::Method::POST;
         let mut url = Url::parse(&parts.uri.to_string())?;
         let mut hops = 0;
         loop {
@@ -427,7 +429,61 @@ impl GuardedClient {
                 }
                 body.extend_from_slice(&chunk);
             }
+            if post {
+                register_received(&body);
+            }
             return Ok(builder.body(body)?);
+        }
+    }
+}
+
+/// Form and JSON fields of sign-in requests and answers that carry a credential.
+const SECRET_FIELDS: [&str; 9] = [
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "client_assertion",
+    "registration_access_token",
+    "token",
+    "code",
+    "code_verifier",
+];
+
+/// Registers the credentials a sign-in request carries (client authentication, a signed
+/// assertion, the token being revoked or refreshed) with the log redactor before it is sent:
+/// rmcp builds these requests, and this is the one place every one of them passes (SE-06).
+fn register_sent(parts: &http::request::Parts, body: &[u8]) {
+    if let Some(v) = parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        crate::redact::register_for_logs(&crate::redact::Secret::new(v));
+    }
+    let form = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    if form {
+        for (k, v) in url::form_urlencoded::parse(body) {
+            if SECRET_FIELDS.contains(&k.as_ref()) {
+                crate::redact::register_for_logs(&crate::redact::Secret::new(v.into_owned()));
+            }
+        }
+    }
+}
+
+/// Registers the credentials an answer to a POST (token, registration) carries the moment it
+/// arrives, before rmcp parses or logs it (SE-06).
+fn register_received(body: &[u8]) {
+    let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(body) else {
+        return;
+    };
+    for name in SECRET_FIELDS {
+        if let Some(serde_json::Value::String(v)) = fields.get(name) {
+            crate::redact::register_for_logs(&crate::redact::Secret::new(v.clone()));
         }
     }
 }

@@ -20,9 +20,11 @@ use std::sync::Arc;
 use nix::fcntl::{Flock, FlockArg};
 
 use async_trait::async_trait;
+use oauth2::basic::BasicTokenType;
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+    AuthError, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore, OAuthTokenResponse,
+    StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
@@ -116,6 +118,161 @@ impl Record {
     }
 }
 
+/// The version of [`BoundSecret`]'s layout.
+const BOUND_VERSION: u32 = 1;
+
+/// A client secret or signing key the person typed, with the client id and the authorization
+/// server it belongs to (SE-08). It is sent only to that issuer's endpoints and only with that
+/// client id, so a server re-added under the same name, or whose URL now leads to another
+/// issuer, never hands it to a stranger. The issuer is learnt when it is first used: the person
+/// types it for the server they see, before anything was discovered; from then on it is bound.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct BoundSecret {
+    /// Layout version.
+    v: u32,
+    /// The client id it authenticates; `None` until it is first used (typed in the app
+    /// before a client id was set).
+    pub client_id: Option<String>,
+    /// The issuer it was first sent to.
+    pub issuer: Option<String>,
+    value: String,
+}
+
+impl std::fmt::Debug for BoundSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundSecret")
+            .field("client_id", &self.client_id)
+            .field("issuer", &self.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BoundSecret {
+    /// A new secret for `client_id`, not yet bound to an issuer.
+    pub fn new(value: Secret, client_id: Option<String>) -> Self {
+        Self {
+            v: BOUND_VERSION,
+            client_id,
+            issuer: None,
+            value: value.expose().to_owned(),
+        }
+    }
+
+    /// The value, when it may be sent with `client_id` to `issuer`.
+    pub fn for_use(&self, client_id: &str, issuer: Option<&str>) -> Option<Secret> {
+        let client = self.client_id.as_deref().is_none_or(|c| c == client_id);
+        let at = match (&self.issuer, issuer) {
+            (None, _) => true,
+            (Some(mine), Some(theirs)) => mine == theirs,
+            (Some(_), None) => false,
+        };
+        (client && at).then(|| Secret::new(self.value.clone()))
+    }
+
+    /// Whether using it at `issuer` binds it further (it was not bound yet). Called only
+    /// once [`BoundSecret::for_use`] allowed the use.
+    fn binds(&self, issuer: Option<&str>) -> bool {
+        self.client_id.is_none() || (self.issuer.is_none() && issuer.is_some())
+    }
+}
+
+/// Reads a typed client secret or key (`part` is [`SignInPart::ClientSecret`] or
+/// [`SignInPart::ClientKey`]); an entry from before binding (a bare value) reads as unbound.
+pub async fn read_bound(
+    secrets: &Secrets,
+    server: &ServerId,
+    part: SignInPart,
+) -> Result<Option<BoundSecret>, SecretError> {
+    let key = SecretKey::SignIn {
+        server: server.clone(),
+        part,
+    };
+    let text = match secrets.get(key).await {
+        Ok(v) => v,
+        Err(SecretError::Missing(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let bound = serde_json::from_str::<BoundSecret>(text.expose())
+        .ok()
+        .filter(|b| b.v == BOUND_VERSION)
+        .unwrap_or_else(|| BoundSecret::new(text, None));
+    crate::redact::register_for_logs(&Secret::new(bound.value.clone()));
+    Ok(Some(bound))
+}
+
+/// Writes a typed client secret or key whole.
+pub async fn write_bound(
+    secrets: &Secrets,
+    server: &ServerId,
+    part: SignInPart,
+    bound: &BoundSecret,
+) -> Result<(), SecretError> {
+    let text = serde_json::to_string(bound)
+        .map_err(|e| SecretError::Store(format!("could not encode the client secret: {e}")))?;
+    let key = SecretKey::SignIn {
+        server: server.clone(),
+        part,
+    };
+    secrets.set(key, Secret::new(text)).await
+}
+
+/// The value of a typed secret for `client_id` at `issuer`, binding it there if it was
+/// unbound (see [`BoundSecret`]); `None` when it belongs to another client or issuer.
+pub async fn use_bound(
+    secrets: &Secrets,
+    server: &ServerId,
+    part: SignInPart,
+    bound: &BoundSecret,
+    client_id: &str,
+    issuer: Option<&str>,
+) -> Result<Option<Secret>, SecretError> {
+    let Some(value) = bound.for_use(client_id, issuer) else {
+        tracing::warn!(%server, client_id, issuer, "the stored client secret belongs to another client or authorization server; not sent");
+        return Ok(None);
+    };
+    if bound.binds(issuer) {
+        let mut bound = bound.clone();
+        bound.client_id = Some(client_id.to_owned());
+        bound.issuer = bound.issuer.or_else(|| issuer.map(str::to_owned));
+        write_bound(secrets, server, part, &bound).await?;
+    }
+    Ok(Some(value))
+}
+
+/// The `token_type` of a token answer when it is not one Switchboard can send: only Bearer is
+/// (RFC 6750; `DPoP` once proofs are supported). Anything else would go out as a bearer token
+/// while the server expects proof of possession, so it is never stored or used.
+pub fn unusable_type(token: &OAuthTokenResponse) -> Option<String> {
+    match token.token_type() {
+        BasicTokenType::Bearer => None,
+        other => Some(other.as_ref().to_owned()),
+    }
+}
+
+/// Registers every credential a record holds (access and refresh token, a registered client's
+/// secret) with the process-wide log redactor, as [`Secrets::get`] does for keyring values: the
+/// record is one keyring value, so the tokens inside it would otherwise be unknown to it (SE-06).
+pub fn register_for_logs(record: &Record) {
+    if let Some(token) = record
+        .credentials
+        .as_ref()
+        .and_then(|c| c.token_response.as_ref())
+    {
+        register_token(token);
+    }
+    if let Some(secret) = &record.client.secret {
+        crate::redact::register_for_logs(&Secret::new(secret.clone()));
+    }
+}
+
+/// Registers a token answer's access and refresh token with the process-wide log redactor.
+pub fn register_token(token: &OAuthTokenResponse) {
+    crate::redact::register_for_logs(&Secret::new(token.access_token().secret().clone()));
+    if let Some(r) = token.refresh_token() {
+        crate::redact::register_for_logs(&Secret::new(r.secret().clone()));
+    }
+}
+
 /// Seconds since the epoch.
 pub fn now_secs() -> u64 {
     std::time::SystemTime::now()
@@ -136,9 +293,15 @@ pub fn tokens_key(server: &ServerId) -> SecretKey {
 /// record means signing in again, never a crash).
 pub async fn read(secrets: &Secrets, server: &ServerId) -> Result<Option<Record>, SecretError> {
     match secrets.get(tokens_key(server)).await {
-        Ok(v) => Ok(serde_json::from_str::<Record>(v.expose())
-            .ok()
-            .filter(|r| r.version == RECORD_VERSION)),
+        Ok(v) => {
+            let record = serde_json::from_str::<Record>(v.expose())
+                .ok()
+                .filter(|r| r.version == RECORD_VERSION);
+            if let Some(r) = &record {
+                register_for_logs(r);
+            }
+            Ok(record)
+        }
         Err(SecretError::Missing(_)) => Ok(None),
         Err(e) => Err(e),
     }
@@ -150,6 +313,7 @@ pub async fn write(
     server: &ServerId,
     record: &Record,
 ) -> Result<(), SecretError> {
+    register_for_logs(record);
     let text = serde_json::to_string(record)
         .map_err(|e| SecretError::Store(format!("could not encode the sign-in record: {e}")))?;
     secrets.set(tokens_key(server), Secret::new(text)).await
@@ -198,6 +362,10 @@ pub struct KeyringCredentials {
     /// on the same data dir): a refresh rotates the refresh token, and two at once would have
     /// one of them spend a token the other already spent.
     lock: Option<PathBuf>,
+    /// The `token_type` of the last token answer [`CredentialStore::save`] refused (see
+    /// [`unusable_type`]), so the sign-in can say why rmcp's exchange failed. std Mutex: set
+    /// and read without awaiting.
+    refused: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl KeyringCredentials {
@@ -210,13 +378,27 @@ impl KeyringCredentials {
             cache: Arc::new(Mutex::new(record)),
             refresh: Arc::default(),
             lock: None,
+            refused: Arc::default(),
         }
+    }
+
+    /// The `token_type` of a token answer this store refused to save, if any.
+    pub fn refused_type(&self) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Refreshes also take an exclusive `flock` on `path` (created if missing).
     pub fn with_lock(mut self, path: PathBuf) -> Self {
         self.lock = Some(path);
         self
+    }
+
+    /// Whether this store is for the MCP server at `url`.
+    pub fn is_for(&self, url: &str) -> bool {
+        self.resource == url
     }
 
     /// The MCP URL this store is for.
@@ -270,6 +452,19 @@ impl CredentialStore for KeyringCredentials {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        if let Some(token) = &credentials.token_response {
+            // Known to the redactor before anything can log or echo it (SE-06).
+            register_token(token);
+            if let Some(kind) = unusable_type(token) {
+                *self
+                    .refused
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(kind.clone());
+                return Err(AuthError::CredentialStoreError(format!(
+                    "refused a token of type {kind:?}: only Bearer tokens are used"
+                )));
+            }
+        }
         let Some(mut record) = self.current().await? else {
             return Err(AuthError::CredentialStoreError(
                 "no sign-in record to save tokens into".into(),
@@ -336,6 +531,51 @@ impl CredentialStore for KeyringCredentials {
 mod tests {
     use super::*;
     use crate::secrets::MemoryStore;
+
+    /// SE-08: a typed secret goes only with its client id, to its issuer; an unbound one binds
+    /// at its first use and is then refused elsewhere.
+    #[tokio::test]
+    async fn a_typed_secret_goes_only_to_its_client_and_issuer() {
+        let bound = |client: Option<&str>, issuer: Option<&str>| {
+            let mut b = BoundSecret::new(Secret::new("s3cret-value"), client.map(str::to_owned));
+            b.issuer = issuer.map(str::to_owned);
+            b
+        };
+        let a = Some("https://a.example");
+        let b = Some("https://b.example");
+        for (secret, client, issuer, sent) in [
+            (bound(Some("c1"), a), "c1", a, true),
+            (bound(Some("c1"), a), "c2", a, false),
+            (bound(Some("c1"), a), "c1", b, false),
+            (bound(Some("c1"), a), "c1", None, false),
+            (bound(Some("c1"), None), "c1", b, true),
+            (bound(None, None), "any", a, true),
+        ] {
+            assert_eq!(
+                secret.for_use(client, issuer).is_some(),
+                sent,
+                "{secret:?} for {client} at {issuer:?}"
+            );
+        }
+        let secrets = Secrets::new(MemoryStore::default());
+        let server = ServerId::new("s").unwrap();
+        let part = SignInPart::ClientSecret;
+        write_bound(&secrets, &server, part, &bound(None, None))
+            .await
+            .unwrap();
+        let first = read_bound(&secrets, &server, part).await.unwrap().unwrap();
+        assert!(use_bound(&secrets, &server, part, &first, "c1", a)
+            .await
+            .unwrap()
+            .is_some());
+        let now = read_bound(&secrets, &server, part).await.unwrap().unwrap();
+        assert_eq!(now.client_id.as_deref(), Some("c1"));
+        assert_eq!(now.issuer.as_deref(), a);
+        assert!(use_bound(&secrets, &server, part, &now, "c1", b)
+            .await
+            .unwrap()
+            .is_none());
+    }
 
     #[tokio::test]
     async fn refreshes_take_turns_across_stores_sharing_a_lock_file() {
