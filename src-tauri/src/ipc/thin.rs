@@ -213,7 +213,9 @@ fn commands_stay_thin() {
     let granted = include_str!("../../capabilities/default.json");
     for cmd in &found {
         if !declared.iter().any(|d| d == cmd) {
-            problems_all.push(format!("`{cmd}` is a command but build.rs does not declare it"));
+            problems_all.push(format!(
+                "`{cmd}` is a command but build.rs does not declare it"
+            ));
         }
         let allow = format!("\"allow-{}\"", cmd.replace('_', "-"));
         if !granted.contains(&allow) {
