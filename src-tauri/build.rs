@@ -112,6 +112,9 @@ const COMMANDS: &[&str] = &[
     "set_client_secret",
     "set_allow_insecure",
     "open_app_link",
+    "open_app_frame",
+    "run_app_tool",
+    "app_navigated",
     "get_settings",
     "save_settings",
 ];

@@ -17,12 +17,14 @@
 //! postMessage bridge (`ui/src/features/apps/`), which sends tool calls through the approval
 //! dialog and links through the one URL opener.
 //!
-//! The URL carries no secret: `?server=<name>&uri=<ui://...>`. Whatever a frame loads this way
-//! is a server's declared app, read through the seam (policy, holds, audit), into the same
-//! jail; a frame that navigates itself to another app gains nothing it did not have.
+//! The URL names a frame the window opened, and nothing else: `?frame=<id>`
+//! ([`Host::open_app_frame`], 128 random bits, never sent to the frame by the window). The core
+//! serves that frame's own document only ([`Host::load_app_frame`]), so an app that navigates
+//! its frame elsewhere (another server's document under the old `?server=…&uri=…` form, a
+//! guessed id) gets a refusal, and the refusal is audited (AP-10). The window also sees the
+//! frame load a second time and reports it (`app_navigated`), which closes the frame.
 
-use switchboard_core::approval::Origin;
-use switchboard_core::host::apps::{AppError, APP_URI_MAX};
+use switchboard_core::host::apps::AppError;
 use switchboard_core::host::Host;
 use tauri::http::{header, Request, Response, StatusCode};
 use tauri::{Manager, UriSchemeContext, UriSchemeResponder, Wry};
@@ -37,28 +39,42 @@ pub const APP_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; \
     manifest-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; \
     sandbox allow-scripts";
 
-/// What a request for an app names.
+/// What a request of the jail names.
 #[derive(Debug, PartialEq, Eq)]
-pub struct AppRequest {
-    /// The server's name.
-    pub server: String,
-    /// The `ui://` URI.
-    pub uri: String,
+pub enum AppRequest {
+    /// An open frame, by its id (`?frame=<id>`).
+    Frame(String),
+    /// A server's document by name (`?server=…&uri=…`): what no frame may load (AP-10).
+    Named {
+        /// The server's name.
+        server: String,
+        /// The `ui://` URI.
+        uri: String,
+    },
 }
 
-/// Reads `?server=..&uri=..` from a request URI; anything else is refused.
+/// Reads `?frame=..` (or the refused `?server=..&uri=..`) from a request URI; anything else
+/// is `None`.
 pub fn parse(uri: &str) -> Option<AppRequest> {
     let url = tauri::Url::parse(uri).ok()?;
-    let (mut server, mut app) = (None, None);
+    let (mut frame, mut server, mut app) = (None, None, None);
     for (k, v) in url.query_pairs() {
         match &*k {
+            "frame" if frame.is_none() => frame = Some(v.into_owned()),
             "server" if server.is_none() => server = Some(v.into_owned()),
             "uri" if app.is_none() => app = Some(v.into_owned()),
             _ => return None,
         }
     }
-    let (server, uri) = (server?, app?);
-    (server.len() <= 128 && uri.len() <= APP_URI_MAX).then_some(AppRequest { server, uri })
+    match (frame, server, app) {
+        (Some(f), None, None) if f.len() <= 64 => Some(AppRequest::Frame(f)),
+        (None, Some(server), Some(uri))
+            if server.len() <= 128 && uri.len() <= switchboard_core::host::apps::APP_URI_MAX =>
+        {
+            Some(AppRequest::Named { server, uri })
+        }
+        _ => None,
+    }
 }
 
 /// A response with the jail's headers around `body`.
@@ -92,9 +108,7 @@ pub fn serve(
     if request.method() != tauri::http::Method::GET {
         return responder.respond(refuse(StatusCode::METHOD_NOT_ALLOWED, "only GET"));
     }
-    let Some(asked) = parse(&request.uri().to_string()) else {
-        return responder.respond(refuse(StatusCode::BAD_REQUEST, "not an app address"));
-    };
+    let asked = parse(&request.uri().to_string());
     let Some(host) = ctx
         .app_handle()
         .try_state::<Host>()
@@ -103,25 +117,38 @@ pub fn serve(
         return responder.respond(refuse(StatusCode::SERVICE_UNAVAILABLE, "no host"));
     };
     tauri::async_runtime::spawn(async move {
-        responder.respond(load(&host, &asked).await);
+        responder.respond(load(&host, asked).await);
     });
 }
 
-async fn load(host: &Host, asked: &AppRequest) -> Response<Vec<u8>> {
-    let server = match Host::server_id(&asked.server) {
-        Ok(s) => s,
-        Err(e) => return refuse(StatusCode::NOT_FOUND, &e.to_string()),
+async fn load(host: &Host, asked: Option<AppRequest>) -> Response<Vec<u8>> {
+    let frame = match asked {
+        Some(AppRequest::Frame(f)) => f,
+        Some(AppRequest::Named { server, uri }) => {
+            // A frame that navigated to a document by name: refused, and audited with what
+            // it named (when the name is a server's name at all).
+            let named = Host::server_id(&server).ok();
+            host.refuse_app_address(named.as_ref().map(|s| (s, uri.as_str())))
+                .await;
+            let why = "an app may load only the document its frame was opened for";
+            return refuse(StatusCode::FORBIDDEN, why);
+        }
+        None => {
+            host.refuse_app_address(None).await;
+            return refuse(StatusCode::BAD_REQUEST, "not an app address");
+        }
     };
-    match host.load_app(&server, &asked.uri, Origin::Manual).await {
+    match host.load_app_frame(&frame).await {
         Ok(doc) => respond(
             StatusCode::OK,
             "text/html; charset=utf-8",
             doc.html.into_bytes(),
         ),
         Err(e) => {
-            tracing::warn!(server = %server, error = %e, "an app could not be shown");
+            tracing::warn!(error = %e, "an app could not be shown");
             let status = match e {
                 AppError::Host(_) => StatusCode::BAD_GATEWAY,
+                AppError::NoFrame => StatusCode::FORBIDDEN,
                 _ => StatusCode::UNPROCESSABLE_ENTITY,
             };
             refuse(status, &e.to_string())
@@ -134,18 +161,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_address_names_a_server_and_a_view_and_nothing_else() {
+    fn the_address_names_a_frame_and_a_named_document_is_told_apart() {
+        assert_eq!(
+            parse("switchboard-app://localhost/?frame=0123abcd"),
+            Some(AppRequest::Frame("0123abcd".into()))
+        );
+        assert!(parse("http://switchboard-app.localhost/?frame=ab").is_some());
         assert_eq!(
             parse("switchboard-app://localhost/?server=demo&uri=ui%3A%2F%2Fa%2Fapp.html"),
-            Some(AppRequest {
+            Some(AppRequest::Named {
                 server: "demo".into(),
                 uri: "ui://a/app.html".into()
             })
         );
-        assert!(parse("http://switchboard-app.localhost/?server=d&uri=ui%3A%2F%2Fa").is_some());
         for bad in [
             "switchboard-app://localhost/?server=demo",
             "switchboard-app://localhost/?uri=ui%3A%2F%2Fa",
+            "switchboard-app://localhost/?frame=a&server=b&uri=ui%3A%2F%2Fa",
+            "switchboard-app://localhost/?frame=a&frame=b",
             "switchboard-app://localhost/?server=a&server=b&uri=ui%3A%2F%2Fa",
             "switchboard-app://localhost/?server=a&uri=ui%3A%2F%2Fa&x=1",
         ] {

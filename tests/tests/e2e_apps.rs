@@ -16,8 +16,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use switchboard_core::approval::Origin;
+use serde_json::Map;
+use switchboard_core::approval::audit::AuditKind;
+use switchboard_core::approval::{Answer, ApprovalRequest, Origin, Scope};
+use switchboard_core::host::app_calls::ShownIn;
 use switchboard_core::host::apps::AppError;
+use switchboard_core::host::CallOptions;
+use switchboard_core::ids::ToolRef;
+use switchboard_core::store::{AuditEntry, AuditQuery};
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
@@ -222,6 +228,183 @@ async fn only_a_host_that_renders_apps_advertises_them_and_declared_views_reach_
     }
 }
 
+/// Waits (bounded) for the next question, gives it `answer`, and returns it.
+async fn answer_next(host: &switchboard_core::host::Host, answer: Answer) -> ApprovalRequest {
+    for _ in 0..1500 {
+        if let Some(req) = host.pending_approvals().into_iter().next() {
+            host.answer_approval(req.nonce.as_str(), answer)
+                .await
+                .unwrap();
+            return req;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("nobody asked");
+}
+
+/// The audit log's entries whose text holds `needle`, newest first.
+async fn audited(host: &switchboard_core::host::Host, needle: &str) -> Vec<AuditEntry> {
+    host.audit_page(&AuditQuery {
+        search: Some(needle.into()),
+        before: None,
+        limit: 200,
+    })
+    .await
+    .unwrap()
+    .entries
+}
+
+/// AP-10, no window: an app acts as itself. A tool its server shows to the model only is
+/// refused with a reason that says so, and the refusal is audited under the app's name; a grant
+/// the person gave the chat model ("always") does not cover the app's call of the same tool: the
+/// person is asked, the question names the app, and the audit log names the app as the actor.
+/// A frame's address loads its own document only: an address naming another server's document
+/// is refused and audited, and a frame reported as navigated away is closed (its document and
+/// its calls refused after).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_calls_as_itself_only_what_its_server_shows_to_apps() {
+    let (host, _dir) = test_host_with(|b| b.apps(true)).await;
+    let py = python();
+    let fixture = repo().join("tests/fixtures/apps_server.py");
+    let spec = stdio_spec(
+        "apps",
+        &py,
+        &[fixture.to_str().unwrap(), "--canary-port", "9"],
+    );
+    let id = start_trusted(&host, spec).await.id().clone();
+    let conv = host.create_conversation("apps").await.unwrap().id;
+    let prober = "ui://fixture/prober.html";
+    let shown = ShownIn {
+        conversation: Some(conv.clone()),
+        agent: None,
+    };
+    let frame = host.open_app_frame(&id, prober, shown).await.unwrap();
+    // A tool the server shows to the model only: refused before anything is asked or sent.
+    let hidden = host
+        .run_app_tool(&frame, "secret", Map::new(), CallOptions::default())
+        .await;
+    let Err(e @ AppError::Hidden { .. }) = &hidden else {
+        panic!("{hidden:?}");
+    };
+    assert!(
+        e.to_string().contains("does not make it visible to apps"),
+        "{e}"
+    );
+    assert!(host.pending_approvals().is_empty());
+    let refusals = audited(&host, "secret").await;
+
+    assert!(
+        refusals
+            .iter()
+            .any(|r| r.kind == AuditKind::Decided && r.detail_json.contains("visible to apps")),
+        "{refusals:?}"
+    );
+    let proposed = audited(&host, &format!("app:apps {prober}")).await;
+    assert!(
+        proposed
+            .iter()
+            .any(|r| r.tool.as_deref() == Some("secret") && r.kind == AuditKind::Proposed),
+        "the refusal does not name the app: {proposed:?}"
+    );
+
+    // The person tells the chat model "always" for bump.
+    let bump = ToolRef {
+        server: id.clone(),
+        tool: "bump".into(),
+    };
+    let by = |n: i64| serde_json::json!({ "by": n }).as_object().unwrap().clone();
+    let model = {
+        let (host, bump, args) = (host.clone(), bump.clone(), by(1));
+        let conv = conv.clone();
+        tokio::spawn(async move {
+            host.run_tool(&bump, args, Origin::model(conv), CallOptions::default())
+                .await
+        })
+    };
+    let always = Answer::Allow {
+        arguments: None,
+        scope: Scope::Always,
+        constraints: Vec::new(),
+    };
+    let asked = answer_next(&host, always).await;
+    assert!(matches!(asked.origin, Origin::Model { .. }), "{asked:?}");
+    model.await.unwrap().unwrap();
+    // The grant works for the model: its next call runs without a question.
+    host.run_tool(
+        &bump,
+        by(2),
+        Origin::model(conv.clone()),
+        CallOptions::default(),
+    )
+    .await
+    .unwrap();
+    // The app's call of the same tool is not covered: the person is asked, about the app.
+    let app_call = {
+        let (host, frame) = (host.clone(), frame.clone());
+        let args = by(7);
+        tokio::spawn(async move {
+            host.run_app_tool(&frame, "bump", args, CallOptions::default())
+                .await
+        })
+    };
+    let asked = answer_next(&host, Answer::ALLOW).await;
+    let Origin::App {
+        app, conversation, ..
+    } = &asked.origin
+    else {
+        panic!("the question is not the app's: {asked:?}");
+    };
+    assert_eq!((app.server.as_str(), app.uri.as_str()), ("apps", prober));
+    assert_eq!(conversation.as_ref(), Some(&conv));
+    assert!(app.describe().contains(prober), "{}", app.describe());
+    let result = app_call.await.unwrap().unwrap();
+    assert!(
+        serde_json::to_string(&result.content)
+            .unwrap()
+            .contains("bumped by 7"),
+        "{result:?}"
+    );
+    let by_app = audited(&host, &format!("app:apps {prober}")).await;
+    assert!(
+        by_app
+            .iter()
+            .any(|r| r.kind == AuditKind::Proposed && r.tool.as_deref() == Some("bump")),
+        "the app's call is not audited as the app's: {by_app:?}"
+    );
+
+    // Its own document loads; another server's, named by its address, is refused and audited.
+    let doc = host.load_app_frame(frame.as_str()).await.unwrap();
+    assert!(doc.html.contains("Prober app"));
+    let forged = host.load_app_frame(&"0".repeat(32)).await;
+    assert!(matches!(forged, Err(AppError::NoFrame)), "{forged:?}");
+    host.refuse_app_address(Some((&id, "ui://fixture/hello.html")))
+        .await;
+    let refused = audited(&host, "ui://fixture/hello.html").await;
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.detail_json.contains("not its own")),
+        "{refused:?}"
+    );
+    // The window saw the frame navigate away: it is closed, and the app is named.
+    assert!(host.app_navigated(&frame).await);
+    assert!(!host.app_navigated(&frame).await, "closed once");
+    let navigated = audited(&host, prober).await;
+    assert!(
+        navigated
+            .iter()
+            .any(|r| r.detail_json.contains("navigated its frame away")),
+        "{navigated:?}"
+    );
+    let reload = host.load_app_frame(frame.as_str()).await;
+    assert!(matches!(reload, Err(AppError::NoFrame)), "{reload:?}");
+    let after = host
+        .run_app_tool(&frame, "bump", by(8), CallOptions::default())
+        .await;
+    assert!(matches!(after, Err(AppError::NoFrame)), "{after:?}");
+    host.shutdown().await;
+}
+
 #[tokio::test]
 async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reaches_nothing() {
     if !e2e_available() {
@@ -299,7 +482,7 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
         frame[1]
             .as_str()
             .unwrap()
-            .starts_with("switchboard-app://localhost/?server=apps&uri=ui%3A%2F%2F"),
+            .starts_with("switchboard-app://localhost/?frame="),
         "{frame}"
     );
     s.wait_text(".app-log", "initialized by Switchboard", WAIT)
@@ -502,9 +685,10 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
         .unwrap();
     assert_eq!(frame[0], "allow-scripts", "{frame}");
     assert!(
-        frame[1].as_str().unwrap().starts_with(
-            "switchboard-app://localhost/?server=apps&uri=ui%3A%2F%2Ffixture%2Fhello.html"
-        ),
+        frame[1]
+            .as_str()
+            .unwrap()
+            .starts_with("switchboard-app://localhost/?frame="),
         "{frame}"
     );
     s.wait_text(".chat-log .tc-app .app-log", "hello app ready", WAIT)
@@ -514,4 +698,209 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
         .await
         .unwrap();
     s.close().await.unwrap();
+}
+
+/// The audit entries (as JSON) whose text holds `needle`, through the real CLI.
+fn audit_cli(data: &Path, needle: &str) -> Vec<serde_json::Value> {
+    let out = cli_ok(
+        data,
+        &[
+            "--json", "audit", "list", "--search", needle, "--limit", "200",
+        ],
+    );
+    let page: serde_json::Value = serde_json::from_str(&out).unwrap();
+    page["entries"].as_array().cloned().unwrap_or_default()
+}
+
+/// AP-10, in the real window: an app acts as itself. The person first tells the chat model
+/// (over the real CLI, `chat`) "always" for `bump`. Then the prober app, shown by the person's
+/// own run in the window, (1) calls `secret`, a tool its server shows to the model only: it
+/// is refused with a reason that says so, nobody is asked, and the audit log names the app;
+/// (2) calls `bump`: the model's grant does not cover it, so the dialog asks, naming the app,
+/// and the audit log names the app as who proposed it; (3) navigates its frame to another
+/// server's document: the jail refuses it (the other server's document is never read), the
+/// window stops the app, and both are audited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_documents() {
+    use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
+    use switchboard_tests::fake_llm::FakeLlm;
+    if !e2e_available() {
+        return;
+    }
+    let _turn = ONE_WINDOW.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let py = python();
+    let fixture = repo().join("tests/fixtures/apps_server.py");
+    for (name, other) in [("apps", "apps2"), ("apps2", "apps")] {
+        cli_ok(
+            &data,
+            &[
+                "server",
+                "add",
+                name,
+                "--",
+                &py,
+                fixture.to_str().unwrap(),
+                "--canary-port",
+                "9",
+                "--other",
+                other,
+            ],
+        );
+        cli_ok(&data, &["server", "trust", name, "--yes"]);
+        cli_ok(&data, &["server", "always-on", name, "on"]);
+    }
+    // The person allows the chat model `bump` always, over the real CLI.
+    let llm = FakeLlm::spawn(Scenario::new([
+        Reply::calls(vec![ScriptedCall::new(
+            "call_1",
+            "apps__bump",
+            &[r#"{"by": 1}"#],
+        )]),
+        Reply::text(&["Bumped."]),
+    ]))
+    .await
+    .unwrap();
+    cli_ok(
+        &data,
+        &[
+            "provider",
+            "add",
+            "fake",
+            "--kind",
+            "ollama",
+            "--base-url",
+            &llm.openai_base(),
+            "--model",
+            "m1",
+        ],
+    );
+    let o = run_cli(&data, &["chat", "--model", "fake", "bump it"], "a\n", &[]);
+    assert!(o.status.success(), "{o:?}");
+    let grants = cli_ok(&data, &["policy", "list"]);
+    assert!(grants.contains("grant"), "no grant was made: {grants}");
+
+    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
+        .await
+        .unwrap();
+    let s = driver
+        .session(&workspace_bin("switchboard-desktop"))
+        .await
+        .unwrap();
+    for name in ["apps", "apps2"] {
+        s.wait_text(
+            &format!(r#"article[data-name="{name}"] .badge"#),
+            "running",
+            WAIT,
+        )
+        .await
+        .unwrap();
+    }
+    run_tool(&s, "show_prober").await;
+    let frame = s
+        .wait_for(".run-output .app-view iframe.app-frame", WAIT)
+        .await
+        .unwrap();
+    let src = s
+        .execute("return document.querySelector('.app-view iframe').src;")
+        .await
+        .unwrap();
+    assert!(
+        src.as_str()
+            .unwrap()
+            .starts_with("switchboard-app://localhost/?frame="),
+        "the frame's address names more than its frame: {src}"
+    );
+    let _ = frame;
+    // (1) The hidden tool: refused with the reason, before anyone is asked.
+    let log = s
+        .wait_text(".app-log", "hidden: ", WAIT)
+        .await
+        .unwrap_or_else(|e| panic!("the app's hidden call was not refused: {e}"));
+    assert!(log.contains("does not make it visible to apps"), "{log}");
+    // (2) The model's grant does not cover the app: the dialog asks, and names the app.
+    let who = s
+        .wait_text(".approval-dialog .approval-who", "prober.html", WAIT)
+        .await
+        .unwrap();
+    assert!(who.contains("of server apps"), "{who}");
+    s.screenshot(&artifacts().join("63-app-asks-as-itself.png"))
+        .await
+        .unwrap();
+    approve_once(&s, "\"by\": 7").await;
+    s.wait_text(".app-log", "app got: bumped by 7", WAIT)
+        .await
+        .unwrap();
+    // (3) It navigates to another server's document: stopped, the document never shown.
+    s.wait_text(".app-view .app-status", "navigated away", WAIT)
+        .await
+        .unwrap();
+    let frames = s
+        .execute("return document.querySelectorAll('.app-view iframe').length;")
+        .await
+        .unwrap();
+    assert_eq!(frames, serde_json::json!(0), "the frame is still shown");
+    let log = s
+        .text(&s.wait_for(".app-log", WAIT).await.unwrap())
+        .await
+        .unwrap();
+    assert!(
+        !log.contains("hello app ready"),
+        "the other document ran: {log}"
+    );
+    s.screenshot(&artifacts().join("64-app-navigation-stopped.png"))
+        .await
+        .unwrap();
+    s.close().await.unwrap();
+
+    // The audit log names the app for what it asked and was refused.
+    let app_actor = "app:apps ui://fixture/prober.html";
+    let by_app = audit_cli(&data, app_actor);
+    let proposed = |tool: &str| {
+        by_app
+            .iter()
+            .any(|e| e["kind"] == "proposed" && e["tool"] == tool && e["actor"] == app_actor)
+    };
+    assert!(
+        proposed("secret"),
+        "the hidden call is not the app's: {by_app:#?}"
+    );
+    assert!(proposed("bump"), "the bump is not the app's: {by_app:#?}");
+    let hidden = audit_cli(&data, "visible to apps");
+    assert!(
+        hidden
+            .iter()
+            .any(|e| e["kind"] == "decided" && e["tool"] == "secret"),
+        "{hidden:#?}"
+    );
+    // The stop is the host's decision on a navigation the app proposed: the decided entry
+    // (by the system) shares its call with a proposal named by the app.
+    let navigated = audit_cli(&data, "navigated its frame away");
+    let stopped = navigated
+        .iter()
+        .find(|e| e["kind"] == "decided" && e["tool"] == "ui://fixture/prober.html")
+        .unwrap_or_else(|| panic!("the stop is not audited: {navigated:#?}"));
+    assert!(
+        by_app
+            .iter()
+            .any(|e| e["kind"] == "proposed" && e["call_ref"] == stopped["call_ref"]),
+        "the navigation is not the app's: {stopped:#?} {by_app:#?}"
+    );
+    let other = audit_cli(&data, "not its own");
+    assert!(
+        other
+            .iter()
+            .any(|e| e["server"] == "apps2" && e["tool"] == "ui://fixture/hello.html"),
+        "the refused document is not audited: {other:#?}"
+    );
+    // apps2's document was never read for the frame (a read would be the person's).
+    let reads = audit_cli(&data, "apps2");
+    assert!(
+        !reads
+            .iter()
+            .any(|e| e["actor"] == "user" && e["tool"] == "ui://fixture/hello.html"),
+        "the other server's document was read: {reads:#?}"
+    );
 }

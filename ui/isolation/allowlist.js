@@ -20,6 +20,9 @@ self.SWITCHBOARD_IPC_COMMANDS = {
     "nonce": "string",
     "reply": "object"
   },
+  "app_navigated": {
+    "frame": "string"
+  },
   "approve_link": {
     "fingerprint": "string",
     "link": "string",
@@ -135,6 +138,12 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "metrics_report": {
     "window": "string"
   },
+  "open_app_frame": {
+    "agent": "string?",
+    "conversation": "string?",
+    "server": "string",
+    "uri": "string"
+  },
   "open_app_link": {
     "url": "string"
   },
@@ -203,6 +212,12 @@ self.SWITCHBOARD_IPC_COMMANDS = {
   "reset_grants": {},
   "result_review": {
     "server": "string"
+  },
+  "run_app_tool": {
+    "argsJson": "string",
+    "frame": "string",
+    "onProgress": "channel",
+    "tool": "string"
   },
   "run_pipeline": {
     "inputsJson": "string",

@@ -37,7 +37,7 @@ pub(super) fn parse_run(id: &str) -> Result<RunId, IpcError> {
 
 /// Arguments typed as JSON text: they must be an object. `not_json` opens the message when
 /// the text does not parse.
-fn json_object(
+pub(super) fn json_object(
     text: &str,
     not_json: &str,
 ) -> Result<serde_json::Map<String, serde_json::Value>, IpcError> {
@@ -49,7 +49,9 @@ fn json_object(
 }
 
 /// Forwards a call's progress to the window until the window goes away or the call ends.
-fn forward(on_progress: Channel<ProgressDto>) -> (UnboundedSender<Progress>, JoinHandle<()>) {
+pub(super) fn forward(
+    on_progress: Channel<ProgressDto>,
+) -> (UnboundedSender<Progress>, JoinHandle<()>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         while let Some(p) = rx.recv().await {
@@ -115,8 +117,11 @@ pub struct ApprovalDto {
     pub tool: String,
     /// The exact arguments, pretty-printed JSON, untruncated.
     pub arguments: String,
-    /// `manual` (run by hand) or `model` (asked for in a conversation).
+    /// `manual` (run by hand), `model` (asked for in a conversation) or `app` (an MCP App
+    /// asks from its frame, AP-10).
     pub origin: String,
+    /// The `ui://` document of the app that asks, with origin `app` (its server is `server`).
+    pub app: Option<String>,
     /// The conversation, for model calls.
     pub conversation: Option<String>,
     /// The agent whose model asks, when an agent profile runs it (issue 15).
@@ -157,10 +162,13 @@ impl From<&Condition> for ConstraintDto {
 impl From<ApprovalRequest> for ApprovalDto {
     fn from(r: ApprovalRequest) -> Self {
         let acting = r.origin.acting().cloned();
+        let app = r.origin.app().map(|a| a.uri.clone());
         let (origin, conversation) = match r.origin {
             Origin::Manual => ("manual", None),
             Origin::Attach { conversation } => ("manual", conversation.map(|c| c.to_string())),
             Origin::Model { conversation, .. } => ("model", Some(conversation.to_string())),
+            // An MCP App's own call (AP-10).
+            Origin::App { conversation, .. } => ("app", conversation.map(|c| c.to_string())),
         };
         let suggested_constraints = match &r.arguments {
             serde_json::Value::Object(args) => {
@@ -179,6 +187,7 @@ impl From<ApprovalRequest> for ApprovalDto {
             tool: r.tool,
             arguments: serde_json::to_string_pretty(&r.arguments).unwrap_or_default(),
             origin: origin.into(),
+            app,
             conversation,
             agent: acting.as_ref().map(|a| a.agent.to_string()),
             for_agent: acting.and_then(|a| a.for_agent).map(|a| a.to_string()),

@@ -201,10 +201,26 @@ fn commands_stay_thin() {
     }
     let declared = declared();
     assert!(declared.len() >= 5, "build.rs lists {declared:?}");
-    for cmd in declared {
+    for cmd in &declared {
         if !found.iter().any(|f| f == cmd) {
             problems_all.push(format!(
                 "build.rs declares `{cmd}`, but no #[tauri::command] fn {cmd} was found in ipc/"
+            ));
+        }
+    }
+    // A command the window calls must be declared and granted, or every call of it fails
+    // with Tauri's "not allowed" (which the window cannot even word).
+    let granted = include_str!("../../capabilities/default.json");
+    for cmd in &found {
+        if !declared.iter().any(|d| d == cmd) {
+            problems_all.push(format!(
+                "`{cmd}` is a command but build.rs does not declare it"
+            ));
+        }
+        let allow = format!("\"allow-{}\"", cmd.replace('_', "-"));
+        if !granted.contains(&allow) {
+            problems_all.push(format!(
+                "`{cmd}` is not granted in capabilities/default.json ({allow})"
             ));
         }
     }

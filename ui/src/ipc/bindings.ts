@@ -295,6 +295,24 @@ export const commands = {
 	 *  The URL is not logged: an app chose it.
 	 */
 	openAppLink: (url: string) => typedError<null, IpcError>(__TAURI_INVOKE("open_app_link", { url })),
+	/**
+	 *  Opens a frame for the app `uri` of `server`, shown in `conversation` (answered there by
+	 *  `agent`) or, with neither, under the person's own run. Returns the frame's id: the jail
+	 *  serves the document at `?frame=<id>` only, and the app's calls name it.
+	 */
+	openAppFrame: (server: string, uri: string, conversation: string | null, agent: string | null) => typedError<string, IpcError>(__TAURI_INVOKE("open_app_frame", { server, uri, conversation, agent })),
+	/**
+	 *  The app in `frame` asks to run `tool` of its own server with `args_json` (a JSON object as
+	 *  text): refused unless the server shows the tool to apps, then asked about and audited as
+	 *  the app's own call; progress arrives on `on_progress`.
+	 */
+	runAppTool: (frame: string, tool: string, argsJson: string, onProgress: Channel<ProgressDto_Deserialize>) => typedError<ToolResultDto_Serialize, IpcError>(__TAURI_INVOKE("run_app_tool", { frame, tool, argsJson, onProgress })),
+	/**
+	 *  The window saw the app in `frame` load a second document (it navigated away): the frame
+	 *  is closed in the core (its calls refused from now on) and the app is named in the audit
+	 *  log. Returns whether it was open.
+	 */
+	appNavigated: (frame: string) => typedError<boolean, IpcError>(__TAURI_INVOKE("app_navigated", { frame })),
 	/**  The settings, the data directory, and any problem reading the settings file. */
 	getSettings: () => typedError<SettingsView_Serialize, IpcError>(__TAURI_INVOKE("get_settings")),
 	/**  Validates and saves the settings, applies the log level now, and returns them as saved. */
@@ -594,8 +612,13 @@ export type ApprovalDto_Deserialize = {
 	tool: string,
 	/**  The exact arguments, pretty-printed JSON, untruncated. */
 	arguments: string,
-	/**  `manual` (run by hand) or `model` (asked for in a conversation). */
+	/**
+	 *  `manual` (run by hand), `model` (asked for in a conversation) or `app` (an MCP App
+	 *  asks from its frame, AP-10).
+	 */
 	origin: string,
+	/**  The `ui://` document of the app that asks, with origin `app` (its server is `server`). */
+	app?: string | null,
 	/**  The conversation, for model calls. */
 	conversation?: string | null,
 	/**  The agent whose model asks, when an agent profile runs it (issue 15). */
@@ -629,8 +652,13 @@ export type ApprovalDto_Serialize = {
 	tool: string,
 	/**  The exact arguments, pretty-printed JSON, untruncated. */
 	arguments: string,
-	/**  `manual` (run by hand) or `model` (asked for in a conversation). */
+	/**
+	 *  `manual` (run by hand), `model` (asked for in a conversation) or `app` (an MCP App
+	 *  asks from its frame, AP-10).
+	 */
 	origin: string,
+	/**  The `ui://` document of the app that asks, with origin `app` (its server is `server`). */
+	app: string | null,
 	/**  The conversation, for model calls. */
 	conversation: string | null,
 	/**  The agent whose model asks, when an agent profile runs it (issue 15). */

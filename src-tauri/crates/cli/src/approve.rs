@@ -61,9 +61,10 @@ fn show(req: &ApprovalRequest, arguments: &Value, edited: bool, keep: &[Conditio
         errln!("\nRun {tool} on {} with your edit:", req.server);
     } else {
         // Who asks: the model, or the agent whose model asks and for whom (issue 15).
-        let who = match req.origin.acting() {
-            Some(a) => format!("The model of {},", a.describe()),
-            None => "The model".to_owned(),
+        let who = match (req.origin.app(), req.origin.acting()) {
+            (Some(app), _) => output::inert(&app.describe()),
+            (None, Some(a)) => format!("The model of {},", a.describe()),
+            (None, None) => "The model".to_owned(),
         };
         errln!("\n{who} wants to run {tool} on {} with:", req.server);
     }

@@ -221,6 +221,7 @@ fn describe(r: &Rule) -> String {
         Source::Grant {
             conversation,
             agent,
+            app,
             ..
         } => {
             let when = match conversation {
@@ -230,7 +231,11 @@ fn describe(r: &Rule) -> String {
             let whom = agent
                 .as_ref()
                 .map(|a| format!(", agent {a}"))
-                .unwrap_or_default();
+                .unwrap_or_default()
+                + &app
+                    .as_ref()
+                    .map(|a| format!(", app {}", output::inert(a)))
+                    .unwrap_or_default();
             format!(" [grant, {when}{whom}]")
         }
     };

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use switchboard_core::config::credentials::shown_value;
+use switchboard_core::config::credentials::{shown_value, text_credentials};
 use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::config::placeholders::{move_credentials, Moved};
 use switchboard_core::config::{
     Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
@@ -64,6 +65,10 @@ pub enum ServerCmd {
     /// Print the `switchboard://` link that proposes this server to another Switchboard (no
     /// secrets in it: they become values the receiver is asked for).
     Link(crate::link_cmds::LinkArgs),
+    /// Install a `switchboard://` link: shows what it would run, asks for each value it asks
+    /// for (one line each on stdin, or without echo on a terminal; they go to the keyring),
+    /// then adds and approves exactly that.
+    Install(crate::link_cmds::InstallArgs),
     /// Whether the desktop app starts this server at launch and keeps it running (`on`), or
     /// starts it when its tools are needed and stops it when idle (`off`, the default).
     AlwaysOn(crate::demand_cmds::AlwaysOnArgs),
@@ -110,6 +115,10 @@ pub struct AddArgs {
     /// Add it disabled.
     #[arg(long)]
     disabled: bool,
+    /// Keep arguments and URL query values that look like credentials in the keyring: each
+    /// becomes `${secret:NAME}` in the config, filled in when the server starts (LK-01).
+    #[arg(long)]
+    move_credentials: bool,
     /// Run it sandboxed from the start (grant folders with `switchboard server sandbox`).
     #[arg(long, conflicts_with = "url")]
     sandbox: bool,
@@ -213,6 +222,7 @@ pub async fn run(ctx: &Ctx, cmd: ServerCmd) -> anyhow::Result<ExitCode> {
         ServerCmd::Limits(a) => crate::limits_cmds::limits(ctx, a).await,
         ServerCmd::Insecure(a) => insecure(ctx, a).await,
         ServerCmd::Link(a) => crate::link_cmds::link(ctx, a).await,
+        ServerCmd::Install(a) => crate::link_cmds::install(ctx, a).await,
         ServerCmd::AlwaysOn(a) => crate::demand_cmds::always_on(ctx, a).await,
     }
 }
@@ -258,13 +268,24 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             max_message_mib: a.max_message_mb,
         },
     };
+    let mut spec = spec;
+    let in_text = text_credentials(&spec);
+    let moved = if a.move_credentials || (!in_text.is_empty() && offer_to_move(&in_text)?) {
+        move_credentials(&mut spec)
+    } else {
+        Moved::default()
+    };
     let outcome = ctx
         .host
         .add_server_with(
             spec,
             AddOptions {
                 replace_secrets: a.replace_secrets,
-                ..AddOptions::default()
+                secrets: moved
+                    .secrets
+                    .into_iter()
+                    .map(|(n, v)| (n.to_string(), v))
+                    .collect(),
             },
         )
         .await?;
@@ -274,6 +295,14 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
         )?;
     } else {
         errln!("added {id}");
+        for (what, secret) in &moved.moved {
+            errln!("  {what} looks like a credential: it went to the keyring as {id}'s secret {secret}; the config says ${{secret:{secret}}} and the server gets the value when it starts");
+        }
+        if moved.moved.is_empty() {
+            for what in &in_text {
+                errln!("  {what} looks like a credential; it is stored in the config as it is, not in the keyring, and a link cannot carry it. Add the server with --move-credentials to keep it in the keyring instead");
+            }
+        }
         for (field, secret) in &outcome.moved {
             errln!(
                 "  the value of {} looks like a credential: it went to the keyring as {id}'s secret {secret}, not into the config",
@@ -295,6 +324,27 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks on a terminal whether to move the credentials `found` to the keyring; elsewhere (a
+/// script) the answer is no and the warnings after the add say how.
+fn offer_to_move(found: &[String]) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(false);
+    }
+    err!(
+        "{} look{} like a credential. Keep {} in the keyring instead of the config? [Y/n] ",
+        found.join(", "),
+        if found.len() == 1 { "s" } else { "" },
+        if found.len() == 1 { "it" } else { "them" }
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(!matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "n" | "no"
+    ))
 }
 
 /// A relative path typed on the command line means "relative to where I am", so it is made
@@ -443,7 +493,7 @@ pub fn sandboxed(spec: &ServerSpec) -> Option<bool> {
     }
 }
 
-fn print_plan(lines: &[(String, String)], warnings: &[String]) {
+pub(crate) fn print_plan(lines: &[(String, String)], warnings: &[String]) {
     outln!("what would run:");
     for (k, v) in lines {
         outln!("  {k:<10} {v}");

@@ -120,6 +120,11 @@ pub enum Actor {
     },
     /// Switchboard itself (sending a call, recording its result, noticing a changed tool).
     System,
+    /// An MCP App, from its frame (AP-10): its server and `ui://` document.
+    App {
+        /// `<server> <ui:// uri>`.
+        app: String,
+    },
 }
 
 impl Actor {
@@ -145,6 +150,7 @@ impl Actor {
             // A grant always has an id; an empty one still records that a grant decided.
             Self::Grant { grant_id } if grant_id.is_empty() => "grant:?".into(),
             Self::Grant { grant_id } => with("grant", grant_id),
+            Self::App { app } => with("app", app),
         }
     }
 
@@ -160,6 +166,7 @@ impl Actor {
             ("model", name) => Self::Model { name },
             ("policy", rule) => Self::Policy { rule },
             ("grant", Some(grant_id)) => Self::Grant { grant_id },
+            ("app", Some(app)) => Self::App { app },
             _ => return None,
         })
     }

@@ -55,6 +55,11 @@ pub enum Source {
         /// the person's own request, and then it covers no agent's call (issue 15).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
+        /// The MCP App whose request it answered, by its `ui://` URI (the grant's server is
+        /// the app's): it allows that app's calls only, and a grant without one covers no app
+        /// (AP-10).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        app: Option<String>,
     },
 }
 
@@ -191,7 +196,7 @@ pub struct Rule {
     /// resource's URI, for prompt rules the prompt's name.
     #[serde(default = "star")]
     pub tool: String,
-    /// `model` or `manual` to apply to one origin only.
+    /// `model`, `manual` or `app` to apply to one origin only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
     /// Conditions, all of which must hold.

@@ -29,7 +29,12 @@ export function prettyArguments(text: string): string {
   return p.ok ? JSON.stringify(p.value, null, 2) : text;
 }
 
-type Asker = Pick<ApprovalDto, "origin" | "conversation" | "agent" | "for_agent">;
+type Asker = Pick<ApprovalDto, "origin" | "conversation" | "agent" | "for_agent"> & Partial<Pick<ApprovalDto, "app" | "server">>;
+
+/** The MCP App that asks, in words ("the app ui://x/view.html of server weather"). */
+function appAsks(req: Asker): string {
+  return `the app ${req.app ?? "(unnamed)"} of server ${req.server ?? "(unknown)"}`;
+}
 
 /** Which agent asks and on whose behalf ("Agent researcher asks, for agent planner", "Agent
  *  planner asks, for you"); null when no agent asks (the plain model, or the person). */
@@ -40,8 +45,13 @@ export function agentAsks(req: Omit<Asker, "conversation">): string | null {
 
 /** Who asks, as one sentence. */
 export function whoAsks(req: Asker): string {
-  if (req.origin !== "model") return "You asked to run this tool. Check the arguments before it runs.";
   const where = req.conversation ? ` in conversation ${req.conversation}` : "";
+  // An app acts as itself (AP-10): what you allowed yourself or the model does not cover it.
+  if (req.origin === "app") {
+    const who = appAsks(req);
+    return `${who.charAt(0).toUpperCase()}${who.slice(1)} asks to run this${where}. It acts on its own: grants you gave the model or your own runs do not cover it.`;
+  }
+  if (req.origin !== "model") return "You asked to run this tool. Check the arguments before it runs.";
   const agent = agentAsks(req);
   return agent ? `${agent}, to run this${where}.` : `The model asks to run this${where}.`;
 }
@@ -49,8 +59,9 @@ export function whoAsks(req: Asker): string {
 /** Who asks, short, for a line in a list ("asked by agent researcher for agent planner in
  *  conversation c-1"). */
 export function askedBy(req: Asker): string {
-  if (req.origin !== "model") return "asked by you (run by hand)";
   const where = req.conversation ? ` in conversation ${req.conversation}` : "";
+  if (req.origin === "app") return `asked by ${appAsks(req)}${where}`;
+  if (req.origin !== "model") return "asked by you (run by hand)";
   if (!req.agent) return `asked by the model${where}`;
   return `asked by agent ${req.agent} for ${req.for_agent ? `agent ${req.for_agent}` : "you"}${where}`;
 }

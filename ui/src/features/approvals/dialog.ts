@@ -94,8 +94,9 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
   const allow = h("button", { type: "button", class: "primary allow", title: "Run this call only; ask again next time" }, "Run once");
   // A grant answered to an agent covers that agent only (another agent, or the plain model,
   // is still asked): the buttons say whom.
-  const whom = req.origin === "model" && req.agent ? ` for agent ${req.agent}` : "";
-  const conversation = req.origin === "model"
+  // An app's grant covers that app only (AP-10).
+  const whom = req.origin === "app" ? " for this app" : req.origin === "model" && req.agent ? ` for agent ${req.agent}` : "";
+  const conversation = req.origin === "model" || (req.origin === "app" && req.conversation)
     ? h("button", { type: "button", class: "allow-conversation", title: `Run this call, and later calls of this tool${whom} in this conversation, without asking` }, `Allow${whom} in this conversation`)
     : null;
   const always = h("button", {

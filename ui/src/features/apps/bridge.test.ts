@@ -122,8 +122,9 @@ describe("app helpers", () => {
   it("finds the view in a result and addresses the jail", () => {
     expect(viewOf({ content: [{ type: "text" }, { type: "resource_link", uri: "ui://a/app" }] })).toBe("ui://a/app");
     expect(viewOf({ content: [{ type: "resource_link", uri: "https://a" }] })).toBeNull();
-    expect(appUrl("demo", "ui://a/b c", "tauri:")).toBe("switchboard-app://localhost/?server=demo&uri=ui%3A%2F%2Fa%2Fb+c");
-    expect(appUrl("demo", "ui://a", "https:")).toMatch(/^http:\/\/switchboard-app\.localhost\/\?/);
+    // The address names the frame Rust opened and nothing else (AP-10).
+    expect(appUrl("0f1e", "tauri:")).toBe("switchboard-app://localhost/?frame=0f1e");
+    expect(appUrl("0f1e", "https:")).toBe("http://switchboard-app.localhost/?frame=0f1e");
   });
 
   it("gives results MCP's shape", () => {

@@ -2,8 +2,9 @@
 // one frame. Everything the frame sends is untrusted. It is accepted only from that frame's
 // window, measured and rate-limited first (limits.ts), and then the frame can do only what a
 // person could do by hand in the same panel:
-// - `tools/call` runs a tool of the app's own server through the same run path as the Run
-//   button, so Rust parks it for the approval dialog (AP-01, AP-03); one call at a time;
+// - `tools/call` runs a tool of the app's own server as the app's own call (`run_app_tool`,
+//   AP-10): Rust refuses tools its server does not show to apps and parks the rest for the
+//   approval dialog, which names the app (AP-01, AP-03); one call at a time;
 // - `ui/open-link` is shown to the person, who may open it with the app's one URL opener in
 //   Rust (`open_app_link`, which checks it again, RN-02); the window never follows it itself;
 // - `notifications/message` lines go into the panel's log as text;
@@ -91,6 +92,13 @@ export class AppBridge {
     const params = isObject(m.params) ? m.params : {};
     if (id === null) this.notification(m.method, params);
     else void this.request(id, m.method, params);
+  }
+
+  /** Cuts the frame off for `why` (the window saw it do what an app may not). */
+  close(why: string): void {
+    if (this.closedFor !== null) return;
+    this.closedFor = why;
+    this.deps.closed(why);
   }
 
   private strike(why: string): void {

@@ -11,6 +11,16 @@ vi.mock("../apps/frame", async (original) => {
   return { ...real, mountApp: (o: MountOptions) => (mounted.push(o), real.mountApp(o)) };
 });
 
+// Rust opens each app's frame (AP-10): here it answers with frame ids in turn.
+const opened = vi.hoisted(() => [] as unknown[][]);
+vi.mock("../../ipc/bindings", () => ({
+  commands: {
+    openAppFrame: async (...a: unknown[]) => (opened.push(a), { status: "ok" as const, data: `f${opened.length}` }),
+    appNavigated: async () => ({ status: "ok" as const, data: true }),
+  },
+}));
+const flush = async () => { for (let i = 0; i < 10; i++) await Promise.resolve(); };
+
 /** A turn with one call of `demo › show`, answered with `app_view`. */
 function turn(appView: string | null, server: string | null = "demo", edited: string | null = null, log = document.createElement("div")): HTMLElement {
   const live = new LiveTurn(log, 0);
@@ -24,18 +34,22 @@ function turn(appView: string | null, server: string | null = "demo", edited: st
 }
 
 describe("a chat tool card", () => {
-  it("shows the call's MCP App in its jail when the result has a view", () => {
+  it("shows the call's MCP App in its jail when the result has a view", async () => {
+    opened.length = 0;
     const log = turn("ui://demo/view.html");
+    await flush();
     const frame = log.querySelector(".tool-card .tc-app iframe");
     expect(frame).not.toBeNull();
     expect(frame!.getAttribute("sandbox")).toBe("allow-scripts");
-    expect(frame!.getAttribute("src")).toBe("http://switchboard-app.localhost/?server=demo&uri=ui%3A%2F%2Fdemo%2Fview.html");
+    // The frame Rust opened for this app, shown in the turn's conversation (none yet: new chat).
+    expect(opened).toEqual([["demo", "ui://demo/view.html", null, null]]);
+    expect(frame!.getAttribute("src")).toBe("http://switchboard-app.localhost/?frame=f1");
     expect(log.querySelector(".tc-result")!.textContent).toContain("shown");
   });
 
   it("shows no app without a view, or when the call names no server", () => {
-    expect(turn(null).querySelector("iframe")).toBeNull();
-    expect(turn("ui://demo/view.html", null).querySelector("iframe")).toBeNull();
+    expect(turn(null).querySelector(".app-view")).toBeNull();
+    expect(turn("ui://demo/view.html", null).querySelector(".app-view")).toBeNull();
   });
 
   it("gives the app its server, tool and the arguments that ran, the person's edit included", () => {
@@ -45,7 +59,7 @@ describe("a chat tool card", () => {
     expect(mounted[0]).toMatchObject({ server: "demo", uri: "ui://demo/view.html", toolName: "show", arguments: { n: 1 } });
     mounted.length = 0;
     const log = turn("ui://demo/view.html", "demo", JSON.stringify({ n: 2 }));
-    expect(log.querySelector(".tc-app iframe")).not.toBeNull();
+    expect(log.querySelector(".tc-app .app-view")).not.toBeNull();
     expect(mounted[0]!.arguments).toEqual({ n: 2 });
   });
 });
@@ -62,18 +76,26 @@ describe("the conversation rendered after a turn", () => {
     turn("ui://demo/view.html", "demo", null, log);
     mounted.length = 0;
     renderMessages(log, stored);
-    expect(log.querySelectorAll(".tool-card .tc-app iframe")).toHaveLength(1);
+    expect(log.querySelectorAll(".tool-card .tc-app .app-view")).toHaveLength(1);
     expect(mounted[0]).toMatchObject({ server: "demo", uri: "ui://demo/view.html", toolName: "show" });
     // A later render (another conversation opened and this one again) has no live turn's app.
     renderMessages(log, stored);
-    expect(log.querySelectorAll("iframe")).toHaveLength(0);
+    expect(log.querySelectorAll(".app-view")).toHaveLength(0);
+  });
+
+  it("shows a live turn's app again in the conversation the store names", () => {
+    const log = document.createElement("div");
+    turn("ui://demo/view.html", "demo", null, log);
+    mounted.length = 0;
+    renderMessages(log, stored, { conversation: "c-9" });
+    expect(mounted[0]).toMatchObject({ server: "demo", conversation: "c-9" });
   });
 
   it("shows no app for a call the turn showed none for", () => {
     const log = document.createElement("div");
     turn(null, "demo", null, log);
     renderMessages(log, stored);
-    expect(log.querySelectorAll("iframe")).toHaveLength(0);
+    expect(log.querySelectorAll(".app-view")).toHaveLength(0);
   });
 });
 

@@ -26,6 +26,15 @@ export interface RenderOptions {
   summaries?: SummaryDto[];
   /** Without handlers, messages get no actions. */
   actions?: ActionHandlers;
+  /** The conversation shown: the apps of its calls are shown in it (AP-10). */
+  conversation?: string | null;
+}
+
+/** Where a live turn's apps are shown: its conversation (`null` for a new chat until the turn
+ * ends) and the agent answering. */
+export interface ShownIn {
+  conversation: string | null;
+  agent: string | null;
 }
 
 /** A call's arguments as an object (the card shows them as pretty JSON text). */
@@ -93,7 +102,8 @@ export function renderMessages(log: HTMLElement, messages: MessageDto[], opts: R
           const card = toolCard(p.name, p.arguments);
           cards.set(p.id, card);
           const app = apps?.get(p.id);
-          if (app) card.setApp(app);
+          // Mounted anew, in the conversation the store now names (a new chat had none live).
+          if (app) card.setApp({ ...app, conversation: opts.conversation ?? app.conversation ?? null });
           block.append(card.el);
           bubble = null;
         }
@@ -166,7 +176,12 @@ export class LiveTurn {
   private readonly notices = new Map<string, HTMLElement>();
 
   /** `before` is the person's new message, if any: a summary made for this turn goes above it. */
-  constructor(private readonly log: HTMLElement, private readonly delayMs = 50, private readonly before: Node | null = null) {}
+  constructor(
+    private readonly log: HTMLElement,
+    private readonly delayMs = 50,
+    private readonly before: Node | null = null,
+    private readonly shown: ShownIn = { conversation: null, agent: null },
+  ) {}
 
   /** Shows `el` as the turn's notice of `kind`, in place of the one before. */
   private notice(kind: string, el: HTMLElement): void {
@@ -216,7 +231,10 @@ export class LiveTurn {
         // The result (or its tool) has an MCP App: show it under the card, in its jail.
         const call = this.calls.get(ev.call_id);
         if (card && call?.server && call.tool && ev.app_view) {
-          const app: MountOptions = { server: call.server, uri: ev.app_view, toolName: call.tool, arguments: parseArgs(call.args), result: null };
+          const app: MountOptions = {
+            server: call.server, uri: ev.app_view, toolName: call.tool, arguments: parseArgs(call.args), result: null,
+            conversation: this.shown.conversation, agent: this.shown.agent,
+          };
           card.setApp(app);
           const apps = shownApps.get(this.log) ?? new Map<string, MountOptions>();
           apps.set(ev.call_id, app);
@@ -260,6 +278,8 @@ export class LiveTurn {
         // The next agent's words start a new bubble, under a line saying who took over.
         this.render();
         this.bubble = null;
+        // The apps its calls show from now on are shown in the new agent's answer.
+        this.shown.agent = ev.to;
         const note = ev.note.trim();
         this.log.append(h("p", { class: "msg-note hint chat-handover" },
           `Agent ${ev.from} handed the conversation over to agent ${ev.to}.`, note ? ` Its note: ${note}` : null));

@@ -196,7 +196,7 @@ export function mountChat(root: HTMLElement): () => void {
     const [r, info] = await Promise.all([commands.loadConversation(id), conversationInfo(id)]);
     if (stopped || current !== id) return;
     if (r.status === "error") return fail(r.error.message);
-    renderMessages(log, r.data, { summaries: info?.summaries ?? [], actions });
+    renderMessages(log, r.data, { summaries: info?.summaries ?? [], actions, conversation: id });
     showUsage(usage, info);
     log.scrollTop = log.scrollHeight;
   }
@@ -229,7 +229,7 @@ export function mountChat(root: HTMLElement): () => void {
     // A new chat has no id yet: its tree follows the first conversation a run of agents reports.
     if (current === null) runs.expectNew();
     setBusy(true);
-    const turn = new LiveTurn(log, 50, before);
+    const turn = new LiveTurn(log, 50, before, { conversation: current, agent: agentPick.value() });
     const channel = new Channel<ChatEventDto_Deserialize>();
     channel.onmessage = (ev: ChatEventDto) => {
       if (!stopped) turn.handle(ev);

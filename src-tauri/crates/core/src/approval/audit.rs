@@ -52,12 +52,16 @@ pub const TEXT_MAX: usize = 4 * 1024;
 pub const REDACTED: &str = "[redacted]";
 
 impl Actor {
-    /// Who proposes a call with this origin: the model for a conversation, else a person.
+    /// Who proposes a call with this origin: the model for a conversation, the app for an MCP
+    /// App, else a person.
     pub fn from_origin(origin: &Origin) -> Self {
         match origin {
             Origin::Manual | Origin::Attach { .. } => Self::User,
             Origin::Model { agent, .. } => Self::Model {
                 name: agent.as_ref().map(|a| a.agent.to_string()),
+            },
+            Origin::App { app, .. } => Self::App {
+                app: app.actor_name(),
             },
         }
     }

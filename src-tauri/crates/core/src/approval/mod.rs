@@ -14,8 +14,10 @@
 //!   changed or new tools wait for review.
 //! - [`questions`]: what servers ask a person ([`elicit`] forms and URLs, [`sampling`]) and
 //!   tool results held for review, answered the same way as approvals.
+//! - [`app`]: the origin of an MCP App's requests (AP-10) and what it means for the policy.
 //! - [`audit`]: what happened to calls, as typed events for the hash-chained audit log (OB-01).
 
+pub mod app;
 pub mod audit;
 pub mod elicit;
 pub mod pending;
@@ -27,6 +29,7 @@ pub mod sampling;
 pub mod suggest;
 pub mod waitlist;
 
+pub use app::AppRef;
 pub use pending::{
     Answer, ApprovalError, ApprovalRequest, Ask, Nonce, PendingApprovals, Scope, Ticket, REASON_MAX,
 };

@@ -51,6 +51,18 @@ pub enum Origin {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<Acting>,
     },
+    /// An MCP App asked for it from its frame (AP-10): the app acts as itself. Its grants are
+    /// its own, and in a conversation it counts in that conversation's data flow (AP-04).
+    App {
+        /// The app.
+        app: super::app::AppRef,
+        /// The conversation it is shown in; `None` for an app shown by a person's own run.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conversation: Option<ConversationId>,
+        /// The agent whose conversation shows it (its scope and tightenings apply).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<Acting>,
+    },
 }
 
 /// An agent making a request, and on whose behalf (issue 15, point 4): what an approval prompt
@@ -76,11 +88,21 @@ impl Acting {
 }
 
 impl Origin {
-    /// The word rules match on (`Rule::origin`): `manual` for a person, `model` for a model.
+    /// The word rules match on (`Rule::origin`): `manual` for a person, `model` for a model,
+    /// `app` for an MCP App.
     pub fn word(&self) -> &'static str {
         match self {
             Self::Manual | Self::Attach { .. } => "manual",
             Self::Model { .. } => "model",
+            Self::App { .. } => "app",
+        }
+    }
+
+    /// The MCP App that asks, if one does.
+    pub fn app(&self) -> Option<&super::app::AppRef> {
+        match self {
+            Self::App { app, .. } => Some(app),
+            _ => None,
         }
     }
 
@@ -90,6 +112,7 @@ impl Origin {
             Self::Manual => None,
             Self::Attach { conversation } => conversation.as_ref(),
             Self::Model { conversation, .. } => Some(conversation),
+            Self::App { conversation, .. } => conversation.as_ref(),
         }
     }
 
@@ -104,14 +127,14 @@ impl Origin {
     /// The agent that asks, if an agent does.
     pub fn acting(&self) -> Option<&Acting> {
         match self {
-            Self::Model { agent, .. } => agent.as_ref(),
+            Self::Model { agent, .. } | Self::App { agent, .. } => agent.as_ref(),
             _ => None,
         }
     }
 
-    /// Whether a person made the request (as opposed to a model).
+    /// Whether a person made the request (as opposed to a model or an app).
     pub fn is_person(&self) -> bool {
-        !matches!(self, Self::Model { .. })
+        !matches!(self, Self::Model { .. } | Self::App { .. })
     }
 }
 
@@ -372,19 +395,21 @@ fn applies(rule: &Rule, call: &Call<'_>, ctx: &Context<'_>) -> Applies {
     {
         return Applies::No;
     }
-    if rule
-        .origin
-        .as_deref()
-        .is_some_and(|o| o != call.origin.word())
-    {
+    if !super::app::origin_applies(rule, call.origin) {
         return Applies::No;
     }
     if let Source::Grant {
         conversation,
         tool_digest,
         agent,
+        app,
     } = &rule.source
     {
+        // Answered to one app: it covers that app's calls only; a grant answered to the person
+        // or a model covers no app (AP-10).
+        if app.as_deref() != call.origin.app().map(|a| a.uri.as_str()) {
+            return Applies::No;
+        }
         if conversation
             .as_ref()
             .is_some_and(|c| Some(c) != call.origin.conversation())
@@ -664,3 +689,7 @@ pub(super) fn sql_kinds(sql: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 #[path = "policy_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "policy_app_tests.rs"]
+mod app_tests;

@@ -344,6 +344,7 @@ fn grants_are_bound_to_the_tool_digest_and_their_conversation() {
             conversation: conversation.cloned(),
             tool_digest: "d1".into(),
             agent: None,
+            app: None,
         },
         ..rule("g", Effect::Allow, "fs", "read", vec![])
     };
@@ -376,6 +377,7 @@ fn a_grant_covers_the_agent_it_was_given_to_and_no_other() {
             conversation: None,
             tool_digest: "d1".into(),
             agent: Some("researcher".into()),
+            app: None,
         },
         ..rule("g", Effect::Allow, "fs", "read", vec![])
     };
@@ -421,6 +423,7 @@ fn a_grant_covers_the_agent_it_was_given_to_and_no_other() {
             conversation: None,
             tool_digest: "d1".into(),
             agent: None,
+            app: None,
         },
         ..granted.clone()
     };
@@ -598,6 +601,7 @@ fn what_allowed_is_typed_from_the_rule_source_not_its_id() {
             conversation: None,
             tool_digest: "d".into(),
             agent: None,
+            app: None,
         },
         ..rule("grant-s-t-abc123", Effect::Allow, "s", "*", vec![])
     };

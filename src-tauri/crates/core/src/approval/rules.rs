@@ -91,8 +91,8 @@ impl Rule {
             }
         }
         if let Some(o) = &self.origin {
-            if o != "model" && o != "manual" {
-                return bad("origin is `model` or `manual`".into());
+            if o != "model" && o != "manual" && o != "app" {
+                return bad("origin is `model`, `manual` or `app`".into());
             }
         }
         if self.limit.is_some() && self.effect != Effect::Allow {

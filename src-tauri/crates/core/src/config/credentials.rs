@@ -8,7 +8,7 @@
 //!
 //! Pure: no keyring, no store. Nothing here puts a value in a message.
 
-use super::escape::quote_arg;
+use super::escape::{quote_arg, short_for_display};
 use super::import::names::{sanitize, Taken};
 use super::{Binding, ServerSpec, ValueSource};
 use crate::ids::SecretName;
@@ -72,6 +72,125 @@ pub fn binding_words(b: &Binding) -> String {
     }
 }
 
+/// A credential found in an argument or a URL: what to name its secret after, and where its
+/// value is (a byte range of the argument or the URL as written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The flag or query parameter it belongs to (`token` for `--token X`), or `argN`.
+    pub name: String,
+    /// The value's bytes in the argument or URL.
+    pub value: std::ops::Range<usize>,
+}
+
+/// Whether argument `i` of `args` holds a credential, and where: the value after a flag that
+/// names one (`--token X`, `--api-key=X`), or a value that looks like one by its shape. This is
+/// the one test import, `server add` and `server link` share (LK-01). An argument that already
+/// refers to a keyring secret (`${secret:NAME}`) holds none.
+pub fn credential_arg(args: &[String], i: usize) -> Option<Found> {
+    let a = args.get(i)?;
+    if !super::placeholders::refs_in(a).is_empty() {
+        return None;
+    }
+    let flag_name = |a: &str| a.trim_start_matches('-').to_owned();
+    let flag_names_secret =
+        |a: &str| a.starts_with('-') && !a.contains('=') && name_looks_secret(&flag_name(a));
+    if let Some(prev) = i.checked_sub(1).and_then(|p| args.get(p)) {
+        if flag_names_secret(prev) && !a.is_empty() {
+            return Some(Found {
+                name: flag_name(prev),
+                value: 0..a.len(),
+            });
+        }
+    }
+    if a.starts_with('-') {
+        if let Some((k, v)) = a.split_once('=') {
+            if !v.is_empty() && name_looks_secret(&flag_name(k)) {
+                return Some(Found {
+                    name: flag_name(k),
+                    value: k.len() + 1..a.len(),
+                });
+            }
+        }
+    }
+    looks_secret(a).then(|| Found {
+        name: format!("arg{}", i + 1),
+        value: 0..a.len(),
+    })
+}
+
+/// The query parameters of `url` (as written) whose value is a credential, by their name or
+/// their value's shape; a value that refers to a keyring secret is none.
+pub fn credential_query(url: &str) -> Vec<Found> {
+    let Some(q_at) = url.find('?') else {
+        return Vec::new();
+    };
+    let end = url[q_at..].find('#').map_or(url.len(), |f| f + q_at);
+    let mut out = Vec::new();
+    let mut at = q_at + 1;
+    for pair in url[q_at + 1..end].split('&') {
+        let (k, v, v_at) = match pair.split_once('=') {
+            Some((k, v)) => (k, v, at + k.len() + 1),
+            None => (pair, "", at + pair.len()),
+        };
+        at += pair.len() + 1;
+        let decode = |s: &str| {
+            url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                .map(|(_, v)| v.into_owned())
+                .next()
+                .unwrap_or_default()
+        };
+        let (name, value) = (decode(k), decode(v));
+        if value.is_empty() || !super::placeholders::refs_in(v).is_empty() {
+            continue;
+        }
+        if name_looks_secret(&name) || value_looks_secret(&value) {
+            out.push(Found {
+                name,
+                value: v_at..v_at + v.len(),
+            });
+        }
+    }
+    out
+}
+
+/// Every place of `spec` that holds a plain value looking like a credential, in words
+/// ("argument 2", "the URL's query parameter `api_key`", "env GITHUB_TOKEN", "header
+/// Authorization"): what a link must not carry (LK-01).
+pub fn plain_credentials(spec: &ServerSpec) -> Vec<String> {
+    let mut out = text_credentials(spec);
+    let kind = match &spec.transport {
+        super::TransportSpec::Stdio(_) => "env",
+        super::TransportSpec::Http(_) => "header",
+    };
+    for v in spec.values() {
+        if matches!(&v.value, ValueSource::Plain(p) if looks_like_credential(&v.name, p)) {
+            out.push(format!("{kind} {}", short_for_display(&v.name, 64)));
+        }
+    }
+    out
+}
+
+/// The arguments and URL query values of `spec` that look like credentials, in words
+/// ("argument 2", "the URL's query parameter `api_key`"): what [`seal`] cannot move by itself,
+/// so `server add` warns about them and offers to move them (`placeholders`).
+pub fn text_credentials(spec: &ServerSpec) -> Vec<String> {
+    match &spec.transport {
+        super::TransportSpec::Stdio(s) => (0..s.args.len())
+            .filter(|&i| credential_arg(&s.args, i).is_some())
+            .map(|i| format!("argument {}", i + 1))
+            .collect(),
+        super::TransportSpec::Http(h) => credential_query(&h.url)
+            .into_iter()
+            .map(|f| {
+                format!(
+                    "the URL's query parameter `{}`",
+                    short_for_display(&f.name, 64)
+                )
+            })
+            .collect(),
+    }
+}
+
 /// A secret name for `field` that no other value of the spec uses: the field name itself when
 /// it is a valid secret name (`GITHUB_TOKEN`, `Authorization`), else a sanitized form.
 pub(crate) fn own_name(field: &str, taken: &mut Taken) -> Option<SecretName> {
@@ -91,13 +210,28 @@ pub struct Sealed {
 }
 
 /// Moves credentials out of `spec`: the values in `typed` (entered into secret fields, by
-/// field name) and every plain value that [`looks_like_credential`]. A typed value replaces
+/// field name, or by secret name for a secret an argument or the URL refers to) and every
+/// plain value that [`looks_like_credential`]. A typed value replaces
 /// whatever the spec held for its field; a field that already referred to an own secret keeps
 /// that secret's name.
 pub fn seal(mut spec: ServerSpec, typed: Vec<(String, Secret)>) -> Sealed {
-    let mut taken = Taken::new(spec.secret_refs().iter().map(|n| n.as_str().to_owned()));
+    let in_text = super::placeholders::spec_refs(&spec);
+    let mut taken = Taken::new(
+        spec.secret_refs()
+            .into_iter()
+            .chain(in_text.iter())
+            .map(|n| n.as_str().to_owned()),
+    );
     let mut secrets = Vec::new();
     let mut moved = Vec::new();
+    // A value typed for a secret an argument or the URL refers to (`${secret:NAME}`, LK-01).
+    for (field, value) in &typed {
+        if let Some(name) = in_text.iter().find(|n| n.as_str() == field) {
+            if !spec.values().iter().any(|v| v.name == *field) {
+                secrets.push((name.clone(), value.clone()));
+            }
+        }
+    }
     for v in spec.values_mut() {
         let typed_value = typed
             .iter()

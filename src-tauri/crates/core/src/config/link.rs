@@ -18,9 +18,15 @@
 //!   the person's to choose, and a link setting them would be one more thing to read in the
 //!   dialog. The server starts from the defaults.
 //!
+//! - arguments and the URL's query are checked the same way (LK-01): a credential there is
+//!   refused; a `${secret:NAME}` placeholder there (see `placeholders`) is asked for by `NAME`.
+//!
 //! [`make_link`] goes the other way for `switchboard server link NAME`: secrets (own or bound)
-//! and plain values that look like credentials become "ask", and what a link cannot carry is
-//! listed so the CLI can say so. Pure: no keyring, no store, no process.
+//! become "ask" and placeholders stay placeholders; a plain value that looks like a credential,
+//! in an argument, the URL's query, an env var or a header, makes it refuse, naming each
+//! (LK-01): stripping it would make a link that does not work, and sending it would hand the
+//! sender's key to whoever opens the link. What a link cannot carry is listed so the CLI can
+//! say so. Pure: no keyring, no store, no process.
 
 use base64::alphabet::URL_SAFE;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
@@ -28,9 +34,12 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use super::credentials::{looks_like_credential, own_name};
+use super::credentials::{
+    credential_arg, credential_query, looks_like_credential, own_name, plain_credentials,
+};
 use super::escape::short_for_display;
 use super::import::names::Taken;
+use super::placeholders::spec_refs;
 use super::sandbox::SandboxSpec;
 use super::{
     HttpSpec, NamedValue, ServerSpec, SpecError, StdioSpec, Timeouts, TransportSpec, ValueSource,
@@ -71,6 +80,10 @@ pub enum LinkError {
     /// A value that looks like a credential is in the link.
     #[error("the link carries a value for {0:?} that looks like a secret; links never carry secrets (the link should mark it \"ask\")")]
     SecretInLink(String),
+    /// The server to make a link of holds plain values that look like credentials (LK-01), in
+    /// words ("argument 2", "header Authorization").
+    #[error("the link would carry what looks like a credential in {}; a link never carries a secret. Keep it in the keyring instead (re-add the server with `--move-credentials`, or bind the field with `switchboard server trust NAME --bind FIELD=own`), and the link asks whoever installs it for the value", .0.join(", "))]
+    CredentialsInServer(Vec<String>),
     /// The proposed server is not a valid spec.
     #[error("the proposed server is invalid: {0}")]
     Spec(#[from] SpecError),
@@ -226,10 +239,41 @@ fn proposal(server: LinkServer) -> Result<LinkProposal, LinkError> {
         enabled: true,
         timeouts: Timeouts::default(),
     };
-    let (named, asked) = values_of(values)?;
+    refuse_credential_text(&spec)?;
+    let (named, mut asked) = values_of(values)?;
     *spec.values_mut() = named;
+    // `${secret:NAME}` in an argument or the URL: the person is asked for NAME (LK-01).
+    for name in spec_refs(&spec) {
+        if spec.values().iter().any(|v| v.name == name.as_str())
+            || asked.iter().any(|a| a == name.as_str())
+        {
+            return Err(LinkError::BadConfig(format!(
+                "secret {name} is asked for twice"
+            )));
+        }
+        asked.push(name.to_string());
+    }
     spec.validate()?;
     Ok(LinkProposal { spec, asked })
+}
+
+/// A credential in an argument or a query value of a link: refused, named (LK-01).
+fn refuse_credential_text(spec: &ServerSpec) -> Result<(), LinkError> {
+    match &spec.transport {
+        TransportSpec::Stdio(s) => {
+            match (0..s.args.len()).find(|&i| credential_arg(&s.args, i).is_some()) {
+                Some(i) => Err(LinkError::SecretInLink(format!("argument {}", i + 1))),
+                None => Ok(()),
+            }
+        }
+        TransportSpec::Http(h) => match credential_query(&h.url).first() {
+            Some(f) => Err(LinkError::SecretInLink(format!(
+                "the URL's query parameter {}",
+                shown(&f.name)
+            ))),
+            None => Ok(()),
+        },
+    }
 }
 
 /// The spec's values: plain ones checked for credentials, "ask" ones made references to the
@@ -271,9 +315,13 @@ fn shown(name: &str) -> String {
     short_for_display(name, 64)
 }
 
-/// The link that proposes `spec`: no secret in it (secrets and credential-looking values become
-/// "ask"), and what it leaves out listed.
+/// The link that proposes `spec`: no secret in it (secrets become "ask"; a plain value that
+/// looks like a credential refuses the link, LK-01), and what it leaves out listed.
 pub fn make_link(spec: &ServerSpec) -> Result<MadeLink, LinkError> {
+    let found = plain_credentials(spec);
+    if !found.is_empty() {
+        return Err(LinkError::CredentialsInServer(found));
+    }
     let mut left_out = Vec::new();
     let name = spec.id.to_string();
     let server = match &spec.transport {

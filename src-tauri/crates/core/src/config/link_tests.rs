@@ -104,7 +104,23 @@ fn a_made_link_never_carries_a_secret() {
             ),
         ],
     );
+    // LK-01: plain credentials make it refuse, naming each; nothing is made.
+    match make_link(&spec) {
+        Err(LinkError::CredentialsInServer(found)) => {
+            assert_eq!(found.len(), 2, "{found:?}");
+            assert!(found.iter().all(|f| !f.contains(token)), "{found:?}");
+            assert!(
+                found.iter().any(|f| f.contains("PLAIN_BUT_SECRET")),
+                "{found:?}"
+            );
+            assert!(found.iter().any(|f| f.contains("API_KEY")), "{found:?}");
+        }
+        other => panic!("a link was made of plain credentials: {other:?}"),
+    }
+
+    // Kept in the keyring instead, they become "ask"; private settings stay out.
     if let TransportSpec::Stdio(s) = &mut spec.transport {
+        s.env.retain(|v| v.name == "BOUND");
         s.cwd = Some("/srv/private".into());
     }
     spec.timeouts.request_secs = 5;
@@ -114,13 +130,11 @@ fn a_made_link_never_carries_a_secret() {
             .unwrap(),
     )
     .unwrap();
-    assert!(!json.contains(token), "{json}");
-    assert!(!json.contains("hunter2"), "{json}");
     assert!(!json.contains("openai"), "{json}");
     assert!(!json.contains("/srv/private"), "{json}");
     assert_eq!(made.left_out.len(), 2, "{:?}", made.left_out);
     let back = parse_link(&made.url).unwrap();
-    assert_eq!(back.asked, ["PLAIN_BUT_SECRET", "API_KEY", "BOUND"]);
+    assert_eq!(back.asked, ["BOUND"]);
 }
 
 #[test]

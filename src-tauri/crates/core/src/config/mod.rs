@@ -13,6 +13,7 @@ pub mod export;
 pub mod import;
 pub mod launch;
 pub mod link;
+pub mod placeholders;
 pub mod sandbox;
 mod spec;
 

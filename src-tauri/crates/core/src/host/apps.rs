@@ -51,6 +51,28 @@ pub enum AppError {
     /// The browser could not be started.
     #[error("the browser could not be started: {0}")]
     Open(String),
+    /// The frame is not open (never opened by a shell, or closed after it navigated away).
+    #[error(
+        "this app's frame is not open: an app can load and call only from the frame opened for it"
+    )]
+    NoFrame,
+    /// The tool is not one its server shows to apps (AP-10).
+    #[error("the app may not call {tool}: server {server} does not make it visible to apps (its _meta.ui.visibility leaves out \"app\")")]
+    Hidden {
+        /// The app's server.
+        server: ServerId,
+        /// The tool asked for.
+        tool: String,
+    },
+    /// The agent whose conversation shows the app may not call the tool (its scope or a deny
+    /// tightening), so its app may not either.
+    #[error("the app may not call {tool}: agent {agent}'s profile does not allow it")]
+    Agent {
+        /// The agent.
+        agent: crate::agent_data::AgentName,
+        /// The tool asked for.
+        tool: String,
+    },
 }
 
 /// An app's document, ready for a shell's jail.

@@ -11,6 +11,7 @@
 
 mod agent_tools;
 mod agents;
+pub mod app_calls;
 pub mod apps;
 mod attention;
 mod audit;
@@ -385,6 +386,7 @@ impl HostBuilder {
                 metrics,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
+                app_frames: app_calls::AppFrames::default(),
                 http,
                 runs: runs::Runs::default(),
                 demand: demand::Demand::default(),
@@ -445,6 +447,8 @@ pub(crate) struct Inner {
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
     flows: Mutex<HashMap<ConversationId, crate::approval::Flow>>,
+    /// The MCP App frames shells opened, and the app each holds (AP-10).
+    app_frames: app_calls::AppFrames,
     /// One HTTP client for every model provider (connection reuse).
     http: reqwest::Client,
     /// Each signed-in server's authorizer, shared by its connections (one refresh at a time).

@@ -229,16 +229,28 @@ impl Host {
         let conversation = match (scope, origin) {
             (Scope::Once, _) => return Ok(None),
             (Scope::Conversation, Origin::Model { conversation, .. }) => Some(conversation.clone()),
-            // A conversation grant for a run by hand has no conversation to be bound to.
-            (Scope::Conversation, Origin::Manual | Origin::Attach { .. }) => return Ok(None),
+            (
+                Scope::Conversation,
+                Origin::App {
+                    conversation: Some(c),
+                    ..
+                },
+            ) => Some(c.clone()),
+            // A conversation grant for a run by hand (or an app it shows) has no conversation
+            // to be bound to.
+            (Scope::Conversation, Origin::Manual | Origin::Attach { .. } | Origin::App { .. }) => {
+                return Ok(None)
+            }
             (Scope::Always, _) => None,
         };
         let Some(info) = info else { return Ok(None) };
         let agent = origin.acting().map(|a| a.agent.to_string());
-        let whom = agent
-            .as_ref()
-            .map(|a| format!(" for agent {a}"))
-            .unwrap_or_default();
+        let app = origin.app();
+        let whom = match (app, &agent) {
+            (Some(app), _) => format!(" for {}", app.describe()),
+            (None, Some(a)) => format!(" for agent {a}"),
+            (None, None) => String::new(),
+        };
         let suffix: String = hex::encode(rand::random::<[u8; 3]>());
         let id: String = format!("{GRANT_PREFIX}{}-{}", tool.server, tool.tool)
             .chars()
@@ -275,6 +287,7 @@ impl Host {
                 conversation,
                 tool_digest: tool_digest(info),
                 agent,
+                app: app.map(|a| a.uri.clone()),
             },
         };
         rule.validate().map_err(rule_error)?;

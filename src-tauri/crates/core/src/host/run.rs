@@ -327,8 +327,11 @@ impl Host {
             )
             .await?;
         // 7. note the flow
-        if let (false, Origin::Model { conversation, .. }) = (result.is_error, &origin) {
-            self.note_flow(conversation, &tool.server).await;
+        // A model's result, and an app's in the conversation that shows it (AP-10), count.
+        if let (false, Origin::Model { .. } | Origin::App { .. }) = (result.is_error, &origin) {
+            if let Some(conversation) = origin.conversation() {
+                self.note_flow(conversation, &tool.server).await;
+            }
         }
         Ok(result)
     }

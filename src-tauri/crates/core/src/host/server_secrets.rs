@@ -9,6 +9,7 @@ use super::servers::key_of;
 use super::{Host, HostError};
 use crate::approval::audit::ConfigChange;
 use crate::config::credentials::binding_words;
+use crate::config::placeholders::spec_refs;
 use crate::config::{ServerSpec, ValueSource};
 use crate::ids::{SecretName, ServerId};
 use crate::redact::Secret;
@@ -124,11 +125,46 @@ impl Host {
                 });
             }
         }
+        for name in spec_refs(spec) {
+            let key = SecretKey::server(&spec.id, &name);
+            if !self.inner.secrets.is_set(key).await.unwrap_or(false) {
+                out.push(name.to_string());
+            }
+        }
         out
     }
 
     /// What the secret store is, for messages ("stored in the OS keyring (service ...)").
     pub fn secret_store_description(&self) -> String {
         self.inner.secrets.describe()
+    }
+}
+
+/// The values of the secrets `spec`'s arguments or URL refer to (`${secret:NAME}`, LK-01),
+/// read from the server's own namespace at start.
+pub(super) async fn placeholder_values(
+    inner: &super::Inner,
+    spec: &ServerSpec,
+) -> Result<Vec<(SecretName, Secret)>, crate::secrets::SecretError> {
+    let mut out = Vec::new();
+    for name in spec_refs(spec) {
+        let value = inner
+            .secrets
+            .get(SecretKey::server(&spec.id, &name))
+            .await?;
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+/// The value of `name` among `values`, for [`crate::config::placeholders::fill`].
+pub(super) fn lookup(
+    values: &[(SecretName, Secret)],
+) -> impl Fn(&SecretName) -> Option<String> + '_ {
+    |name| {
+        values
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.expose().to_owned())
     }
 }

@@ -11,11 +11,13 @@ use std::sync::{Arc, Weak};
 use serde::Serialize;
 use serde_json::json;
 
+use super::server_secrets::{lookup, placeholder_values};
 use super::trust::{resolve, trust_state, TrustState};
 use super::{Host, HostError, Inner};
 use crate::approval::audit::ConfigChange;
 use crate::config::credentials::{seal, Sealed};
 use crate::config::launch::LaunchPlan;
+use crate::config::placeholders::{fill, fill_url, spec_refs};
 use crate::config::{Binding, NamedValue, ServerSpec, TransportSpec, ValueSource};
 use crate::events::HostEvent;
 use crate::ids::{SecretName, ServerId};
@@ -275,6 +277,12 @@ impl Host {
         let still = spec.secret_refs();
         let dropped: Vec<&SecretName> = own.into_iter().filter(|n| !still.contains(n)).collect();
         self.delete_secrets(&spec.id, dropped.iter().copied()).await;
+        let kept = spec_refs(&spec);
+        let gone: Vec<SecretName> = spec_refs(&before)
+            .into_iter()
+            .filter(|n| !kept.contains(n) && !still.contains(&n))
+            .collect();
+        self.delete_secrets(&spec.id, gone.iter()).await;
         let outcome = AddOutcome {
             moved,
             secrets_stored: stored,
@@ -301,8 +309,9 @@ impl Host {
         if !self.inner.store.delete_server(id).await? {
             return Err(HostError::UnknownServer(id.to_string()));
         }
-        let refs = spec.secret_refs();
-        self.delete_secrets(id, refs.iter().copied()).await;
+        let mut refs: Vec<SecretName> = spec.secret_refs().into_iter().cloned().collect();
+        refs.extend(spec_refs(&spec));
+        self.delete_secrets(id, refs.iter()).await;
         // SE-08: its sign-in goes with it (revoked, then deleted), like a sign-out.
         let sign_in = self.forget_sign_in(&spec).await;
         let _ = std::fs::remove_dir_all(self.inner.logs_dir(id));
@@ -558,7 +567,11 @@ pub(super) async fn endpoint_for(
             let configured = resolve_values(inner, id, &s.env)
                 .await
                 .map_err(secret_err)?;
-            logs.set_redactor(Redactor::new(configured.iter().map(|(_, v)| v)));
+            // LK-01: `${secret:NAME}` in an argument is filled in only now, and redacted.
+            let in_args = placeholder_values(inner, &spec).await.map_err(secret_err)?;
+            let args: Vec<String> = args.iter().map(|a| fill(a, lookup(&in_args))).collect();
+            let all = configured.iter().map(|(_, v)| v);
+            logs.set_redactor(Redactor::new(all.chain(in_args.iter().map(|(_, v)| v))));
             let env = child_env(inner.host_env.iter().cloned(), &configured);
             // SP-07: a sandboxed server runs under bubblewrap, or not at all; SP-13: with
             // network, in a namespace of its own (and with domain lists, behind the proxy).
@@ -612,9 +625,11 @@ pub(super) async fn endpoint_for(
             let headers = resolve_values(inner, id, &h.headers)
                 .await
                 .map_err(secret_err)?;
-            logs.set_redactor(Redactor::new(headers.iter().map(|(_, v)| v)));
+            let in_url = placeholder_values(inner, &spec).await.map_err(secret_err)?;
+            let all = headers.iter().map(|(_, v)| v);
+            logs.set_redactor(Redactor::new(all.chain(in_url.iter().map(|(_, v)| v))));
             Ok(Endpoint::Http {
-                url: h.url.clone(),
+                url: fill_url(&h.url, lookup(&in_url)),
                 headers,
                 max_message: spec.timeouts.max_message(),
                 auth: super::signin::authorizer_for(inner, id, h).await,

@@ -85,7 +85,8 @@ fn rule(i: usize) -> impl Strategy<Value = Rule> {
             .prop_map(|(conversation, tool_digest, agent)| Source::Grant {
                 conversation,
                 tool_digest,
-                agent
+                agent,
+                app: None,
             }),
     ];
     (

@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use super::names::{sanitize, Taken};
 use super::{ImportNote, NoteKind};
-use crate::config::credentials::{contains_secret, looks_secret, own_name};
+use crate::config::credentials::{
+    contains_secret, credential_arg, credential_query, looks_secret, own_name,
+};
 use crate::config::escape::escape_for_display as esc;
 use crate::config::{is_env_name, is_header_name, Binding, NamedValue, ValueSource};
 use crate::ids::{SecretName, ServerId};
@@ -428,16 +430,8 @@ impl ServerCx<'_> {
     /// Reports arguments that look like credentials. They stay: a spec's arguments cannot
     /// refer to the keyring, and rewriting them would break the server.
     pub(super) fn check_args(&mut self, args: &[String]) {
-        let flag_names_secret = |a: &str| {
-            a.starts_with('-') && !a.contains('=') && name_looks_secret(a.trim_start_matches('-'))
-        };
         for (i, a) in args.iter().enumerate() {
-            let after_flag = i > 0 && args.get(i - 1).is_some_and(|p| flag_names_secret(p));
-            let inline = a.starts_with('-')
-                && a.split_once('=').is_some_and(|(k, v)| {
-                    !v.is_empty() && name_looks_secret(k.trim_start_matches('-'))
-                });
-            if vars(a).is_empty() && (after_flag || inline || looks_secret(a)) {
+            if vars(a).is_empty() && credential_arg(args, i).is_some() {
                 self.note(
                     NoteKind::SecretNotMovable,
                     format!(
@@ -453,17 +447,15 @@ impl ServerCx<'_> {
 
     /// Reports URL query parameters and path parts that look like credentials.
     pub(super) fn check_url(&mut self, url: &url::Url) {
-        for (k, v) in url.query_pairs() {
-            if name_looks_secret(&k) || value_looks_secret(&v) {
-                self.note(
-                    NoteKind::SecretNotMovable,
-                    format!(
-                        "the URL's query parameter `{}` looks like a credential; it stays in \
-                         the config (only headers can refer to keyring secrets)",
-                        esc(&k)
-                    ),
-                );
-            }
+        for found in credential_query(url.as_str()) {
+            self.note(
+                NoteKind::SecretNotMovable,
+                format!(
+                    "the URL's query parameter `{}` looks like a credential; it stays in \
+                     the config (only headers can refer to keyring secrets)",
+                    esc(&found.name)
+                ),
+            );
         }
         if url
             .path_segments()
