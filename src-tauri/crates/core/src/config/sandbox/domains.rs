@@ -57,7 +57,7 @@ impl DomainLists {
         if self.deny.iter().any(|p| matches(p, &host)) {
             return Verdict::Denied;
         }
-        if self.allow.iter().any(|p| *p == host) {
+        if self.allow.contains(&host) {
             return Verdict::AllowedByName;
         }
         if self.allow.is_empty() || self.allow.iter().any(|p| matches(p, &host)) {
