@@ -114,9 +114,7 @@ impl SandboxArgs {
             next.deny.push(absolute(p)?);
         }
         for d in &self.revoke_domain {
-            let key = switchboard_core::config::sandbox::domains::host_key(d);
-            next.allow_domains.retain(|x| *x != key);
-            next.deny_domains.retain(|x| *x != key);
+            next = next.domain_revoked(d);
         }
         for d in &self.allow_domain {
             next = next.domain_allowed(d).map_err(|e| usage(e.to_string()))?;

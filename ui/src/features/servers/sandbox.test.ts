@@ -9,7 +9,7 @@ const m = vi.hoisted(() => ({
 }));
 vi.mock("../../ipc/bindings", () => ({ commands: m, events: { hostChanged: { listen: vi.fn() } } }));
 
-import { grantLabel, sandboxBadge, sandboxFindings, sandboxPanel, withDomain, withPath } from "./sandbox";
+import { grantLabel, sandboxBadge, sandboxFindings, sandboxPanel, withDomain, withoutDomain, withPath } from "./sandbox";
 
 const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
 const off = { enabled: false, read: [], write: [], deny: [], network: false, allow_domains: [], deny_domains: [], unmask: [] };
@@ -48,6 +48,18 @@ describe("withDomain", () => {
     expect(d).toEqual({ ok: true, sandbox: { ...r.sandbox, allow_domains: [], deny_domains: ["api.example.com"] } });
     expect(withDomain(off, "deny_domains", "x.test")).toEqual({ ok: true, sandbox: { ...off, deny_domains: ["x.test"] } });
     expect(withDomain(off, "allow_domains", " ").ok).toBe(false);
+  });
+});
+
+describe("withoutDomain", () => {
+  it("switches the network off when the last allowed domain goes, and only then", () => {
+    const one = { ...off, enabled: true, network: true, allow_domains: ["a.test"] };
+    expect(withoutDomain(one, "allow_domains", "a.test")).toEqual({ ...one, allow_domains: [], network: false });
+    const two = { ...one, allow_domains: ["a.test", "b.test"] };
+    expect(withoutDomain(two, "allow_domains", "a.test")).toEqual({ ...two, allow_domains: ["b.test"] });
+    const denied = { ...one, deny_domains: ["x.test"] };
+    expect(withoutDomain(denied, "allow_domains", "a.test").network).toBe(true);
+    expect(withoutDomain(denied, "deny_domains", "x.test")).toEqual(one);
   });
 });
 
@@ -177,7 +189,7 @@ describe("sandboxPanel", () => {
     m.setServerSandbox.mockResolvedValue({ status: "ok", data: { sandbox: { ...stored, allow_domains: [] }, approval_kept: true } });
     (d.querySelector(".sandbox-allow-domains button.sandbox-remove") as HTMLButtonElement).click();
     await flush();
-    expect(m.setServerSandbox).toHaveBeenLastCalledWith("fs", { ...stored, allow_domains: [] });
+    expect(m.setServerSandbox).toHaveBeenLastCalledWith("fs", { ...stored, allow_domains: [], network: false });
     expect(d.querySelector(".sandbox-allow-domains")).toBeNull();
   });
 });

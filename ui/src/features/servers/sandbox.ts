@@ -54,6 +54,16 @@ export function withDomain(s: SandboxDto, list: "allow_domains" | "deny_domains"
   return { ok: true, sandbox: list === "allow_domains" ? { ...next, enabled: true, network: true } : next };
 }
 
+/**
+ * The setting without `d` in `list`. Removing the last allowed domain (and no blocked one
+ * left) switches the network off: no list would mean every domain, wider than what was agreed.
+ */
+export function withoutDomain(s: SandboxDto, list: "allow_domains" | "deny_domains", d: string): SandboxDto {
+  const next = { ...s, [list]: s[list].filter((x) => x !== d) };
+  const emptied = list === "allow_domains" && s.allow_domains.length > 0 && next.allow_domains.length === 0 && next.deny_domains.length === 0;
+  return emptied ? { ...next, network: false } : next;
+}
+
 /** What the sandbox blocked in the last failed run, each with an "Allow" button. */
 export function sandboxFindings(server: string, onGranted: (msg: string) => void): HTMLElement {
   const box = h("div", { class: "sandbox-findings", role: "status" });
@@ -124,7 +134,10 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     const domains = (list: "allow_domains" | "deny_domains", title: string) => {
       const items = current[list].map((d) => {
         const remove = h("button", { type: "button", class: "sandbox-remove", "aria-label": `Remove ${d}` }, "Remove");
-        remove.addEventListener("click", () => void save({ ...current, [list]: current[list].filter((x) => x !== d) }, `Removed ${d}.`));
+        remove.addEventListener("click", () => {
+          const next = withoutDomain(current, list, d);
+          void save(next, next.network === current.network ? `Removed ${d}.` : `Removed ${d}; no domain is left, so the network is off.`);
+        });
         return h("li", { class: "sandbox-item" }, h("code", {}, d), " ", remove);
       });
       return items.length ? h("div", { class: `sandbox-${list.replace("_", "-")}` }, h("h4", {}, title), h("ul", {}, ...items)) : null;

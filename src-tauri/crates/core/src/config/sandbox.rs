@@ -336,6 +336,23 @@ impl SandboxSpec {
         Ok(next.normalized())
     }
 
+    /// This setting with `domain` in neither list. Removing the last allowed domain, with no
+    /// denied one left, switches the network off: no list at all would mean every domain,
+    /// wider than what the person agreed to.
+    pub fn domain_revoked(&self, domain: &str) -> Self {
+        let key = domains::host_key(domain);
+        let mut next = self.clone();
+        next.allow_domains.retain(|x| domains::host_key(x) != key);
+        next.deny_domains.retain(|x| domains::host_key(x) != key);
+        if !self.allow_domains.is_empty()
+            && next.allow_domains.is_empty()
+            && next.deny_domains.is_empty()
+        {
+            next.network = false;
+        }
+        next.normalized()
+    }
+
     /// This setting with `domain` denied (and no longer allowed).
     pub fn domain_denied(&self, domain: &str) -> Result<Self, SandboxError> {
         let d = domains::pattern(domain)?;
@@ -704,5 +721,37 @@ mod tests {
         assert!(s.is_unset());
         let json = serde_json::to_string(&SandboxSpec::on()).unwrap();
         assert_eq!(json, r#"{"enabled":true,"network":false}"#);
+    }
+
+    /// SP-13: revoking the last allowed domain never leaves "every domain": the network goes
+    /// off; with another allowed or a denied domain left, it stays on.
+    #[test]
+    fn revoking_the_last_allowed_domain_switches_the_network_off() {
+        let one = SandboxSpec {
+            enabled: true,
+            ..SandboxSpec::default()
+        }
+        .domain_allowed("a.test")
+        .unwrap();
+        assert!(one.network);
+        let gone = one.domain_revoked("A.test.");
+        assert!(gone.allow_domains.is_empty() && !gone.network, "{gone:?}");
+        let two = one.domain_allowed("b.test").unwrap();
+        assert!(two.domain_revoked("a.test").network);
+        let denied = one
+            .domain_denied("x.test")
+            .unwrap()
+            .domain_allowed("a.test")
+            .unwrap();
+        assert!(denied.domain_revoked("a.test").network, "{denied:?}");
+        let open = SandboxSpec {
+            enabled: true,
+            network: true,
+            ..SandboxSpec::default()
+        };
+        assert!(
+            open.domain_revoked("a.test").network,
+            "nothing listed: nothing changes"
+        );
     }
 }
