@@ -35,8 +35,8 @@ APT_PACKAGES=(
   xdotool
   # the real OS keyring, headless
   gnome-keyring dbus dbus-x11 libdbus-1-dev
-  # the opt-in sandbox for local servers (SP-07)
-  bubblewrap
+  # the opt-in sandbox for local servers (SP-07) and its own network namespace (SP-13)
+  bubblewrap passt
   # the installed .deb's desktop entry: validated, its switchboard:// handler registered
   # (tests/tests/package.rs)
   desktop-file-utils

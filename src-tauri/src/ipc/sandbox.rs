@@ -8,6 +8,9 @@
 //! path (SP-12). An index would grant whatever the live stderr says now, which may no longer
 //! be what the person saw; the path they saw is what they agreed to.
 //!
+//! Domain lists (SP-13) arrive as typed patterns and are checked here and again by the core;
+//! a refused-domain finding's button allows exactly the domain the card showed.
+//!
 //! Credential stores (SP-12) are never offered by a finding. A typed grant of one is refused
 //! unless its path is also in `unmask`; the card asks [`sandbox_credential_store`] what a
 //! typed path holds and puts it there only after a separate confirmation that says so.
@@ -17,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::config::escape::short_for_display;
+use switchboard_core::config::sandbox::domains::{self, MAX_DOMAINS};
 use switchboard_core::config::sandbox::explain::{Blocked, Finding};
 use switchboard_core::config::sandbox::{Access, SandboxSpec, MAX_PATHS};
 use switchboard_core::host::{Host, SandboxChange};
@@ -40,6 +44,11 @@ pub struct SandboxDto {
     pub deny: Vec<String>,
     /// Whether it may use the network.
     pub network: bool,
+    /// Domains it may reach (`example.com`, `*.example.com`); with any listed, only those,
+    /// through the filtering proxy (SP-13).
+    pub allow_domains: Vec<String>,
+    /// Domains it may never reach (a deny wins over an allow).
+    pub deny_domains: Vec<String>,
     /// Granted credential stores the person unmasked after the card's confirmation.
     pub unmask: Vec<String>,
 }
@@ -95,6 +104,8 @@ impl From<&SandboxSpec> for SandboxDto {
             write: list(&s.write),
             deny: list(&s.deny),
             network: s.network,
+            allow_domains: s.allow_domains.clone(),
+            deny_domains: s.deny_domains.clone(),
             unmask: list(&s.unmask),
         }
     }
@@ -123,6 +134,12 @@ fn finding_dto(server: &switchboard_core::ids::ServerId, f: &Finding) -> Sandbox
             Some(short_for_display(&path.to_string_lossy(), PATH_MAX)),
         ),
         Blocked::Network => (BlockedKind::Network, None),
+        // SP-13: a domain the proxy refused; granting it (matched back by kind and name)
+        // allows that domain.
+        Blocked::Domain { name } => (
+            BlockedKind::Network,
+            Some(short_for_display(name, PATH_MAX)),
+        ),
         Blocked::Unavailable { .. } => (BlockedKind::Unavailable, None),
     };
     SandboxFindingDto {
@@ -160,6 +177,19 @@ fn typed_path(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
     Ok(path)
 }
 
+/// Domain patterns as the window typed them, each checked (SP-13).
+fn domain_list(typed: &[String]) -> Result<Vec<String>, IpcError> {
+    if typed.len() > MAX_DOMAINS {
+        return Err(IpcError::invalid(format!(
+            "a sandbox lists at most {MAX_DOMAINS} domains of each kind"
+        )));
+    }
+    typed
+        .iter()
+        .map(|d| domains::pattern(d).map_err(|e| IpcError::invalid(e.to_string())))
+        .collect()
+}
+
 impl SandboxDto {
     /// The setting the window asked for, every path checked.
     fn into_spec(self, home: Option<&Path>) -> Result<SandboxSpec, IpcError> {
@@ -177,6 +207,8 @@ impl SandboxDto {
             write: paths(&self.write)?,
             deny: paths(&self.deny)?,
             network: self.network,
+            allow_domains: domain_list(&self.allow_domains)?,
+            deny_domains: domain_list(&self.deny_domains)?,
             unmask: paths(&self.unmask)?,
         })
     }
@@ -285,9 +317,63 @@ mod tests {
             write: vec![],
             deny: vec![],
             network: false,
+            allow_domains: vec![],
+            deny_domains: vec![],
             unmask: vec![],
         };
         assert!(too_many.into_spec(Some(home)).is_err());
+    }
+
+    /// SP-13: the window's domain lists are checked as typed and stored as written; a domain
+    /// that is no domain is refused with the reason.
+    #[test]
+    fn typed_domains_are_checked() {
+        let dto = |allow: &[&str], deny: &[&str]| SandboxDto {
+            enabled: true,
+            read: vec![],
+            write: vec![],
+            deny: vec![],
+            network: true,
+            allow_domains: allow.iter().map(|d| (*d).to_owned()).collect(),
+            deny_domains: deny.iter().map(|d| (*d).to_owned()).collect(),
+            unmask: vec![],
+        };
+        let spec = dto(&["API.Example.com", "*.cdn.test"], &["ads.example.com"])
+            .into_spec(None)
+            .unwrap();
+        assert_eq!(spec.allow_domains, ["api.example.com", "*.cdn.test"]);
+        assert_eq!(spec.deny_domains, ["ads.example.com"]);
+        assert_eq!(SandboxDto::from(&spec).allow_domains, spec.allow_domains);
+        for bad in ["not a domain", "http://x.test/", "", "*"] {
+            let e = dto(&[bad], &[]).into_spec(None).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Invalid, "{bad}");
+            let e = dto(&[], &[bad]).into_spec(None).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Invalid, "{bad}");
+        }
+        let many: Vec<String> = (0..=MAX_DOMAINS).map(|i| format!("h{i}.test")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(dto(&many, &[]).into_spec(None).is_err());
+    }
+
+    /// SP-13: a refused domain is offered as that domain, and only the domain the window
+    /// showed is granted.
+    #[test]
+    fn a_refused_domain_is_granted_by_its_name() {
+        use switchboard_core::ids::ServerId;
+        let id = ServerId::new("s").unwrap();
+        let found = vec![Finding {
+            blocked: Blocked::Domain {
+                name: "api.example.com".into(),
+            },
+            evidence: "e".into(),
+        }];
+        let dto = finding_dto(&id, &found[0]);
+        assert_eq!(dto.kind, BlockedKind::Network);
+        assert_eq!(dto.path.as_deref(), Some("api.example.com"));
+        let got = |path| shown_finding(&id, &found, BlockedKind::Network, path).is_some();
+        assert!(got(Some("api.example.com")));
+        assert!(!got(Some("evil.example.com")));
+        assert!(!got(None), "the whole network is not what was shown");
     }
 
     /// SP-12: the button grants only what the window displayed, checked again against Rust's

@@ -3065,6 +3065,13 @@ export type SandboxDto = {
 	deny: string[],
 	/**  Whether it may use the network. */
 	network: boolean,
+	/**
+	 *  Domains it may reach (`example.com`, `*.example.com`); with any listed, only those,
+	 *  through the filtering proxy (SP-13).
+	 */
+	allow_domains: string[],
+	/**  Domains it may never reach (a deny wins over an allow). */
+	deny_domains: string[],
 	/**  Granted credential stores the person unmasked after the card's confirmation. */
 	unmask: string[],
 };

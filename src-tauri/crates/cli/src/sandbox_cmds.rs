@@ -47,9 +47,21 @@ pub struct SandboxArgs {
     /// Remove every grant or denial of this path. Repeatable.
     #[arg(long, value_name = "PATH")]
     revoke: Vec<PathBuf>,
-    /// Whether it may use the network (all of it; there is no per-host filter).
+    /// Whether it may use the network: in a network namespace of its own (pasta), never with
+    /// this computer's services (loopback, X11, D-Bus). With domain lists, only those.
     #[arg(long, value_enum, value_name = "on|off")]
     network: Option<Switch>,
+    /// Let it reach this domain (`example.com`, `*.example.com`) and switch its network on:
+    /// with any domain listed, it reaches only listed domains, through Switchboard's filtering
+    /// proxy. Repeatable.
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    allow_domain: Vec<String>,
+    /// Never let it reach this domain (a deny wins over an allow). Repeatable.
+    #[arg(long = "deny-domain", value_name = "DOMAIN")]
+    deny_domain: Vec<String>,
+    /// Remove this domain from both lists. Repeatable.
+    #[arg(long = "revoke-domain", value_name = "DOMAIN")]
+    revoke_domain: Vec<String>,
 }
 
 /// On or off.
@@ -67,7 +79,10 @@ impl SandboxArgs {
             || !(self.allow_read.is_empty()
                 && self.allow_write.is_empty()
                 && self.deny.is_empty()
-                && self.revoke.is_empty())
+                && self.revoke.is_empty()
+                && self.allow_domain.is_empty()
+                && self.deny_domain.is_empty()
+                && self.revoke_domain.is_empty())
     }
 
     /// `now` with every option applied. Granting something switches the sandbox on: a grant
@@ -97,6 +112,16 @@ impl SandboxArgs {
         }
         for p in &self.deny {
             next.deny.push(absolute(p)?);
+        }
+        for d in &self.revoke_domain {
+            next = next.domain_revoked(d);
+        }
+        for d in &self.allow_domain {
+            next = next.domain_allowed(d).map_err(|e| usage(e.to_string()))?;
+            next.enabled = true;
+        }
+        for d in &self.deny_domain {
+            next = next.domain_denied(d).map_err(|e| usage(e.to_string()))?;
         }
         if let Some(n) = self.network {
             next.network = n == Switch::On;

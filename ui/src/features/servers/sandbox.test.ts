@@ -9,10 +9,10 @@ const m = vi.hoisted(() => ({
 }));
 vi.mock("../../ipc/bindings", () => ({ commands: m, events: { hostChanged: { listen: vi.fn() } } }));
 
-import { grantLabel, sandboxBadge, sandboxFindings, sandboxPanel, withPath } from "./sandbox";
+import { grantLabel, sandboxBadge, sandboxFindings, sandboxPanel, withDomain, withoutDomain, withPath } from "./sandbox";
 
 const flush = async () => { for (let i = 0; i < 20; i++) await Promise.resolve(); };
-const off = { enabled: false, read: [], write: [], deny: [], network: false, unmask: [] };
+const off = { enabled: false, read: [], write: [], deny: [], network: false, allow_domains: [], deny_domains: [], unmask: [] };
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -38,12 +38,39 @@ describe("withPath", () => {
   });
 });
 
+describe("withDomain", () => {
+  it("lists a domain once, in one list only, and allowing one switches the network on", () => {
+    const r = withDomain(off, "allow_domains", " API.example.com. ");
+    expect(r).toEqual({ ok: true, sandbox: { ...off, enabled: true, network: true, allow_domains: ["api.example.com"] } });
+    if (!r.ok) throw new Error("unreachable");
+    expect(withDomain(r.sandbox, "allow_domains", "api.example.com").ok).toBe(false);
+    const d = withDomain(r.sandbox, "deny_domains", "api.example.com");
+    expect(d).toEqual({ ok: true, sandbox: { ...r.sandbox, allow_domains: [], deny_domains: ["api.example.com"] } });
+    expect(withDomain(off, "deny_domains", "x.test")).toEqual({ ok: true, sandbox: { ...off, deny_domains: ["x.test"] } });
+    expect(withDomain(off, "allow_domains", " ").ok).toBe(false);
+  });
+});
+
+describe("withoutDomain", () => {
+  it("switches the network off when the last allowed domain goes, and only then", () => {
+    const one = { ...off, enabled: true, network: true, allow_domains: ["a.test"] };
+    expect(withoutDomain(one, "allow_domains", "a.test")).toEqual({ ...one, allow_domains: [], network: false });
+    const two = { ...one, allow_domains: ["a.test", "b.test"] };
+    expect(withoutDomain(two, "allow_domains", "a.test")).toEqual({ ...two, allow_domains: ["b.test"] });
+    const denied = { ...one, deny_domains: ["x.test"] };
+    expect(withoutDomain(denied, "allow_domains", "a.test").network).toBe(true);
+    expect(withoutDomain(denied, "deny_domains", "x.test")).toEqual(one);
+  });
+});
+
 describe("grantLabel", () => {
   it("names what would be granted, and offers nothing when the sandbox itself failed", () => {
     const f = (kind: "read" | "write" | "network" | "masked" | "unavailable", path: string | null = null) => ({ kind, path, message: "m", evidence: "e" });
     expect(grantLabel(f("read", "/home/ada/proj"))).toBe("Allow reading /home/ada/proj");
     expect(grantLabel(f("write", "/out"))).toBe("Allow writing /out");
     expect(grantLabel(f("network"))).toBe("Allow the network");
+    // SP-13: a domain the proxy refused is offered as that domain only.
+    expect(grantLabel(f("network", "api.example.com"))).toBe("Allow reaching api.example.com");
     expect(grantLabel(f("unavailable"))).toBeNull();
     // SP-12: a credential store named by a server's output is never offered.
     expect(grantLabel(f("masked", "/home/ada/.ssh"))).toBeNull();
@@ -132,5 +159,37 @@ describe("sandboxPanel", () => {
     expect(m.setServerSandbox).toHaveBeenCalledWith("fs", { ...off, enabled: true, read: ["~/.ssh"], unmask: ["~/.ssh"] });
     expect(d.querySelector(".sandbox-unmask")?.textContent).toContain("/home/ada/.ssh");
     expect(d.querySelector(".sandbox-status")?.textContent).toContain("approve it");
+  });
+
+  /// SP-13: domains are typed into their own row, saved, shown as Rust stored them, and removed.
+  it("allows, blocks and removes domains", async () => {
+    m.serverSandbox.mockResolvedValue({ status: "ok", data: { ...off, enabled: true } });
+    const stored = { ...off, enabled: true, network: true, allow_domains: ["api.example.com"] };
+    m.setServerSandbox.mockResolvedValue({ status: "ok", data: { sandbox: stored, approval_kept: true } });
+    const d = sandboxPanel("fs");
+    document.body.append(d);
+    d.open = true;
+    d.dispatchEvent(new Event("toggle"));
+    await flush();
+    const domain = d.querySelector("input.sandbox-domain") as HTMLInputElement;
+    domain.value = "api.example.com";
+    (d.querySelector("button.sandbox-allow-domain") as HTMLButtonElement).click();
+    await flush();
+    expect(m.setServerSandbox).toHaveBeenCalledWith("fs", stored);
+    expect(d.querySelector(".sandbox-allow-domains")?.textContent).toContain("api.example.com");
+    expect((d.querySelector("input.sandbox-network") as HTMLInputElement).checked).toBe(true);
+    expect(domain.value).toBe("");
+    m.setServerSandbox.mockResolvedValue({ status: "error", error: { code: "invalid", message: "bad! is not a domain" } });
+    domain.value = "bad!";
+    (d.querySelector("button.sandbox-deny-domain") as HTMLButtonElement).click();
+    await flush();
+    expect(m.setServerSandbox).toHaveBeenLastCalledWith("fs", { ...stored, deny_domains: ["bad!"] });
+    expect(d.querySelector(".sandbox-status")?.textContent).toContain("is not a domain");
+    expect(domain.value).toBe("bad!");
+    m.setServerSandbox.mockResolvedValue({ status: "ok", data: { sandbox: { ...stored, allow_domains: [] }, approval_kept: true } });
+    (d.querySelector(".sandbox-allow-domains button.sandbox-remove") as HTMLButtonElement).click();
+    await flush();
+    expect(m.setServerSandbox).toHaveBeenLastCalledWith("fs", { ...stored, allow_domains: [], network: false });
+    expect(d.querySelector(".sandbox-allow-domains")).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 // A local server's sandbox (SP-07) on its card: a badge that says whether it runs sandboxed,
 // a section to switch the sandbox and its network on or off and to grant folders (read-only or
-// writable) or hide paths, and, when a sandboxed server failed because the sandbox blocked
+// writable) or hide paths, to list the domains its network may or may never reach (SP-13), and, when a sandboxed server failed because the sandbox blocked
 // something, an "Allow" button per finding. The button sends back the finding's kind and the
 // path it displayed: Rust re-reads the failure and grants it only if it still finds exactly
 // that, never a path the window chose (SP-12). A credential store (~/.ssh, keyring files, the
@@ -27,7 +27,7 @@ export function grantLabel(f: SandboxFindingDto): string | null {
     case "write":
       return `Allow writing ${f.path ?? "it"}`;
     case "network":
-      return "Allow the network";
+      return f.path ? `Allow reaching ${f.path}` : "Allow the network";
     case "masked":
     case "unavailable":
       return null;
@@ -41,6 +41,27 @@ export function withPath(s: SandboxDto, list: "read" | "write" | "deny", typed: 
   const norm = (p: string) => p.replace(/\/+$/, "") || "/";
   if (s[list].some((p) => norm(p) === norm(t))) return { ok: false, why: "That path is already listed." };
   return { ok: true, sandbox: { ...s, enabled: s.enabled || list !== "deny", [list]: [...s[list], t] } };
+}
+
+/** The setting with `typed` added to a domain list (and taken off the other), or why not. */
+export function withDomain(s: SandboxDto, list: "allow_domains" | "deny_domains", typed: string): { ok: true; sandbox: SandboxDto } | { ok: false; why: string } {
+  const t = typed.trim().toLowerCase().replace(/\.+$/, "");
+  if (t === "") return { ok: false, why: "Type a domain first (example.com or *.example.com)." };
+  if (s[list].includes(t)) return { ok: false, why: "That domain is already listed." };
+  const other = list === "allow_domains" ? "deny_domains" : "allow_domains";
+  const next = { ...s, [list]: [...s[list], t], [other]: s[other].filter((d) => d !== t) };
+  // Allowing a domain switches the sandbox's network on (as the CLI's --allow-domain does).
+  return { ok: true, sandbox: list === "allow_domains" ? { ...next, enabled: true, network: true } : next };
+}
+
+/**
+ * The setting without `d` in `list`. Removing the last allowed domain (and no blocked one
+ * left) switches the network off: no list would mean every domain, wider than what was agreed.
+ */
+export function withoutDomain(s: SandboxDto, list: "allow_domains" | "deny_domains", d: string): SandboxDto {
+  const next = { ...s, [list]: s[list].filter((x) => x !== d) };
+  const emptied = list === "allow_domains" && s.allow_domains.length > 0 && next.allow_domains.length === 0 && next.deny_domains.length === 0;
+  return emptied ? { ...next, network: false } : next;
 }
 
 /** What the sandbox blocked in the last failed run, each with an "Allow" button. */
@@ -85,16 +106,19 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
   const addRead = h("button", { type: "button", class: "sandbox-add-read" }, "Allow reading");
   const addWrite = h("button", { type: "button", class: "sandbox-add-write" }, "Allow writing");
   const addDeny = h("button", { type: "button", class: "sandbox-add-deny" }, "Hide");
+  const domain = h("input", { type: "text", class: "sandbox-domain", id: `sandbox-domain-${n}`, placeholder: "api.example.com or *.example.com", autocomplete: "off", spellcheck: "false" });
+  const allowDomain = h("button", { type: "button", class: "sandbox-allow-domain" }, "Allow domain");
+  const denyDomain = h("button", { type: "button", class: "sandbox-deny-domain" }, "Block domain");
   const status = h("p", { class: "sandbox-status hint", role: "status" });
   const confirmBox = h("div", { class: "sandbox-unmask-confirm", role: "alertdialog", hidden: "" });
-  let current: SandboxDto = { enabled: false, read: [], write: [], deny: [], network: false, unmask: [] };
+  let current: SandboxDto = { enabled: false, read: [], write: [], deny: [], network: false, allow_domains: [], deny_domains: [], unmask: [] };
   let loaded = false;
 
   const say = (text: string, bad = false) => {
     status.textContent = text;
     status.classList.toggle("error", bad);
   };
-  const controls = () => [enabled, network, path, addRead, addWrite, addDeny, ...lists.querySelectorAll("button")] as (HTMLInputElement | HTMLButtonElement)[];
+  const controls = () => [enabled, network, path, addRead, addWrite, addDeny, domain, allowDomain, denyDomain, ...lists.querySelectorAll("button")] as (HTMLInputElement | HTMLButtonElement)[];
   const render = () => {
     enabled.checked = current.enabled;
     network.checked = current.network;
@@ -107,11 +131,22 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
       });
       return items.length ? h("div", { class: `sandbox-${list}` }, h("h4", {}, title), h("ul", {}, ...items)) : null;
     };
+    const domains = (list: "allow_domains" | "deny_domains", title: string) => {
+      const items = current[list].map((d) => {
+        const remove = h("button", { type: "button", class: "sandbox-remove", "aria-label": `Remove ${d}` }, "Remove");
+        remove.addEventListener("click", () => {
+          const next = withoutDomain(current, list, d);
+          void save(next, next.network === current.network ? `Removed ${d}.` : `Removed ${d}; no domain is left, so the network is off.`);
+        });
+        return h("li", { class: "sandbox-item" }, h("code", {}, d), " ", remove);
+      });
+      return items.length ? h("div", { class: `sandbox-${list.replace("_", "-")}` }, h("h4", {}, title), h("ul", {}, ...items)) : null;
+    };
     const unmasked = current.unmask.length
       ? h("div", { class: "sandbox-unmask" }, h("h4", {}, "Credential stores you unmasked"), h("ul", {}, ...current.unmask.map((p) => h("li", {}, h("code", {}, p)))))
       : null;
     lists.replaceChildren(
-      ...[section("read", "May read"), section("write", "May read and write"), section("deny", "Hidden"), unmasked].filter((x): x is HTMLDivElement => x !== null),
+      ...[section("read", "May read"), section("write", "May read and write"), section("deny", "Hidden"), domains("allow_domains", "May reach only these domains"), domains("deny_domains", "Never reaches"), unmasked].filter((x): x is HTMLDivElement => x !== null),
     );
   };
   const save = async (next: SandboxDto, done: string): Promise<boolean> => {
@@ -161,6 +196,14 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     });
     yes.focus();
   };
+  const addDomain = async (list: "allow_domains" | "deny_domains") => {
+    const next = withDomain(current, list, domain.value);
+    if (!next.ok) return say(next.why, true);
+    if (await save(next.sandbox, "Saved.")) domain.value = "";
+    domain.focus();
+  };
+  allowDomain.addEventListener("click", () => void addDomain("allow_domains"));
+  denyDomain.addEventListener("click", () => void addDomain("deny_domains"));
   addRead.addEventListener("click", () => void add("read"));
   addWrite.addEventListener("click", () => void add("write"));
   addDeny.addEventListener("click", () => void add("deny"));
@@ -174,6 +217,8 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     h("label", { for: network.id }, network, " Allow the network"),
     lists,
     h("div", { class: "sandbox-add-row" }, h("label", { for: path.id, class: "visually-hidden" }, "Path to grant or hide"), path, addRead, addWrite, addDeny),
+    h("p", { class: "hint" }, "The network is the server's own, never this computer's services. With domains listed it reaches only those (a blocked one never), through Switchboard's filtering proxy."),
+    h("div", { class: "sandbox-add-row" }, h("label", { for: domain.id, class: "visually-hidden" }, "Domain to allow or block"), domain, allowDomain, denyDomain),
     confirmBox,
     status,
   );

@@ -9,10 +9,12 @@
 //! The model is VS Code's sandbox for MCP servers turned around on reads: VS Code (through
 //! `srt`) lets a server read everything except `denyRead`, which leaves every secret of the home
 //! directory readable unless someone thought of it. Here nothing outside the grants is visible,
-//! and [`SandboxSpec::deny`] hides parts of a granted folder. Network is all or nothing:
-//! bubblewrap has no per-domain filter, and a proxy that enforces one is more machinery than an
-//! opt-in setting justifies; a domain list imported from VS Code is therefore not widened into
-//! "all hosts" (see `import::sandbox`).
+//! and [`SandboxSpec::deny`] hides parts of a granted folder.
+//!
+//! Network is never the host's (SP-13): a server with network gets its own network namespace,
+//! reaching out through a user-mode stack (pasta), so the host's loopback services and its
+//! abstract Unix sockets (X11, D-Bus) stay out of reach. With an allow or deny list of domains
+//! ([`domains`]) it gets no stack at all, only the host's filtering proxy.
 //!
 //! The setting is part of what the person approves: a switched-on sandbox enters the launch
 //! plan's fingerprint (SP-03), so a config file or an import that loosens it voids the approval.
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::escape::escape_for_display;
 
 pub mod argv;
+pub mod domains;
 pub mod explain;
 
 /// The sandbox setting of one stdio server.
@@ -48,9 +51,16 @@ pub struct SandboxSpec {
     /// Paths hidden from it even inside a granted folder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny: Vec<PathBuf>,
-    /// Whether it may use the network (all of it: there is no per-host filter).
+    /// Whether it may use the network: its own network namespace, never the host's (SP-13).
     #[serde(default)]
     pub network: bool,
+    /// Domains it may reach (VS Code's `allowedDomains`). With this or `deny_domains` set, the
+    /// network goes through the host's filtering proxy only. Meaningless while `network` is off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_domains: Vec<String>,
+    /// Domains it may never reach (VS Code's `deniedDomains`); a deny wins over an allow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_domains: Vec<String>,
     /// Granted paths that lie in a credential store the sandbox otherwise always hides
     /// ([`credential_stores`]: SSH, GnuPG, cloud and keyring files, the app's data), which the
     /// person unmasked by typing them with an explicit unmask (SP-12). A grant of such a path
@@ -85,9 +95,12 @@ pub enum SandboxError {
     /// A path contains a NUL or a line break.
     #[error("a sandbox path contains a NUL or a line break")]
     BadChar,
-    /// More paths than anyone sets by hand.
-    #[error("at most {0} sandbox paths can be set")]
+    /// More paths (or domains) than anyone sets by hand.
+    #[error("at most {0} sandbox paths (or domains) can be set")]
     TooMany(usize),
+    /// A domain pattern that is neither a host name (optionally `*.`-prefixed) nor an IP.
+    #[error("{0} is not a domain: give a host name such as example.com or *.example.com")]
+    BadDomain(String),
     /// A grant names a credential store (or a path inside one) that was not unmasked (SP-12).
     #[error("{path} holds {holds}; the sandbox always hides it. Grant it only if you mean it, naming it yourself with the unmask option (`switchboard server sandbox NAME --allow-read PATH --unmask`); its approval is then voided")]
     Masked {
@@ -218,6 +231,8 @@ impl SandboxSpec {
                 return Err(SandboxError::DotDot(shown));
             }
         }
+        domains::normalize(&self.allow_domains)?;
+        domains::normalize(&self.deny_domains)?;
         for p in self.read.iter().chain(&self.write) {
             if UNGRANTABLE.iter().any(|u| clean(p) == Path::new(u)) {
                 return Err(SandboxError::TooBroad(escape_for_display(
@@ -286,14 +301,65 @@ impl SandboxSpec {
             .into_iter()
             .filter(|p| read.contains(p) || write.contains(p))
             .collect();
+        // An invalid pattern is kept as written: `validate` refuses it.
+        let names = |v: &[String]| domains::normalize(v).unwrap_or_else(|_| v.to_vec());
         Self {
             enabled: self.enabled,
             read,
             write,
             deny: tidy(&self.deny),
             network: self.network,
+            allow_domains: names(&self.allow_domains),
+            deny_domains: names(&self.deny_domains),
             unmask,
         }
+    }
+
+    /// The domain lists, when they decide its network: on, with an allow or deny list. Then
+    /// the filtering proxy is its only way out (SP-13).
+    pub fn filtered(&self) -> Option<domains::DomainLists> {
+        let n = self.normalized();
+        let listed = !(n.allow_domains.is_empty() && n.deny_domains.is_empty());
+        (n.network && listed).then_some(domains::DomainLists {
+            allow: n.allow_domains,
+            deny: n.deny_domains,
+        })
+    }
+
+    /// This setting with `domain` allowed (and no longer denied), and the network on.
+    pub fn domain_allowed(&self, domain: &str) -> Result<Self, SandboxError> {
+        let d = domains::pattern(domain)?;
+        let mut next = self.clone();
+        next.network = true;
+        next.deny_domains.retain(|x| domains::host_key(x) != d);
+        next.allow_domains.push(d);
+        Ok(next.normalized())
+    }
+
+    /// This setting with `domain` in neither list. Removing the last allowed domain, with no
+    /// denied one left, switches the network off: no list at all would mean every domain,
+    /// wider than what the person agreed to.
+    pub fn domain_revoked(&self, domain: &str) -> Self {
+        let key = domains::host_key(domain);
+        let mut next = self.clone();
+        next.allow_domains.retain(|x| domains::host_key(x) != key);
+        next.deny_domains.retain(|x| domains::host_key(x) != key);
+        if !self.allow_domains.is_empty()
+            && next.allow_domains.is_empty()
+            && next.deny_domains.is_empty()
+        {
+            next.network = false;
+        }
+        next.normalized()
+    }
+
+    /// This setting with `domain` denied (and no longer allowed).
+    pub fn domain_denied(&self, domain: &str) -> Result<Self, SandboxError> {
+        let d = domains::pattern(domain)?;
+        let mut next = self.clone();
+        next.allow_domains.retain(|x| domains::host_key(x) != d);
+        next.deny_domains.push(d);
+        Ok(next.normalized())
     }
 
     /// This setting with `path` granted as `access` (a write grant replaces a read grant of
@@ -350,6 +416,12 @@ impl SandboxSpec {
         }
         let net: &[u8] = if n.network { b"on" } else { b"off" };
         out.push(("sandbox-network", net.to_vec()));
+        for (tag, list) in [
+            ("sandbox-allow-domain", &n.allow_domains),
+            ("sandbox-deny-domain", &n.deny_domains),
+        ] {
+            out.extend(list.iter().map(|d| (tag, d.as_bytes().to_vec())));
+        }
         out
     }
 
@@ -376,14 +448,17 @@ impl SandboxSpec {
                 format!("{} (a credential store you unmasked)", shown(p)),
             )
         }));
-        out.push((
-            "network".into(),
-            if n.network {
-                "on: it may connect anywhere".into()
-            } else {
-                "off".into()
-            },
-        ));
+        out.push(("network".into(), network_words(&n)));
+        out.extend(
+            n.allow_domains
+                .iter()
+                .map(|d| ("may reach".into(), escape_for_display(d))),
+        );
+        out.extend(
+            n.deny_domains
+                .iter()
+                .map(|d| ("never".into(), escape_for_display(d))),
+        );
         out
     }
 
@@ -403,8 +478,34 @@ impl SandboxSpec {
         if !n.deny.is_empty() {
             parts.push(format!("{} hidden", n.deny.len()));
         }
-        parts.push(if n.network { "network" } else { "no network" }.into());
+        parts.push(match (n.network, n.filtered()) {
+            (false, _) => "no network".into(),
+            (true, None) => "network".into(),
+            (true, Some(l)) if l.allow.is_empty() => format!("network but {} denied", l.deny.len()),
+            (true, Some(l)) => format!(
+                "network to {} domain{}",
+                l.allow.len(),
+                if l.allow.len() == 1 { "" } else { "s" }
+            ),
+        });
         format!("on ({})", parts.join(", "))
+    }
+}
+
+/// The network line of the consent view, in plain words.
+fn network_words(n: &SandboxSpec) -> String {
+    match (n.network, n.filtered()) {
+        (false, _) => "off".into(),
+        (true, None) => "on, in its own network namespace: it may connect to hosts on the \
+                         internet, not to services on this computer (loopback, X11, D-Bus)"
+            .into(),
+        (true, Some(l)) if l.allow.is_empty() => format!(
+            "only through Switchboard's filtering proxy: any domain but the {} listed as never",
+            l.deny.len()
+        ),
+        (true, Some(_)) => "only through Switchboard's filtering proxy, to the domains listed \
+                            as may reach (and nothing on this computer unless listed)"
+            .into(),
     }
 }
 
@@ -458,6 +559,8 @@ mod tests {
             write: vec![p("/w")],
             deny: vec![],
             network: false,
+            allow_domains: vec![],
+            deny_domains: vec![],
             unmask: vec![p("/w"), p("/not-granted")],
         }
         .normalized();
@@ -618,5 +721,37 @@ mod tests {
         assert!(s.is_unset());
         let json = serde_json::to_string(&SandboxSpec::on()).unwrap();
         assert_eq!(json, r#"{"enabled":true,"network":false}"#);
+    }
+
+    /// SP-13: revoking the last allowed domain never leaves "every domain": the network goes
+    /// off; with another allowed or a denied domain left, it stays on.
+    #[test]
+    fn revoking_the_last_allowed_domain_switches_the_network_off() {
+        let one = SandboxSpec {
+            enabled: true,
+            ..SandboxSpec::default()
+        }
+        .domain_allowed("a.test")
+        .unwrap();
+        assert!(one.network);
+        let gone = one.domain_revoked("A.test.");
+        assert!(gone.allow_domains.is_empty() && !gone.network, "{gone:?}");
+        let two = one.domain_allowed("b.test").unwrap();
+        assert!(two.domain_revoked("a.test").network);
+        let denied = one
+            .domain_denied("x.test")
+            .unwrap()
+            .domain_allowed("a.test")
+            .unwrap();
+        assert!(denied.domain_revoked("a.test").network, "{denied:?}");
+        let open = SandboxSpec {
+            enabled: true,
+            network: true,
+            ..SandboxSpec::default()
+        };
+        assert!(
+            open.domain_revoked("a.test").network,
+            "nothing listed: nothing changes"
+        );
     }
 }

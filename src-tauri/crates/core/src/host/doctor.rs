@@ -273,6 +273,13 @@ impl Host {
         // Give the stderr drain a moment to catch the last lines of a dying process.
         tokio::time::sleep(Duration::from_millis(50)).await;
         report.stderr_tail = logs.stderr_tail(30);
+        // SP-13: the domains its proxy refused (in this run or an earlier one), with the
+        // command that allows each.
+        for f in self.refused_domains(&spec) {
+            report
+                .checks
+                .push(check("sandbox", CheckLevel::Warn, f.describe(id)));
+        }
         if report.failed() {
             // SP-07: say what the sandbox blocked, and the command that allows it.
             for f in self.explain_sandbox(&spec, &report.stderr_tail).await {

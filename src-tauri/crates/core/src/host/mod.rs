@@ -47,6 +47,8 @@ mod run_state;
 mod runners;
 mod runs;
 mod sandbox;
+mod sandbox_net;
+pub mod sandbox_proxy;
 mod secret_layout;
 mod server_secrets;
 mod servers;

@@ -18,6 +18,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::doctor::{Check, CheckLevel};
+use super::sandbox_net::{self, SandboxNet};
+use super::sandbox_proxy;
 use super::trust::{resolve, trust_state, TrustState};
 use super::{Host, HostError, Inner};
 use crate::approval::audit::ConfigChange;
@@ -41,7 +43,9 @@ pub struct SandboxChange {
 }
 
 /// The program and arguments to spawn for `plan`'s `program` and `args`: unchanged when the
-/// sandbox is off, bubblewrap around them when it is on.
+/// sandbox is off, bubblewrap around them when it is on. `net` is the network of a sandbox
+/// with network ([`super::sandbox_net`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn wrap(
     inner: &Inner,
     sandbox: &SandboxSpec,
@@ -50,6 +54,7 @@ pub(super) fn wrap(
     cwd: &Path,
     env: &HashMap<String, String>,
     logs: &ServerLogs,
+    net: Option<&SandboxNet>,
 ) -> Result<(PathBuf, Vec<String>), LaunchError> {
     if !sandbox.enabled {
         return Ok((program.to_path_buf(), args.to_vec()));
@@ -70,6 +75,7 @@ pub(super) fn wrap(
         sandbox,
         &facts,
         env.contains_key("TMPDIR"),
+        net.map(SandboxNet::fds),
     )
     .map_err(|e| LaunchError::Fatal(e.to_string()))?;
     let argv = argv
@@ -87,6 +93,35 @@ pub(super) fn wrap(
         sandbox.summary()
     ));
     Ok((bwrap, argv))
+}
+
+/// The network of one sandboxed start (SP-13): the filtering proxy when it has domain lists,
+/// and the pipes pasta connects its namespace through when it has network. Both `None` when
+/// it has none (or pasta is missing, which `wrap` then refuses with the package to install).
+pub(super) async fn network_for(
+    inner: &Inner,
+    id: &ServerId,
+    sandbox: &SandboxSpec,
+    logs: &ServerLogs,
+) -> Result<(Option<sandbox_proxy::Proxy>, Option<SandboxNet>), LaunchError> {
+    if !(sandbox.enabled && sandbox.network) || sandbox_net::find_pasta().is_none() {
+        return Ok((None, None));
+    }
+    let proxy = match sandbox.filtered() {
+        Some(lists) => Some(
+            sandbox_proxy::start(id.clone(), lists, logs.clone(), inner.logs_dir(id))
+                .await
+                .map_err(|e| {
+                    LaunchError::Fatal(format!(
+                        "the sandbox's filtering proxy could not start ({e}); the server was not started"
+                    ))
+                })?,
+        ),
+        None => None,
+    };
+    let net = SandboxNet::prepare(sandbox, proxy.as_ref().map(|p| p.port))
+        .map_err(|e| LaunchError::Fatal(e.to_string()))?;
+    Ok((proxy, net))
 }
 
 impl Host {
@@ -165,6 +200,7 @@ impl Host {
                 network: true,
                 ..now
             },
+            Blocked::Domain { name } => now.domain_allowed(name).map_err(SpecError::from)?,
             Blocked::Unavailable { .. } => {
                 return Err(HostError::Invalid(
                     "the sandbox itself could not be set up; nothing can be granted for that"
@@ -193,7 +229,29 @@ impl Host {
                 .unwrap_or_default(),
             None => ServerLogs::load_persisted(&self.inner.logs_dir(id)).0,
         };
-        Ok(self.explain_sandbox(&spec, &lines).await)
+        let mut out = self.explain_sandbox(&spec, &lines).await;
+        out.extend(self.refused_domains(&spec));
+        Ok(out)
+    }
+
+    /// The domains the filtering proxy refused `spec`'s server that its lists still refuse
+    /// (SP-13), as findings with the command that allows each.
+    pub(super) fn refused_domains(&self, spec: &ServerSpec) -> Vec<Finding> {
+        let TransportSpec::Stdio(s) = &spec.transport else {
+            return Vec::new();
+        };
+        let Some(lists) = s.sandbox.enabled.then(|| s.sandbox.filtered()).flatten() else {
+            return Vec::new();
+        };
+        let file = self
+            .inner
+            .logs_dir(&spec.id)
+            .join(sandbox_proxy::REFUSED_FILE);
+        sandbox_proxy::refused_domains(&file)
+            .iter()
+            .filter(|d| !lists.decide(d).passes())
+            .map(|d| Finding::refused_domain(d))
+            .collect()
     }
 
     /// Reads `lines` for what `spec`'s sandbox blocked.
@@ -257,7 +315,11 @@ impl Host {
             None,
             &self.inner.data_dir,
         );
-        let (level, detail) = match probe(facts.bwrap.as_deref()).await {
+        let pasta = match (s.sandbox.network, facts.pasta.is_some()) {
+            (true, false) => Err(crate::config::sandbox::argv::WrapError::NoPasta.to_string()),
+            _ => Ok(()),
+        };
+        let (level, detail) = match pasta.and(probe(facts.bwrap.as_deref()).await) {
             Ok(()) => (CheckLevel::Ok, s.sandbox.summary()),
             Err(why) => (
                 CheckLevel::Fail,

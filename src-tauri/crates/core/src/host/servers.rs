@@ -573,21 +573,42 @@ pub(super) async fn endpoint_for(
             let all = configured.iter().map(|(_, v)| v);
             logs.set_redactor(Redactor::new(all.chain(in_args.iter().map(|(_, v)| v))));
             let env = child_env(inner.host_env.iter().cloned(), &configured);
-            // SP-07: a sandboxed server runs under bubblewrap, or not at all.
-            let (program, args) =
-                super::sandbox::wrap(inner, &sandbox, &program, &args, &cwd, &env, logs)?;
+            // SP-07: a sandboxed server runs under bubblewrap, or not at all; SP-13: with
+            // network, in a namespace of its own (and with domain lists, behind the proxy).
+            let (proxy, net) = super::sandbox::network_for(inner, id, &sandbox, logs).await?;
+            let (program, args) = super::sandbox::wrap(
+                inner,
+                &sandbox,
+                &program,
+                &args,
+                &cwd,
+                &env,
+                logs,
+                net.as_ref(),
+            )?;
             // Recorded until stopped, so the next start can sweep it if this host is killed.
             let records = RunRecords::in_data_dir(&inner.data_dir);
-            let (mut process, pipes) = ServerProcess::spawn(
+            let keep = net.as_ref().map(|n| n.keep()).unwrap_or_default();
+            let (mut process, pipes) = ServerProcess::spawn_keeping(
                 &program,
                 &args,
                 &cwd,
                 &env,
                 Some(records.entry(id.as_str())),
+                if net.is_some() { &keep } else { &[] },
             )
             .map_err(|e| {
                 LaunchError::Transient(format!("could not start {}: {e}", program.display()))
             })?;
+            if let Some(net) = net {
+                // On failure the process is dropped here, which kills it before it ran.
+                net.connect(logs)
+                    .await
+                    .map_err(|e| LaunchError::Fatal(e.to_string()))?;
+            }
+            if let Some(proxy) = proxy {
+                process.hold(crate::mcp::process::Held(Box::new(proxy)));
+            }
             process.set_stop_grace(inner.supervisor.stop_grace);
             logs.note(&format!(
                 "started {} (pid {})",

@@ -51,6 +51,17 @@ pub struct ServerProcess {
     record: Option<RecordFile>,
     /// How long each stop phase waits (after the end of input, after SIGTERM).
     grace: Duration,
+    /// What lives exactly as long as the process (a sandbox's filtering proxy): dropped with it.
+    held: Vec<Held>,
+}
+
+/// Something a [`ServerProcess`] keeps alive until it is dropped.
+pub struct Held(pub Box<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held")
+    }
 }
 
 /// The pipes of a freshly spawned server.
@@ -95,6 +106,20 @@ impl ServerProcess {
         env: &HashMap<String, String>,
         record: Option<Entry<'_>>,
     ) -> std::io::Result<(Self, Pipes)> {
+        Self::spawn_keeping(program, args, cwd, env, record, &[])
+    }
+
+    /// [`ServerProcess::spawn`], with the descriptors `keep` (opened close-on-exec by the
+    /// caller) inherited by the child under the same numbers: the pipes bubblewrap reports and
+    /// waits on for a sandbox's network (SP-13).
+    pub fn spawn_keeping(
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        env: &HashMap<String, String>,
+        record: Option<Entry<'_>>,
+        keep: &[i32],
+    ) -> std::io::Result<(Self, Pipes)> {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(cwd)
@@ -108,6 +133,9 @@ impl ServerProcess {
             // that fails.
             .kill_on_drop(true);
         die_with_host(&mut cmd);
+        if !keep.is_empty() {
+            inherit_fds(&mut cmd, keep.to_vec());
+        }
         let mut child = spawner::spawn(cmd)?;
         let pgid = child
             .id()
@@ -137,6 +165,7 @@ impl ServerProcess {
                 pgid,
                 record,
                 grace: STOP_GRACE,
+                held: Vec::new(),
             },
             pipes,
         ))
@@ -148,6 +177,11 @@ impl ServerProcess {
     /// server that ignores the first two.
     pub fn set_stop_grace(&mut self, grace: Duration) {
         self.grace = grace;
+    }
+
+    /// Keeps `what` alive as long as this process is.
+    pub fn hold(&mut self, what: Held) {
+        self.held.push(what);
     }
 
     /// The leader's process id.
@@ -239,6 +273,23 @@ fn die_with_host(cmd: &mut Command) {
             if nix::unistd::getppid() != host {
                 // The host is already gone: no death signal will come, so do not start.
                 return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Clears close-on-exec on `fds` in the child, so it inherits them (and only them).
+#[allow(unsafe_code)]
+fn inherit_fds(cmd: &mut Command, fds: Vec<i32>) {
+    // SAFETY: runs in the forked child before exec; `fcntl` is async-signal-safe, and the
+    // closure allocates nothing (the list was built before the fork) and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in &fds {
+                if libc::fcntl(*fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             Ok(())
         });

@@ -9,8 +9,11 @@
 //!   note says, with the doctor as the way to find what the server needs.
 //! - `allowWrite` paths become write grants; `denyRead` and `denyWrite` paths become hidden
 //!   paths (hiding is stricter than read-only, so a `denyWrite` never leaves a path writable).
-//! - `allowedDomains` cannot be honoured per domain, and widening it to "any host" would
-//!   loosen it: the network stays off, and a note gives the command that turns it on.
+//! - `allowedDomains` and `deniedDomains` become our domain lists (SP-13), enforced by the
+//!   sandbox's filtering proxy; a non-empty `allowedDomains` switches the network on (as in
+//!   VS Code, where no allowed domain means no network). A pattern we cannot read is left out
+//!   with a note: a left-out allow only narrows; a left-out deny could widen, so then the
+//!   network stays off.
 //! - Paths we cannot place here (`~`, `${workspaceFolder}`, relative ones) are left out with a
 //!   note. Leaving out a grant only narrows the sandbox. Leaving out a deny could expose what it
 //!   hid inside a granted folder, so when any deny is left out, the write grants are left out
@@ -95,17 +98,46 @@ pub(super) fn lower(
     let net = section
         .and_then(|s| s.get("network"))
         .and_then(Value::as_object);
-    let domains: Vec<String> = strings(net.and_then(|n| n.get("allowedDomains")))
-        .map(esc)
-        .collect();
-    if !domains.is_empty() {
+    let mut lost_domain_deny = false;
+    for (key, deny) in [("allowedDomains", false), ("deniedDomains", true)] {
+        for raw in strings(net.and_then(|n| n.get(key))) {
+            match crate::config::sandbox::domains::pattern(raw) {
+                Ok(d) if deny => spec.deny_domains.push(d),
+                Ok(d) => spec.allow_domains.push(d),
+                Err(_) => {
+                    lost_domain_deny |= deny;
+                    cx.note(
+                        NoteKind::DroppedField,
+                        format!(
+                            "sandbox.network.{key} \"{}\" was left out: it is not a domain \
+                             (example.com or *.example.com)",
+                            esc(raw)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    spec.network = !spec.allow_domains.is_empty() && !lost_domain_deny;
+    if spec.network {
+        cx.note(
+            NoteKind::Mapped,
+            format!(
+                "sandbox.network was kept: {id} reaches only {} through Switchboard's filtering \
+                 proxy (and nothing on this computer)",
+                spec.allow_domains
+                    .iter()
+                    .map(|d| esc(d))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    } else if lost_domain_deny && !spec.allow_domains.is_empty() {
         cx.note(
             NoteKind::DroppedField,
             format!(
-                "sandbox.network.allowedDomains ({}) was not carried over: this sandbox allows \
-                 all network or none, and the network stays off; allow it with \
-                 `switchboard server sandbox {id} --network on`",
-                domains.join(", ")
+                "the network stays off: a denied domain could not be carried over; allow it with \
+                 `switchboard server sandbox {id} --network on` once the lists are right"
             ),
         );
     }
@@ -163,7 +195,8 @@ mod tests {
           "sandbox": {
             "filesystem": {"allowWrite": ["/srv/out", "${workspaceFolder}/tmp"],
                            "denyRead": ["/srv/out/private"], "denyWrite": ["/srv/out/keep"]},
-            "network": {"allowedDomains": ["api.example.com"]}
+            "network": {"allowedDomains": ["api.example.com", "not a domain!"],
+                        "deniedDomains": ["*.ads.example.com"]}
           },
           "servers": {
             "boxed": {"type": "stdio", "command": "/usr/bin/node", "sandboxEnabled": true},
@@ -183,15 +216,17 @@ mod tests {
                 PathBuf::from("/srv/out/private")
             ]
         );
-        assert!(
-            !boxed.network,
-            "a domain list never becomes the whole network"
-        );
+        // SP-13: VS Code's domain lists are kept, and enforced by the proxy.
+        assert!(boxed.network, "{boxed:?}");
+        assert_eq!(boxed.allow_domains, vec!["api.example.com".to_owned()]);
+        assert_eq!(boxed.deny_domains, vec!["*.ads.example.com".to_owned()]);
+        assert!(boxed.filtered().is_some());
         let text = notes(&r);
         assert!(
-            text.contains("allowedDomains (api.example.com) was not carried over"),
+            text.contains("reaches only api.example.com through Switchboard's filtering proxy"),
             "{text}"
         );
+        assert!(text.contains("\"not a domain!\" was left out"), "{text}");
         assert!(
             text.contains("${workspaceFolder}/tmp\" was left out"),
             "{text}"
@@ -227,5 +262,36 @@ mod tests {
         .unwrap();
         assert!(sandbox_of(&r, "a").is_unset());
         assert!(sandbox_of(&r, "b").enabled, "a garbled switch reads as on");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod domain_tests {
+    use super::super::{import, ForeignFormat};
+    use crate::config::TransportSpec;
+
+    /// SP-13: a denied domain that cannot be carried over keeps the network off (leaving it
+    /// out would widen the list); no allowed domain means no network, as in VS Code.
+    #[test]
+    fn a_lost_deny_or_no_allow_keeps_the_network_off() {
+        for net in [
+            r#"{"allowedDomains": ["a.test"], "deniedDomains": ["bad domain"]}"#,
+            r#"{"deniedDomains": ["b.test"]}"#,
+        ] {
+            let text = format!(
+                r#"{{"sandbox": {{"network": {net}}},
+                   "servers": {{"boxed": {{"command": "/usr/bin/node", "sandboxEnabled": true}}}}}}"#
+            );
+            let r = import(&text, Some(ForeignFormat::Vscode)).unwrap();
+            let TransportSpec::Stdio(s) = &r.servers[0].spec.transport else {
+                panic!("remote");
+            };
+            assert!(
+                s.sandbox.enabled && !s.sandbox.network,
+                "{net}: {:?}",
+                s.sandbox
+            );
+        }
     }
 }

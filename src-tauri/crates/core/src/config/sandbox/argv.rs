@@ -21,7 +21,10 @@
 //!   `~/.ssh`), the app's own data directory masked (its database is no server's business),
 //!   and the person's `deny` paths masked last.
 //!
-//! Every namespace is unshared (`--unshare-all`), the network too unless it is allowed, every
+//! Every namespace is unshared (`--unshare-all`), the network always: a server with network gets
+//! its own namespace, which the host connects with pasta once bubblewrap has made it (SP-13,
+//! `host::sandbox_net`); bubblewrap reports the namespace's process on `--info-fd` and holds
+//! the server on `--block-fd` until that is done. Every
 //! capability is dropped (bubblewrap run by root would otherwise keep them, and with
 //! `CAP_SYS_ADMIN` a sandboxed root could remount its view), and `--die-with-parent` ties the
 //! sandbox to its supervisor. `--new-session` is left out on purpose: the supervisor stops a
@@ -56,6 +59,24 @@ const ETC_SECRETS: &[&str] = &[
     "/etc/ssh/ssh_host_dsa_key",
 ];
 
+/// Where pasta (Debian package `passt`), the user-mode network stack of a sandbox with network,
+/// may be installed; never looked up on PATH, as bubblewrap.
+pub const PASTA_LOCATIONS: &[&str] = &["/usr/bin/pasta", "/usr/local/bin/pasta", "/bin/pasta"];
+
+/// The port the filtering proxy listens on inside a sandbox with domain lists (its own network
+/// namespace: no other program's port).
+pub const PROXY_PORT: u16 = 3128;
+
+/// The pipes bubblewrap is given when the server has network: it writes the sandbox's process
+/// id to `info` and waits on `block` until the host has connected the namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetFds {
+    /// Bubblewrap's `--info-fd` (the write end, in the child).
+    pub info: i32,
+    /// Bubblewrap's `--block-fd` (the read end, in the child).
+    pub block: i32,
+}
+
 /// Files name resolution needs when the network is allowed (`/etc/resolv.conf` often points
 /// into `/run`).
 const RESOLVER_DIRS: &[&str] = &["/run/systemd/resolve", "/run/resolvconf"];
@@ -88,6 +109,8 @@ pub enum SystemEntry {
 pub struct Facts {
     /// The bubblewrap executable, if installed.
     pub bwrap: Option<PathBuf>,
+    /// The pasta executable, if installed (needed only with network).
+    pub pasta: Option<PathBuf>,
     /// The system directories present.
     pub system: Vec<SystemEntry>,
     /// Existing secret files under `/etc` to mask.
@@ -116,6 +139,12 @@ pub enum WrapError {
     /// Bubblewrap is not installed.
     #[error("the sandbox needs bubblewrap (bwrap), which is not installed (looked in {}); install it (`apt install bubblewrap`) or switch the sandbox off. The server was not started unsandboxed", BWRAP_LOCATIONS.join(", "))]
     NoBwrap,
+    /// The server has network, and pasta, which gives it a network of its own, is missing.
+    #[error("the sandbox gives a server network in a namespace of its own through pasta, which is not installed (looked in {}); install it (`apt install passt`) or switch its network off. The server was not started, and never with the host's network", PASTA_LOCATIONS.join(", "))]
+    NoPasta,
+    /// Internal: a server with network was wrapped without the pipes bubblewrap needs.
+    #[error("internal: the sandbox's network pipes are missing; the server was not started")]
+    NoNetFds,
 }
 
 /// One mount of the sandbox's view.
@@ -185,9 +214,16 @@ pub fn bwrap_args(
     sandbox: &SandboxSpec,
     facts: &Facts,
     env_tmpdir: bool,
+    net: Option<NetFds>,
 ) -> Result<(PathBuf, Vec<OsString>), WrapError> {
     let bwrap = facts.bwrap.clone().ok_or(WrapError::NoBwrap)?;
     let spec = sandbox.normalized();
+    let net = match (spec.network, net) {
+        (false, _) => None,
+        (true, _) if facts.pasta.is_none() => return Err(WrapError::NoPasta),
+        (true, None) => return Err(WrapError::NoNetFds),
+        (true, Some(fds)) => Some(fds),
+    };
     let cwd = clean(cwd);
     let mut mounts = Vec::new();
     for entry in &facts.system {
@@ -273,9 +309,6 @@ pub fn bwrap_args(
     let mut add = |s: &str| out.push(s.into());
     add("--die-with-parent");
     add("--unshare-all");
-    if spec.network {
-        add("--share-net");
-    }
     add("--cap-drop");
     add("ALL");
     add("--proc");
@@ -292,6 +325,23 @@ pub fn bwrap_args(
     }
     if env_tmpdir {
         out.extend(["--setenv", "TMPDIR", "/tmp"].map(OsString::from));
+    }
+    if let Some(fds) = net {
+        for (flag, fd) in [("--info-fd", fds.info), ("--block-fd", fds.block)] {
+            out.push(flag.into());
+            out.push(fd.to_string().into());
+        }
+    }
+    if spec.filtered().is_some() {
+        // The proxy is its only way out: every client that honours these finds it, and none
+        // is told to go around it.
+        let url = format!("http://127.0.0.1:{PROXY_PORT}");
+        for var in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
+            out.extend([OsString::from("--setenv"), var.into(), url.clone().into()]);
+        }
+        for var in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"] {
+            out.extend(["--unsetenv", var].map(OsString::from));
+        }
     }
     out.push("--chdir".into());
     out.push(cwd.into_os_string());
@@ -334,6 +384,10 @@ impl Facts {
                 })
             };
         let bwrap = BWRAP_LOCATIONS
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file());
+        let pasta = PASTA_LOCATIONS
             .iter()
             .map(PathBuf::from)
             .find(|p| p.is_file());
@@ -395,6 +449,7 @@ impl Facts {
             .collect();
         Self {
             bwrap,
+            pasta,
             system,
             etc_secrets,
             home: home.map(Path::to_path_buf),

@@ -9,6 +9,7 @@ fn p(s: &str) -> PathBuf {
 fn facts() -> Facts {
     Facts {
         bwrap: Some(p("/usr/bin/bwrap")),
+        pasta: Some(p("/usr/bin/pasta")),
         system: vec![
             SystemEntry::Dir(p("/usr")),
             SystemEntry::Symlink {
@@ -44,6 +45,7 @@ fn line(program: &str, cwd: &str, spec: &SandboxSpec, facts: &Facts) -> String {
         spec,
         facts,
         false,
+        Some(NetFds { info: 7, block: 8 }),
     )
     .unwrap();
     assert_eq!(bwrap, p("/usr/bin/bwrap"));
@@ -103,8 +105,12 @@ fn grants_network_and_denials() {
     let mut f = facts();
     f.deny_kinds = vec![(p("/data/in/private"), Kind::Dir)];
     let l = line("/usr/bin/python3", "/srv/app", &spec, &f);
+    // SP-13: never the host's network namespace; bubblewrap waits for pasta.
+    assert!(!l.contains("--share-net"), "{l}");
+    assert!(!l.contains("HTTP_PROXY"), "no lists, no proxy: {l}");
     for part in [
-        "--unshare-all --share-net",
+        "--unshare-all --cap-drop",
+        "--info-fd 7 --block-fd 8",
         "--ro-bind-try /run/systemd/resolve /run/systemd/resolve",
         "--ro-bind-try /data/in /data/in",
         "--bind-try /data/out /data/out",
@@ -248,6 +254,7 @@ fn no_bubblewrap_fails_closed() {
         &SandboxSpec::on(),
         &f,
         false,
+        None,
     );
     assert_eq!(got, Err(WrapError::NoBwrap));
     assert!(WrapError::NoBwrap
@@ -264,6 +271,7 @@ fn tmpdir_is_pointed_inside() {
         &SandboxSpec::on(),
         &facts(),
         true,
+        None,
     )
     .unwrap();
     let l: Vec<String> = args
@@ -338,4 +346,53 @@ fn gather_reads_this_machine() {
         .sensitive
         .contains(&(data.path().to_path_buf(), Kind::Dir)));
     assert_eq!(f.deny_kinds, vec![(home.path().join(".netrc"), Kind::File)]);
+}
+
+/// SP-13: network without pasta is no start at all (never the host's namespace), and a
+/// server with domain lists is pointed at the proxy and told of no way around it.
+#[test]
+fn network_needs_pasta_and_lists_point_at_the_proxy() {
+    let net = SandboxSpec {
+        network: true,
+        ..SandboxSpec::on()
+    };
+    let f = Facts {
+        pasta: None,
+        ..facts()
+    };
+    let fds = Some(NetFds { info: 3, block: 4 });
+    let got = bwrap_args(
+        Path::new("/bin/x"),
+        &[],
+        Path::new("/w"),
+        &net,
+        &f,
+        false,
+        fds,
+    );
+    assert_eq!(got, Err(WrapError::NoPasta));
+    assert!(WrapError::NoPasta.to_string().contains("apt install passt"));
+    let got = bwrap_args(
+        Path::new("/bin/x"),
+        &[],
+        Path::new("/w"),
+        &net,
+        &facts(),
+        false,
+        None,
+    );
+    assert_eq!(got, Err(WrapError::NoNetFds));
+    // Off: no pasta needed, no pipes.
+    let off = line("/bin/x", "/w", &SandboxSpec::on(), &f);
+    assert!(!off.contains("--info-fd"), "{off}");
+    let listed = net.domain_allowed("example.com").unwrap();
+    let l = line("/bin/x", "/w", &listed, &facts());
+    for part in [
+        "--setenv HTTPS_PROXY http://127.0.0.1:3128",
+        "--setenv http_proxy http://127.0.0.1:3128",
+        "--unsetenv NO_PROXY",
+        "--unsetenv no_proxy",
+    ] {
+        assert!(l.contains(part), "{part:?} missing from {l}");
+    }
 }

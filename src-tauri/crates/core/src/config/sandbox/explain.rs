@@ -43,6 +43,12 @@ pub enum Blocked {
     },
     /// The network, which is off.
     Network,
+    /// A domain the filtering proxy refused (SP-13): recorded by the host's proxy, not read
+    /// from the server's output.
+    Domain {
+        /// The name, as the proxy compared it.
+        name: String,
+    },
     /// The sandbox itself could not be set up (bubblewrap failed); the server did not run.
     Unavailable {
         /// Bubblewrap's own words, escaped.
@@ -98,11 +104,28 @@ impl Finding {
                 short_for_display(&path.to_string_lossy(), 200)
             ),
             Blocked::Network => "the sandbox kept it off the network".to_owned(),
+            Blocked::Domain { name } => format!(
+                "the sandbox's filtering proxy refused {} (not among the domains it may reach)",
+                short_for_display(name, 200)
+            ),
             Blocked::Unavailable { reason } => format!(
                 "the sandbox could not be set up, so the server was not started (never unsandboxed): {reason}. On Linux this usually means unprivileged user namespaces are off (kernel.unprivileged_userns_clone=0, or an AppArmor restriction)"
             ),
         };
-        format!("{what}{how} (stderr: {})", self.evidence)
+        match self.blocked {
+            Blocked::Domain { .. } => format!("{what}{how} ({})", self.evidence),
+            _ => format!("{what}{how} (stderr: {})", self.evidence),
+        }
+    }
+
+    /// The finding for a domain the proxy refused.
+    pub fn refused_domain(name: &str) -> Self {
+        Self {
+            blocked: Blocked::Domain {
+                name: name.to_owned(),
+            },
+            evidence: "recorded by Switchboard's filtering proxy".into(),
+        }
     }
 
     /// The CLI command that grants what was blocked.
@@ -119,6 +142,10 @@ impl Finding {
                 ))
             }
             Blocked::Network => Some(format!("switchboard server sandbox {server} --network on")),
+            Blocked::Domain { name } => Some(format!(
+                "switchboard server sandbox {server} --allow-domain {}",
+                quote_arg(name)
+            )),
             Blocked::Masked { .. } | Blocked::Unavailable { .. } => None,
         }
     }
