@@ -579,7 +579,6 @@ pub(crate) fn write_atomically(file: &Path, text: &[u8]) -> std::io::Result<()> 
 }
 
 #[cfg(test)]
-#[path = "settings_tests.rs"]
 mod tests;
 
 #[cfg(test)]

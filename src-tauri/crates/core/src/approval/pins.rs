@@ -581,5 +581,4 @@ fn strip_descriptions(v: &Value, at: String, found: &mut BTreeMap<String, String
 }
 
 #[cfg(test)]
-#[path = "pins_tests.rs"]
 mod tests;

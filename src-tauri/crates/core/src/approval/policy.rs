@@ -687,9 +687,7 @@ pub(super) fn sql_kinds(sql: &str) -> Option<Vec<String>> {
 }
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "policy_app_tests.rs"]
 mod app_tests;

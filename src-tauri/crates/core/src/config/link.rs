@@ -382,5 +382,4 @@ fn link_value(v: &NamedValue) -> LinkValue {
 }
 
 #[cfg(test)]
-#[path = "link_tests.rs"]
 mod tests;

@@ -17,7 +17,7 @@
 //!
 //! **One statement per commit (issue 11).** The writer remembers what the writer connection saw
 //! after its last append (`store::AppendStamp`) and appends a batch with one guarded `INSERT`
-//! that goes in only if nothing changed since (see `store/audit_append.rs`): one round trip to
+//! that goes in only if nothing changed since (see `store/audit/append.rs`): one round trip to
 //! SQLite and one sync, instead of five round trips. When anything else wrote (another process
 //! on the same data dir, a rule or a message written by this one), the guard refuses and the
 //! batch goes through a `BEGIN IMMEDIATE` transaction that reads the chain head, so `prev_hash`

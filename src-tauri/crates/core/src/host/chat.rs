@@ -11,7 +11,6 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-#[path = "chat_writer.rs"]
 mod writer;
 
 use super::chat_agent::{HandOver, Seat, MAX_HAND_OVERS, TAKE_OVER};

@@ -33,7 +33,6 @@ use crate::ids::{ConversationId, RunId};
 use crate::llm::{limits, Message, Role, ToolSpec, Usage};
 use crate::store::{AgentRunEnd, AgentRunNode, NewAgentRun, NODE_TASK, NODE_TURN};
 
-#[path = "delegation_live.rs"]
 pub(super) mod live;
 pub(super) use live::Live;
 

@@ -375,10 +375,8 @@ impl ToolRunner for Discovering<'_> {
     }
 }
 
-#[path = "discovery_host.rs"]
 mod host_side;
 pub use host_side::with_discovery_prompt;
 
 #[cfg(test)]
-#[path = "discovery_tests.rs"]
 mod tests;

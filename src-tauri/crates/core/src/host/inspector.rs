@@ -266,5 +266,4 @@ pub fn to_jsonl(entries: &[Inspected]) -> String {
 }
 
 #[cfg(test)]
-#[path = "inspector_tests.rs"]
 mod tests;

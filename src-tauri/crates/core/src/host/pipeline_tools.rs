@@ -383,5 +383,4 @@ fn refused(p: &Pipeline, e: PipelineError) -> String {
 }
 
 #[cfg(test)]
-#[path = "pipeline_tools_tests.rs"]
 mod tests;

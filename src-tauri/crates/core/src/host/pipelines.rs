@@ -24,9 +24,7 @@ use crate::ids::{RunId, ServerId, ToolRef};
 use crate::pipeline_data::{check, MappingError, Pipeline, PipelineName, Plan, ToolSchemas};
 use crate::store::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 
-#[path = "pipelines_plan.rs"]
 mod plan;
-#[path = "pipelines_policy.rs"]
 mod policy;
 
 use plan::{arguments_of, check_inputs, result_problem, say_asks, whole_ask};

@@ -9,7 +9,7 @@
 //! - **from memory** ([`Host::decide_cached`]): the [`PolicyView`] the audit writer read inside
 //!   its last write transaction. No I/O and no lock, so parallel calls do not queue on SQLite
 //!   reads. Such a decision is only a proposal until the append that records it succeeds:
-//!   that append is guarded by the state the view was read at (`store::audit_append`), so it
+//!   that append is guarded by the state the view was read at (`store::audit::append`), so it
 //!   fails when the policy may have changed since, in this process or another (the CLI and the
 //!   app share one data dir), and the caller then decides again from the store. Not used when a
 //!   rule has a limit: limits count hits, which must be read and written under the lock;
@@ -443,5 +443,4 @@ fn glob_literal(name: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
 mod tests;

@@ -93,7 +93,6 @@ impl CallOptions {
 /// by `chat` (below `host`), whose tool seam reports it to a turn.
 pub use crate::chat::Started;
 
-#[path = "run_trail.rs"]
 mod trail;
 
 use trail::{actor_of, decided, Trail};

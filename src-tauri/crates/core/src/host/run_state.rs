@@ -11,7 +11,6 @@
 //!
 //! Tool names: see `run_state_tools.rs` for why they can never collide with a server's tool.
 
-#[path = "run_state_tools.rs"]
 mod tools;
 
 use serde_json::{Map, Value};
@@ -213,5 +212,4 @@ impl Host {
 }
 
 #[cfg(test)]
-#[path = "run_state_tests.rs"]
 mod tests;

@@ -242,5 +242,4 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
 }
 
 #[cfg(test)]
-#[path = "classify_tests.rs"]
 mod tests;

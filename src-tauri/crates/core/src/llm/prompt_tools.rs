@@ -306,5 +306,4 @@ impl Provider for PromptToolProvider {
 }
 
 #[cfg(test)]
-#[path = "prompt_tools_tests.rs"]
 mod tests;

@@ -179,5 +179,4 @@ pub fn share_percent(tokens: u64, window: u32) -> f64 {
 }
 
 #[cfg(test)]
-#[path = "tokens_tests.rs"]
 mod tests;

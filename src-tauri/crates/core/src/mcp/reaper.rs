@@ -460,5 +460,4 @@ impl Drop for RecordFile {
 }
 
 #[cfg(test)]
-#[path = "reaper_tests.rs"]
 mod tests;

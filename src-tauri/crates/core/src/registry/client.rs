@@ -434,5 +434,4 @@ fn parse_page(url: &url::Url, body: &[u8]) -> Result<Page, RegistryError> {
 }
 
 #[cfg(test)]
-#[path = "client_tests.rs"]
 mod tests;

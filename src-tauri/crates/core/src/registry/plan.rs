@@ -467,5 +467,4 @@ impl Plan {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

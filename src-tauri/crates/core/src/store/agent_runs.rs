@@ -189,7 +189,6 @@ macro_rules! columns {
 }
 
 // After the macro: the progress and per-kind queries use it.
-#[path = "agent_runs_live.rs"]
 mod live;
 
 impl Store {

@@ -5,7 +5,7 @@
 //! breaks the chain from there on. Appends read the chain's head and insert in one `BEGIN
 //! IMMEDIATE` transaction on the single writer connection, so two appends can never link to
 //! the same head; the audit writer's one-statement append checks the head it links to inside
-//! the statement instead (`audit_append.rs`). Ids are issued above `sqlite_sequence` (the highest id ever used), so rows
+//! the statement instead (`audit/append.rs`). Ids are issued above `sqlite_sequence` (the highest id ever used), so rows
 //! cut from the end leave a visible gap.
 //!
 //! What the chain cannot prove on its own: that nobody rewrote the whole log from some row on
@@ -25,7 +25,6 @@ use sha2::{Digest, Sha256};
 use super::{Store, StoreError};
 use crate::audit_data::{Actor, AuditContext, AuditKind};
 
-#[path = "audit_append.rs"]
 mod append;
 
 pub use append::{AppendStamp, Refreshed};
@@ -465,5 +464,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "audit_tests.rs"]
 mod tests;

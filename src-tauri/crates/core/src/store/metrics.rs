@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use super::{Store, StoreError};
 use crate::ids::ServerId;
 
-#[path = "metrics_report.rs"]
 mod report;
 
 pub use report::{
@@ -516,5 +515,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "metrics_tests.rs"]
 mod tests;

@@ -25,7 +25,6 @@ use serde_json::Value;
 use super::{now_ms, Store, StoreError};
 use crate::ids::RunId;
 
-#[path = "run_state_limits.rs"]
 mod limits;
 
 pub use limits::{check_key, RunStateError, StateLimits, LIMITS};
@@ -319,5 +318,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "run_state_tests.rs"]
 mod tests;

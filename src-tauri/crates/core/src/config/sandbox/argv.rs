@@ -463,6 +463,5 @@ impl Facts {
 }
 
 #[cfg(test)]
-#[path = "argv_tests.rs"]
 #[allow(clippy::unwrap_used)]
 mod tests;

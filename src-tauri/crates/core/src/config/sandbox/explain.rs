@@ -335,6 +335,5 @@ fn readable_enough(path: &Path, access: Access, spec: &SandboxSpec) -> bool {
 }
 
 #[cfg(test)]
-#[path = "explain_tests.rs"]
 #[allow(clippy::unwrap_used)]
 mod tests;

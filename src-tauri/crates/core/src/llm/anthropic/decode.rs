@@ -279,5 +279,4 @@ impl WireDecoder for AnthropicDecoder {
 }
 
 #[cfg(test)]
-#[path = "decode_tests.rs"]
 mod tests;

@@ -247,5 +247,4 @@ impl WireDecoder for OpenAiDecoder {
 }
 
 #[cfg(test)]
-#[path = "decode_tests.rs"]
 mod tests;

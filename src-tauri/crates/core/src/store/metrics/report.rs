@@ -387,5 +387,4 @@ impl Builder {
 }
 
 #[cfg(test)]
-#[path = "metrics_report_tests.rs"]
 mod tests;
