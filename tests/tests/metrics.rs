@@ -131,7 +131,8 @@ async fn a_scripted_load_is_counted_exactly_and_stats_prints_it() {
     scripted_load(&mut load).await;
     let r = load
         .host
-        .metrics(Some(&sid("fake")), Duration::from_secs(3600))
+        .metrics()
+        .report(Some(&sid("fake")), Duration::from_secs(3600))
         .await
         .unwrap();
     let fake = &r.servers[0];
@@ -286,7 +287,10 @@ async fn otlp_export_reaches_a_collector_and_nothing_is_sent_while_off() {
     }
     load.call("fail", json!({})).await.unwrap();
     // Off: nothing is sent.
-    assert_eq!(host.export_metrics_now().await.unwrap(), ExportOutcome::Off);
+    assert_eq!(
+        host.metrics().export_now().await.unwrap(),
+        ExportOutcome::Off
+    );
     assert!(got.lock().unwrap().is_empty());
     // Only http(s) URLs without credentials are accepted.
     for bad in [
@@ -294,20 +298,21 @@ async fn otlp_export_reaches_a_collector_and_nothing_is_sent_while_off() {
         "http://user:secret@127.0.0.1:4318",
         "not a url",
     ] {
-        let refused = host.set_metrics_export(Some(MetricsExport {
+        let refused = host.metrics().set_export(Some(MetricsExport {
             otlp_endpoint: bad.into(),
             interval_secs: 1,
         }));
         assert!(refused.is_err(), "{bad} was accepted");
     }
-    assert!(host.metrics_export().is_none());
-    host.set_metrics_export(Some(MetricsExport {
-        otlp_endpoint: url.clone(),
-        interval_secs: 1,
-    }))
-    .unwrap();
+    assert!(host.metrics().export_setting().is_none());
+    host.metrics()
+        .set_export(Some(MetricsExport {
+            otlp_endpoint: url.clone(),
+            interval_secs: 1,
+        }))
+        .unwrap();
     // Now (the periodic exporter may have sent them first: both count).
-    let now = host.export_metrics_now().await.unwrap();
+    let now = host.metrics().export_now().await.unwrap();
     assert!(
         matches!(
             now,
@@ -364,8 +369,11 @@ async fn otlp_export_reaches_a_collector_and_nothing_is_sent_while_off() {
         exported_calls(&got.lock().unwrap())
     );
     // Off again: what is recorded from now on stays here.
-    host.set_metrics_export(None).unwrap();
+    host.metrics().set_export(None).unwrap();
     load.call("echo", json!({"text": "hi"})).await.unwrap();
-    assert_eq!(host.export_metrics_now().await.unwrap(), ExportOutcome::Off);
+    assert_eq!(
+        host.metrics().export_now().await.unwrap(),
+        ExportOutcome::Off
+    );
     host.shutdown().await;
 }

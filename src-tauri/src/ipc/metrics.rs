@@ -264,7 +264,7 @@ pub async fn metrics_report(
     host: State<'_, Host>,
     window: MetricsWindowDto,
 ) -> Result<MetricsReportDto, IpcError> {
-    Ok(host.metrics(None, window.duration()).await?.into())
+    Ok(host.metrics().report(None, window.duration()).await?.into())
 }
 
 #[cfg(test)]

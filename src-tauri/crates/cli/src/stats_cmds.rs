@@ -59,11 +59,11 @@ fn parse_window(s: &str) -> Result<Duration, String> {
 
 pub async fn run(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<ExitCode> {
     if a.otlp_off {
-        ctx.host.set_metrics_export(None)?;
+        ctx.host.metrics().set_export(None)?;
         errln!("metrics export is off");
     }
     if let Some(url) = a.otlp_endpoint {
-        let saved = ctx.host.set_metrics_export(Some(MetricsExport {
+        let saved = ctx.host.metrics().set_export(Some(MetricsExport {
             otlp_endpoint: url,
             interval_secs: a.otlp_interval.unwrap_or(DEFAULT_EXPORT_INTERVAL_SECS),
         }))?;
@@ -76,14 +76,14 @@ pub async fn run(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if a.export_now {
-        let done = ctx.host.export_metrics_now().await?;
+        let done = ctx.host.metrics().export_now().await?;
         errln!(
             "export: {}",
             output::json_inert(&serde_json::to_string(&done)?)
         );
     }
     let server = a.server.as_deref().map(Host::server_id).transpose()?;
-    let report = ctx.host.metrics(server.as_ref(), a.since).await?;
+    let report = ctx.host.metrics().report(server.as_ref(), a.since).await?;
     if ctx.json {
         output::json(&report)?;
     } else {

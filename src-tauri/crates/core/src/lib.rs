@@ -51,6 +51,7 @@ pub mod catalog;
 pub mod chat;
 pub mod clock;
 pub mod config;
+pub mod error;
 pub mod events;
 #[cfg(feature = "harness")]
 pub mod harness;
@@ -58,6 +59,7 @@ pub mod host;
 pub mod ids;
 pub mod llm;
 pub mod mcp;
+pub mod metrics;
 pub mod opener;
 pub mod outbound;
 pub mod pin_data;

@@ -122,7 +122,8 @@ async fn start(host: &Host, server: &Path) -> Result<ToolRef> {
 /// Calls recorded for `bench` so far (the queue flushed first).
 async fn recorded(host: &Host, echo: &ToolRef) -> Result<u64> {
     let r = host
-        .metrics(Some(&echo.server), Duration::from_secs(24 * 3600))
+        .metrics()
+        .report(Some(&echo.server), Duration::from_secs(24 * 3600))
         .await
         .map_err(|e| anyhow!("the metrics report failed: {e}"))?;
     Ok(r.total.calls)

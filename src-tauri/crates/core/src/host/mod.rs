@@ -28,12 +28,11 @@ mod doctor;
 mod history;
 pub mod inspector;
 mod links;
-mod metrics;
+mod metered;
 #[cfg(feature = "harness")]
 mod metrics_bench;
 mod models;
 mod ops;
-mod otlp;
 mod pins;
 mod pipeline_tools;
 mod pipelines;
@@ -66,6 +65,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
+pub use crate::metrics::ExportOutcome;
+pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use agent_tools::AgentTools;
 pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
@@ -83,10 +84,8 @@ pub use discovery::{
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
 pub use links::LinkView;
-pub use metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use models::{ModelEntry, ProviderModels};
 pub use ops::ServerCatalog;
-pub use otlp::ExportOutcome;
 pub use pins::{Held, PinReview, ToolFindings};
 pub use pipeline_tools::{
     agent_refusal, input_schema, is_pipeline_tool_name, pipeline_in_scope, pipeline_spec,
@@ -108,147 +107,15 @@ pub use trust::{FieldBinding, TrustState, TrustView};
 pub use usage::{CostReport, ModelCost};
 
 use crate::approval::questions::PendingQuestions;
-use crate::approval::{ApprovalError, PendingApprovals};
-use crate::config::escape::ServerText;
+use crate::approval::PendingApprovals;
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
 use crate::ids::{ConversationId, ServerId};
 use crate::mcp::supervisor::{ServerHandle, SupervisorConfig};
-use crate::mcp::McpError;
-use crate::secrets::{SecretError, Secrets};
-use crate::store::{Store, StoreError};
+use crate::secrets::Secrets;
+use crate::store::Store;
 
-/// Why a host operation failed. Each variant reads as one clear sentence with its cause.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HostError {
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The secret store failed.
-    #[error(transparent)]
-    Secret(#[from] SecretError),
-    /// An MCP operation failed.
-    #[error(transparent)]
-    Mcp(#[from] McpError),
-    /// Signing in failed.
-    #[error(transparent)]
-    SignIn(Arc<crate::mcp::connection::oauth::SignInError>),
-    /// The spec is invalid.
-    #[error("the server configuration is invalid: {0}")]
-    Spec(#[from] crate::config::SpecError),
-    /// No such server.
-    #[error("there is no server named {0}; `switchboard server list` shows the configured ones")]
-    UnknownServer(String),
-    /// A server with that name exists.
-    #[error("a server named {0} already exists")]
-    ServerExists(ServerId),
-    /// The server is disabled.
-    #[error("{0} is disabled; enable it with `switchboard server enable {0}`")]
-    Disabled(ServerId),
-    /// The launch cannot be resolved.
-    #[error("{server} cannot be started: {reason}")]
-    Launch {
-        /// The server.
-        server: ServerId,
-        /// Why.
-        reason: String,
-    },
-    /// What the user approved is no longer what would run.
-    #[error("the launch spec of {0} changed while it was being approved; review it again")]
-    TrustRace(ServerId),
-    /// A sign-in was asked for a server the person has not approved, or that changed since
-    /// they did (SP-11): nothing was sent to it or to its authorization server.
-    #[error("{server} {}, so nothing was sent to it or to its authorization server; approve it first with `switchboard server trust {server}` (or Review on the Servers page), then sign in", if *.changed { "changed since you approved it" } else { "is not approved yet" })]
-    NotApproved {
-        /// The server.
-        server: ServerId,
-        /// Approved once, but what would be contacted differs now.
-        changed: bool,
-    },
-    /// A tool is new or changed since the person approved the server's tools (TD-02); it is
-    /// not offered or run until they review it.
-    #[error("the tool {} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", ServerText(.tool), held_what(*.reason))]
-    Held {
-        /// The server.
-        server: ServerId,
-        /// The tool.
-        tool: String,
-        /// New or changed.
-        reason: crate::approval::pins::HoldReason,
-    },
-    /// The surface a person approved is no longer what the server offers.
-    #[error("the tools of {0} changed while they were being reviewed; review them again")]
-    PinRace(ServerId),
-    /// An import file could not be read.
-    #[error(transparent)]
-    Import(#[from] crate::config::import::ImportError),
-    /// A secret is already stored where an add, an import or `secret set` would write; nothing
-    /// was changed (SE-04: nothing overwrites a secret without the person confirming).
-    #[error("{0} is already stored, and nothing was changed; replace it only if you mean to (`--replace-secrets` for add and import, `--replace` for `secret set`, or confirm in the app)")]
-    SecretExists(crate::secrets::SecretKey),
-    /// A server config refers to a secret outside the server's own namespace (SE-04).
-    #[error("{field} of {server} refers to {binding}, which is not {server}'s own secret; a server may only use another secret if you bind it when you approve the server: `switchboard server trust {server} --bind {field}={binding}`")]
-    CrossReference {
-        /// The server.
-        server: ServerId,
-        /// The env var or header.
-        field: String,
-        /// What it refers to.
-        binding: crate::config::Binding,
-    },
-    /// An approval answer was refused.
-    #[error(transparent)]
-    Approval(#[from] ApprovalError),
-    /// A prompt is new or changed since the person approved the server's surface (TD-02):
-    /// it is not expanded, nor its arguments completed, until they review it.
-    #[error("the prompt {} of {server} {}; review it with `switchboard server review {server}` or on the Servers page", ServerText(.prompt), held_what(*.reason))]
-    HeldPrompt {
-        /// The server.
-        server: ServerId,
-        /// The prompt.
-        prompt: String,
-        /// New or changed.
-        reason: crate::approval::pins::HoldReason,
-    },
-    /// The user or the policy refused a request (a tool call, a read, a prompt).
-    #[error("the request for {} on {server} was denied: {reason}", ServerText(.tool))]
-    Denied {
-        /// The server.
-        server: ServerId,
-        /// The tool or prompt, or the resource's URI.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-    /// A model provider is misconfigured or unknown.
-    #[error("provider {name}: {reason}")]
-    Provider {
-        /// The provider (or the kind asked for).
-        name: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A request that cannot be carried out as asked (an empty message, an edit of a message
-    /// the person did not write, ...).
-    #[error("{0}")]
-    Invalid(String),
-    /// File-system trouble.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-}
-
-fn held_what(r: crate::approval::pins::HoldReason) -> &'static str {
-    match r {
-        crate::approval::pins::HoldReason::New => "is new and not approved yet",
-        crate::approval::pins::HoldReason::Changed => "changed since you approved it",
-    }
-}
+pub use crate::error::HostError;
 
 /// Builds a [`Host`].
 #[derive(Debug)]
@@ -339,7 +206,6 @@ impl HostBuilder {
         crate::mcp::reaper::RunRecords::in_data_dir(&self.data_dir).sweep();
         let store = Store::open(&self.data_dir.join("switchboard.sqlite")).await?;
         let audit = audit::AuditWriter::spawn(store.clone());
-        let metrics = metrics::MetricsWriter::spawn(store.clone());
         let secrets = self
             .secrets
             .unwrap_or_else(|| Secrets::new(crate::secrets::KeyringStore::new(APP_ID)));
@@ -362,6 +228,8 @@ impl HostBuilder {
             context: "could not set up the HTTP client".into(),
             source: std::io::Error::other(e),
         })?;
+        let metrics =
+            crate::metrics::Metrics::start(store.clone(), http.clone(), self.data_dir.clone());
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -395,7 +263,6 @@ impl HostBuilder {
             }),
         };
         secret_layout::migrate(&host).await;
-        otlp::spawn(&host.inner);
         Ok(host)
     }
 }
@@ -441,8 +308,8 @@ pub(crate) struct Inner {
     apps: bool,
     /// The queue in front of the audit table (group commit).
     audit: audit::AuditWriter,
-    /// The queue in front of the metrics tables (`host::metrics`).
-    metrics: metrics::MetricsWriter,
+    /// The metrics feature (`crate::metrics`): the seam records each request there.
+    metrics: Arc<crate::metrics::Metrics>,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
