@@ -273,10 +273,12 @@ pub async fn provider_with_key(
 ) -> switchboard_core::ids::ProviderName {
     let p = switchboard_core::ids::ProviderName::new(name)
         .unwrap_or_else(|e| panic!("provider name {name}: {e}"));
-    host.add_provider(&p, kind, Some(base), Some("model-1".into()), None)
+    host.models()
+        .add_provider(&p, kind, Some(base), Some("model-1".into()), None)
         .await
         .unwrap_or_else(|e| panic!("add provider {name}: {e}"));
-    host.set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-agents"))
+    host.models()
+        .set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-agents"))
         .await
         .unwrap_or_else(|e| panic!("key of {name}: {e}"));
     p

@@ -21,10 +21,12 @@ use switchboard_tests::*;
 
 async fn provider(host: &Host, name: &str, kind: &str, base: String, model: &str, window: u32) {
     let p = ProviderName::new(name).unwrap();
-    host.add_provider(&p, kind, Some(base), Some(model.into()), Some(window))
+    host.models()
+        .add_provider(&p, kind, Some(base), Some(model.into()), Some(window))
         .await
         .unwrap();
-    host.set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-cost"))
+    host.models()
+        .set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-cost"))
         .await
         .unwrap();
 }

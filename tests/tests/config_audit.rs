@@ -44,13 +44,15 @@ async fn every_governance_change_is_audited_by_name() {
         .unwrap();
     host.delete_server_secret(&id, &name).await.unwrap();
     let p = ProviderName::new("work").unwrap();
-    host.add_provider(&p, "openai", None, None, None)
+    host.models()
+        .add_provider(&p, "openai", None, None, None)
         .await
         .unwrap();
-    host.set_provider_key(&p, Secret::new(CANARY))
+    host.models()
+        .set_provider_key(&p, Secret::new(CANARY))
         .await
         .unwrap();
-    host.delete_provider_key(&p).await.unwrap();
+    host.models().delete_provider_key(&p).await.unwrap();
     host.remove_provider(&p).await.unwrap();
     let file = serde_json::json!({"mcpServers": {"imp": {"command": "/bin/true",
         "env": {"GITHUB_TOKEN": CANARY}}}})

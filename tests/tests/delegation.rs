@@ -32,7 +32,7 @@ async fn agent_on(
     budget: Budget,
 ) {
     let provider = ProviderName::new(pname).unwrap();
-    if host.provider_view(&provider).await.is_err() {
+    if host.models().provider_view(&provider).await.is_err() {
         provider_with_key(host, pname, kind, base).await;
     }
     let mut p = AgentProfile::new(name(agent), provider);

@@ -150,8 +150,9 @@ async fn a_chat_turn_of_the_app_starts_the_servers_it_offers() {
         let base = base.clone();
         async move {
             let provider = Host::provider_name("fake").unwrap();
-            if host.list_providers().await.unwrap().is_empty() {
-                host.add_provider(&provider, "ollama", Some(base), Some("m1".into()), None)
+            if host.models().list_providers().await.unwrap().is_empty() {
+                host.models()
+                    .add_provider(&provider, "ollama", Some(base), Some("m1".into()), None)
                     .await
                     .unwrap();
             }

@@ -280,16 +280,18 @@ async fn a_5000_tool_catalog_costs_under_2_percent_with_discovery() {
     }
     assert!(pinned, "the 5,000 tools were never all approved");
     let p = ProviderName::new("oa").unwrap();
-    host.add_provider(
-        &p,
-        "openai",
-        Some(llm.openai_base()),
-        Some("gpt-4o".into()),
-        Some(10_000_000),
-    )
-    .await
-    .unwrap();
-    host.set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-5000"))
+    host.models()
+        .add_provider(
+            &p,
+            "openai",
+            Some(llm.openai_base()),
+            Some("gpt-4o".into()),
+            Some(10_000_000),
+        )
+        .await
+        .unwrap();
+    host.models()
+        .set_provider_key(&p, switchboard_core::redact::Secret::new("sk-test-5000"))
         .await
         .unwrap();
 

@@ -305,25 +305,27 @@ async fn a_model_without_tools_is_offered_the_prompt_mode_and_chats_through_it()
     let host = host_on(dir.path()).await;
     let fake = fake_ollama().await;
     let local = Host::provider_name("local").unwrap();
-    host.add_provider(
-        &local,
-        "ollama",
-        Some(format!("{}/v1", fake.url)),
-        None,
-        None,
-    )
-    .await
-    .unwrap();
-    let lists = host.provider_models(Some(&local)).await.unwrap();
+    host.models()
+        .add_provider(
+            &local,
+            "ollama",
+            Some(format!("{}/v1", fake.url)),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    let lists = host.models().provider_models(Some(&local)).await.unwrap();
     let models = lists[0].models.as_ref().unwrap();
     let gemma = models.iter().find(|m| m.info.id == "gemma2:2b").unwrap();
     assert_eq!(gemma.info.tools, ToolSupport::None);
     assert!(!gemma.prompt_tools);
 
-    host.set_model_tool_mode(&local, "gemma2:2b", ToolMode::Prompt)
+    host.models()
+        .set_model_tool_mode(&local, "gemma2:2b", ToolMode::Prompt)
         .await
         .unwrap();
-    let lists = host.provider_models(Some(&local)).await.unwrap();
+    let lists = host.models().provider_models(Some(&local)).await.unwrap();
     let models = lists[0].models.as_ref().unwrap();
     assert!(
         models
@@ -346,13 +348,15 @@ async fn a_model_without_tools_is_offered_the_prompt_mode_and_chats_through_it()
         .await
         .unwrap();
     let chat = Host::provider_name("chat").unwrap();
-    host.add_provider(&chat, "vllm", Some(llm.openai_base()), None, None)
+    host.models()
+        .add_provider(&chat, "vllm", Some(llm.openai_base()), None, None)
         .await
         .unwrap();
-    host.set_model_tool_mode(&chat, "small", ToolMode::Prompt)
+    host.models()
+        .set_model_tool_mode(&chat, "small", ToolMode::Prompt)
         .await
         .unwrap();
-    let (client, _) = host.provider(&chat).await.unwrap();
+    let (client, _) = host.models().provider(&chat).await.unwrap();
     for model in ["small", "big"] {
         let mut req = request("weather?");
         req.model = model.into();
@@ -370,12 +374,13 @@ async fn a_model_without_tools_is_offered_the_prompt_mode_and_chats_through_it()
     assert!(reqs[1].body["tools"].to_string().contains("weather__get"));
 
     // Back to native, and a removed provider's choices are forgotten.
-    host.set_model_tool_mode(&chat, "small", ToolMode::Native)
+    host.models()
+        .set_model_tool_mode(&chat, "small", ToolMode::Native)
         .await
         .unwrap();
-    assert!(host.prompt_tool_models(&chat).is_empty());
+    assert!(host.models().prompt_tool_models(&chat).is_empty());
     host.remove_provider(&local).await.unwrap();
-    assert!(host.prompt_tool_models(&local).is_empty());
+    assert!(host.models().prompt_tool_models(&local).is_empty());
     host.shutdown().await;
 }
 
@@ -385,21 +390,23 @@ async fn a_configured_vendor_list_uses_the_stored_key() {
     let host = host_on(dir.path()).await;
     let fake = FakeModels::start(vec![openai_list("/v1", &["gpt-4.1", "gpt-4.1-mini"])]).await;
     let work = Host::provider_name("work").unwrap();
-    host.add_provider(
-        &work,
-        "openai",
-        Some(format!("{}/v1", fake.url)),
-        None,
-        None,
-    )
-    .await
-    .unwrap();
-    let lists = host.provider_models(None).await.unwrap();
-    assert_eq!(lists[0].models, Err(ModelsError::NoKey));
-    host.set_provider_key(&work, Secret::new(KEY))
+    host.models()
+        .add_provider(
+            &work,
+            "openai",
+            Some(format!("{}/v1", fake.url)),
+            None,
+            None,
+        )
         .await
         .unwrap();
-    let lists = host.provider_models(None).await.unwrap();
+    let lists = host.models().provider_models(None).await.unwrap();
+    assert_eq!(lists[0].models, Err(ModelsError::NoKey));
+    host.models()
+        .set_provider_key(&work, Secret::new(KEY))
+        .await
+        .unwrap();
+    let lists = host.models().provider_models(None).await.unwrap();
     let models = lists[0].models.as_ref().unwrap();
     assert_eq!(models.len(), 2);
     assert!(models.iter().all(|m| m.info.tools == ToolSupport::Native));

@@ -244,15 +244,16 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
     .await
     .unwrap();
     let provider = Host::provider_name("fake").unwrap();
-    host.add_provider(
-        &provider,
-        "ollama",
-        Some(llm.openai_base()),
-        Some("m1".into()),
-        None,
-    )
-    .await
-    .unwrap();
+    host.models()
+        .add_provider(
+            &provider,
+            "ollama",
+            Some(llm.openai_base()),
+            Some("m1".into()),
+            None,
+        )
+        .await
+        .unwrap();
     let send = |n: usize| {
         let host = host.clone();
         let provider = provider.clone();

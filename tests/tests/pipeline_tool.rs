@@ -143,15 +143,16 @@ async fn model_calling(tool: &str, args: Value) -> FakeLlm {
 /// with `answer`. Returns what was asked.
 async fn turn(host: &Host, llm: &FakeLlm, answer: Answer) -> Vec<(RequestKind, String, Value)> {
     let provider = Host::provider_name("fake").unwrap();
-    host.add_provider(
-        &provider,
-        "ollama",
-        Some(llm.openai_base()),
-        Some("m1".into()),
-        None,
-    )
-    .await
-    .unwrap();
+    host.models()
+        .add_provider(
+            &provider,
+            "ollama",
+            Some(llm.openai_base()),
+            Some("m1".into()),
+            None,
+        )
+        .await
+        .unwrap();
     let sender = host.clone();
     let run = tokio::spawn(async move {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();

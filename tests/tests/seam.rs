@@ -354,15 +354,16 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
     .await
     .unwrap();
     let provider = Host::provider_name("fake").unwrap();
-    host.add_provider(
-        &provider,
-        "ollama",
-        Some(llm.openai_base()),
-        Some("m1".into()),
-        None,
-    )
-    .await
-    .unwrap();
+    host.models()
+        .add_provider(
+            &provider,
+            "ollama",
+            Some(llm.openai_base()),
+            Some("m1".into()),
+            None,
+        )
+        .await
+        .unwrap();
     let send = |attached: Vec<ServerId>| {
         let host = host.clone();
         let provider = provider.clone();

@@ -87,15 +87,16 @@ async fn sampling_waits_for_the_person_and_a_denial_is_an_error_for_the_server()
         .await
         .unwrap();
     let provider = Host::provider_name("local").unwrap();
-    host.add_provider(
-        &provider,
-        "ollama",
-        Some(llm.openai_base()),
-        Some("m1".into()),
-        None,
-    )
-    .await
-    .unwrap();
+    host.models()
+        .add_provider(
+            &provider,
+            "ollama",
+            Some(llm.openai_base()),
+            Some("m1".into()),
+            None,
+        )
+        .await
+        .unwrap();
 
     // Denied: the model is never asked and the server gets an error.
     let denied = run(&host, "ask_model", json!({"prompt": "secret plans?"}), None);

@@ -116,7 +116,7 @@ pub struct ProviderModelsDto {
 pub async fn detect_local_models(
     host: State<'_, Host>,
 ) -> Result<Vec<DetectedRuntimeDto>, IpcError> {
-    let found = host.detect_local_runtimes().await;
+    let found = host.models().detect_local_runtimes().await;
     Ok(found.into_iter().map(Into::into).collect())
 }
 
@@ -129,7 +129,7 @@ pub async fn list_provider_models(
     name: String,
 ) -> Result<ProviderModelsDto, IpcError> {
     let name = Host::provider_name(&name)?;
-    let p = host.provider_models(Some(&name)).await?.remove(0);
+    let p = host.models().provider_models(Some(&name)).await?.remove(0);
     let (mut models, error) = match p.models {
         Ok(list) => (
             list.into_iter().map(Into::into).collect::<Vec<ModelDto>>(),
@@ -168,5 +168,8 @@ pub async fn set_model_tool_mode(
     } else {
         ToolMode::Native
     };
-    Ok(host.set_model_tool_mode(&name, &model, mode).await?)
+    Ok(host
+        .models()
+        .set_model_tool_mode(&name, &model, mode)
+        .await?)
 }

@@ -108,6 +108,7 @@ pub fn provider_kinds() -> Vec<ProviderKindDto> {
 #[tracing::instrument(skip_all)]
 pub async fn list_providers(host: State<'_, Host>) -> Result<Vec<ProviderDto>, IpcError> {
     Ok(host
+        .models()
         .list_providers()
         .await?
         .into_iter()
@@ -134,6 +135,7 @@ pub async fn add_provider(
     let base_url = optional("base URL", base_url)?;
     let model = optional("model", model)?;
     Ok(host
+        .models()
         .add_provider(&name, &kind, base_url, model, context_window)
         .await?)
 }
@@ -152,7 +154,10 @@ pub async fn set_provider_key(
     if key.is_empty() || key.len() > KEY_MAX {
         return Err(IpcError::invalid("an API key must be 1 to 8192 characters"));
     }
-    Ok(host.set_provider_key(&name, Secret::new(key)).await?)
+    Ok(host
+        .models()
+        .set_provider_key(&name, Secret::new(key))
+        .await?)
 }
 
 /// Removes a provider and its key.

@@ -306,6 +306,7 @@ fn secret_fields(plan: &LaunchPlan) -> Vec<TrustFieldDto> {
 /// then every other server's secrets (names only).
 async fn bind_options(host: &Host, id: &ServerId) -> Result<Vec<String>, IpcError> {
     let mut options: Vec<String> = host
+        .models()
         .list_providers()
         .await?
         .iter()

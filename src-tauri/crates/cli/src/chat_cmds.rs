@@ -228,12 +228,13 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
                 );
             }
             ctx.host
+                .models()
                 .add_provider(&name, &kind, base_url, model, context_window)
                 .await?;
             errln!("added provider {name}; set its key with `switchboard provider set-key {name}` if it needs one");
         }
         ProviderCmd::List => {
-            let list = ctx.host.list_providers().await?;
+            let list = ctx.host.models().list_providers().await?;
             let settings = ctx.host.redaction_settings();
             let redacted = |p: &switchboard_core::host::ProviderView| {
                 settings.applies(p.profile.id, p.base_url.as_deref(), None)
@@ -297,7 +298,10 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
             if value.is_empty() {
                 bail!("the key is empty; nothing was stored");
             }
-            ctx.host.set_provider_key(&name, Secret::new(value)).await?;
+            ctx.host
+                .models()
+                .set_provider_key(&name, Secret::new(value))
+                .await?;
             errln!(
                 "stored the key of {name} in {}",
                 ctx.host.secret_store_description()
@@ -305,7 +309,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
         }
         ProviderCmd::DeleteKey { name } => {
             let name = Host::provider_name(&name)?;
-            ctx.host.delete_provider_key(&name).await?;
+            ctx.host.models().delete_provider_key(&name).await?;
             errln!("deleted the key of {name}");
         }
     }
@@ -325,7 +329,7 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
             None => (m.to_owned(), None),
         },
         (None, None) => {
-            let list = ctx.host.list_providers().await?;
+            let list = ctx.host.models().list_providers().await?;
             match list.as_slice() {
                 [only] => (only.name.to_string(), None),
                 [] => bail!("no provider configured; add one with `switchboard provider add NAME --kind openai`"),

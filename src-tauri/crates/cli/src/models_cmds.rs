@@ -107,7 +107,10 @@ pub async fn run(ctx: &Ctx, a: ModelsArgs) -> anyhow::Result<ExitCode> {
             _ => None,
         };
         if let Some((model, mode)) = change {
-            ctx.host.set_model_tool_mode(name, model, mode).await?;
+            ctx.host
+                .models()
+                .set_model_tool_mode(name, model, mode)
+                .await?;
             let what = if mode == ToolMode::Prompt {
                 "the prompt-based tool mode"
             } else {
@@ -121,12 +124,12 @@ pub async fn run(ctx: &Ctx, a: ModelsArgs) -> anyhow::Result<ExitCode> {
     let (detected, lists) = tokio::join!(
         async {
             if detect {
-                ctx.host.detect_local_runtimes().await
+                ctx.host.models().detect_local_runtimes().await
             } else {
                 Vec::new()
             }
         },
-        ctx.host.provider_models(only.as_ref())
+        ctx.host.models().provider_models(only.as_ref())
     );
     let lists = lists?;
     if let (Some(_), Some(p)) = (&only, lists.first()) {

@@ -289,7 +289,7 @@ async fn pick_provider(
     if let Some(p) = &inbox.sampling.provider {
         return Ok((p.clone(), inbox.sampling.model.clone()));
     }
-    let names: Vec<String> = match inbox.host.list_providers().await {
+    let names: Vec<String> = match inbox.host.models().list_providers().await {
         Ok(list) => list.into_iter().map(|p| p.name.to_string()).collect(),
         Err(e) => {
             errln!("could not list the providers: {}", inert(&e.to_string()));

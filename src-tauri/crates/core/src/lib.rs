@@ -60,6 +60,7 @@ pub mod ids;
 pub mod llm;
 pub mod mcp;
 pub mod metrics;
+pub mod models;
 pub mod opener;
 pub mod outbound;
 pub mod pin_data;

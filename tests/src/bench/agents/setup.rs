@@ -123,9 +123,11 @@ impl Bench {
             (ANTHROPIC, "anthropic", self.model.anthropic_base()),
         ] {
             let p = ProviderName::new(name)?;
-            host.add_provider(&p, kind, Some(base), Some("answer".into()), None)
+            host.models()
+                .add_provider(&p, kind, Some(base), Some("answer".into()), None)
                 .await?;
-            host.set_provider_key(&p, Secret::new("sk-bench-not-a-key"))
+            host.models()
+                .set_provider_key(&p, Secret::new("sk-bench-not-a-key"))
                 .await?;
         }
         let workers: Vec<String> = (0..fanout).map(|i| format!("worker-{i}")).collect();

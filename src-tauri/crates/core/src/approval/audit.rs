@@ -36,11 +36,13 @@ use crate::ids::{ServerId, ToolRef};
 use crate::store::NewAuditEntry;
 
 mod content;
+mod recorder;
 
 use content::text;
 pub use content::{
     arguments_digest, canonical_json, capped, digest_and_size, redact_value, summarize,
 };
+pub use recorder::Recorder;
 
 /// Arguments (and edited arguments, elicitation content) are stored up to this many bytes of
 /// JSON; 16 KiB shows any realistic call whole while keeping one row small.

@@ -302,6 +302,18 @@ async fn write_loop(mut writer: Writer, mut rx: mpsc::UnboundedReceiver<Job>) {
     }
 }
 
+#[async_trait::async_trait]
+impl crate::approval::audit::Recorder for AuditWriter {
+    async fn record(&self, events: Vec<(AuditEvent, AuditContext)>) -> usize {
+        let n = events.len();
+        if self.append(entries(events), None).await {
+            n
+        } else {
+            0
+        }
+    }
+}
+
 impl Host {
     /// Records one event about `ctx` and waits until it is on disk. Never fails: a store
     /// error is logged; returns whether it was recorded.

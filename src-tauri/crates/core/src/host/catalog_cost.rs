@@ -196,7 +196,7 @@ impl Host {
     async fn cost_models(&self, targets: &[CostTarget]) -> Result<Vec<CostModel>, HostError> {
         let mut out = Vec::new();
         if targets.is_empty() {
-            for v in self.list_providers().await? {
+            for v in self.inner.models.list_providers().await? {
                 if let Some(m) = v.model.clone() {
                     out.push(cost_model(&v, m));
                 }
@@ -204,7 +204,7 @@ impl Host {
             return Ok(out);
         }
         for t in targets {
-            let v = self.provider_view(&t.provider).await?;
+            let v = self.inner.models.provider_view(&t.provider).await?;
             let model =
                 t.model
                     .clone()
@@ -329,7 +329,7 @@ impl Host {
     }
 }
 
-fn cost_model(v: &super::providers::ProviderView, model: String) -> CostModel {
+fn cost_model(v: &crate::models::ProviderView, model: String) -> CostModel {
     let counter = Counter::new(v.profile.id, v.profile.wire, &model);
     CostModel {
         provider: v.name.clone(),

@@ -15,13 +15,13 @@ mod writer;
 
 use super::chat_agent::{HandOver, Seat, MAX_HAND_OVERS, TAKE_OVER};
 use super::delegation::{Lineage, Live};
-use super::providers::ProviderView;
 use super::HostTools;
 use super::{Host, HostError};
 use crate::agent_data::AgentProfile;
 use crate::chat::{compact, run_turn, ChatEvent, ToolRunner, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, MessageId, ProviderName, RunId, ServerId};
 use crate::llm::{Message, Part, Provider, Role};
+use crate::models::ProviderView;
 use crate::store::{MessageStatus, NewSummary, StoreError, StoredMessage};
 use writer::Writer;
 
@@ -413,7 +413,7 @@ impl Host {
             Some(p) => (p.provider.clone(), p.model.clone()),
             None => (provider.clone(), model),
         };
-        let (provider, view) = self.provider(&name).await?;
+        let (provider, view) = self.inner.models.provider(&name).await?;
         let model = model
             .or(view.model.clone())
             .ok_or_else(|| HostError::Provider {

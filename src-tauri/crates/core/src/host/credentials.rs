@@ -93,6 +93,8 @@ impl Host {
     /// Every secret and token the app holds, listed without values (see the module docs).
     pub async fn credentials(&self) -> Result<Credentials, HostError> {
         let providers = self
+            .inner
+            .models
             .list_providers()
             .await?
             .into_iter()

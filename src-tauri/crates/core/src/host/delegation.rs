@@ -224,7 +224,7 @@ impl Host {
     ) -> BoxFuture<'a, Result<TaskOutcome, HostError>> {
         Box::pin(async move {
             let profile = self.agent(&agent).await?;
-            let (provider, view) = self.provider(&profile.provider).await?;
+            let (provider, view) = self.inner.models.provider(&profile.provider).await?;
             let model = profile
                 .model
                 .clone()

@@ -37,7 +37,6 @@ mod pins;
 mod pipeline_tools;
 mod pipelines;
 mod policy;
-mod providers;
 mod putback;
 mod redaction;
 mod requests;
@@ -67,6 +66,8 @@ use tokio::sync::{broadcast, OnceCell};
 
 pub use crate::metrics::ExportOutcome;
 pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
+pub use crate::models::ProviderView;
+pub use crate::models::{ModelEntry, ProviderModels};
 pub use agent_tools::AgentTools;
 pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
@@ -84,7 +85,6 @@ pub use discovery::{
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
 pub use links::LinkView;
-pub use models::{ModelEntry, ProviderModels};
 pub use ops::ServerCatalog;
 pub use pins::{Held, PinReview, ToolFindings};
 pub use pipeline_tools::{
@@ -93,7 +93,6 @@ pub use pipeline_tools::{
 };
 pub use pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LISTED};
 pub use policy::tool_digest;
-pub use providers::ProviderView;
 pub use redaction::RedactionState;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
@@ -230,6 +229,13 @@ impl HostBuilder {
         })?;
         let metrics =
             crate::metrics::Metrics::start(store.clone(), http.clone(), self.data_dir.clone());
+        let models = crate::models::Models::new(
+            store.clone(),
+            secrets.clone(),
+            http.clone(),
+            self.data_dir.clone(),
+            Arc::new(audit.clone()),
+        );
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -252,10 +258,10 @@ impl HostBuilder {
                 apps: self.apps,
                 audit,
                 metrics,
+                models,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 app_frames: app_calls::AppFrames::default(),
-                http,
                 runs: runs::Runs::default(),
                 demand: demand::Demand::default(),
                 signins: Mutex::default(),
@@ -310,14 +316,14 @@ pub(crate) struct Inner {
     audit: audit::AuditWriter,
     /// The metrics feature (`crate::metrics`): the seam records each request there.
     metrics: Arc<crate::metrics::Metrics>,
+    /// The models feature (`crate::models`): providers, their keys and models.
+    models: crate::models::Models,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
     flows: Mutex<HashMap<ConversationId, crate::approval::Flow>>,
     /// The MCP App frames shells opened, and the app each holds (AP-10).
     app_frames: app_calls::AppFrames,
-    /// One HTTP client for every model provider (connection reuse).
-    http: reqwest::Client,
     /// Each signed-in server's authorizer, shared by its connections (one refresh at a time).
     signins: Mutex<HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>>,
     /// Runs a shell can stop, by the ids the host minted.

@@ -137,6 +137,8 @@ impl Host {
         let settings = self.redaction_settings();
         let view = match provider {
             Some(name) => self
+                .inner
+                .models
                 .list_providers()
                 .await?
                 .into_iter()

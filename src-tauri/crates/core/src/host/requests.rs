@@ -515,7 +515,7 @@ impl Host {
         model: Option<String>,
     ) -> Result<(String, String), HostError> {
         let name = Host::provider_name(provider)?;
-        let (client, view) = self.provider(&name).await?;
+        let (client, view) = self.inner.models.provider(&name).await?;
         let (client, redaction) = self.redacting_sampling(client, &view);
         let model = model.or(view.model).ok_or_else(|| HostError::Provider {
             name: provider.to_owned(),

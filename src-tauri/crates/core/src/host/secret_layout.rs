@@ -60,7 +60,7 @@ pub(super) async fn migrate(host: &Host) {
 async fn run(host: &Host) -> Result<usize, HostError> {
     let inner = &host.inner;
     let mut moved = 0;
-    for p in inner.store.list_providers().await? {
+    for p in inner.models.records().await? {
         let Ok(old) = SecretName::new(format!("provider.{}", p.name)) else {
             continue;
         };
@@ -159,7 +159,8 @@ mod tests {
             .await
             .unwrap();
         let openai = ProviderName::new("openai").unwrap();
-        host.add_provider(&openai, "openai", None, None, None)
+        host.models()
+            .add_provider(&openai, "openai", None, None, None)
             .await
             .unwrap();
         // As the old version stored them: the specs as written, the values under `secret:`.

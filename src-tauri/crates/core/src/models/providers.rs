@@ -1,13 +1,14 @@
-//! Model providers the user configured: the row in SQLite (profile, base URL, default model)
+//! Model providers the person configured: the row in SQLite (profile, base URL, default model)
 //! and the API key in the OS keyring in the provider namespace, `provider:<name>` (SE-01,
 //! SE-04): no server name or secret name can reach it; a server uses a provider key only
 //! through a binding the person makes when approving that server. Nothing returned here carries
-//! a key; [`Host::provider`] reads it only to build the client. Every change is audited by name.
+//! a key; [`Models::provider`] reads it only to build the client. Every change is audited by name.
 
 use serde_json::json;
 
-use super::{Host, HostError};
+use super::Models;
 use crate::approval::audit::ConfigChange;
+use crate::error::HostError;
 use crate::ids::ProviderName;
 use crate::llm::models::ModelRouted;
 use crate::llm::profiles::ToolMode;
@@ -47,7 +48,7 @@ fn known_profile(id: &str) -> Result<&'static Profile, HostError> {
     })
 }
 
-impl Host {
+impl Models {
     /// A provider name from user input.
     pub fn provider_name(name: &str) -> Result<ProviderName, HostError> {
         ProviderName::new(name).map_err(|e| HostError::Provider {
@@ -57,7 +58,7 @@ impl Host {
     }
 
     /// Adds a provider of `kind` (a profile id). The base URL is checked now, not at the first
-    /// message; the key is set separately ([`Host::set_provider_key`]).
+    /// message; the key is set separately ([`Models::set_provider_key`]).
     pub async fn add_provider(
         &self,
         name: &ProviderName,
@@ -71,10 +72,10 @@ impl Host {
         // addresses marked local: plain http goes nowhere else (RD-03).
         let probe = ProviderConfig {
             base_url: base_url.clone(),
-            local_hosts: self.redaction_settings().local_hosts_list(),
+            local_hosts: self.local_hosts(),
             ..ProviderConfig::new(p)
         }
-        .build(self.inner.http.clone());
+        .build(self.http.clone());
         if let Err(e) = probe {
             if !matches!(e, crate::llm::ProfileError::MissingKey { .. }) {
                 return Err(HostError::Provider {
@@ -90,8 +91,7 @@ impl Host {
             "model": model,
             "context_window": context_window,
         });
-        self.inner
-            .store
+        self.store
             .insert_provider(&ProviderRecord {
                 name: name.clone(),
                 profile: p.id.to_owned(),
@@ -107,7 +107,8 @@ impl Host {
                 },
                 other => other.into(),
             })?;
-        self.audit_config(ConfigChange::ProviderSaved, None, detail)
+        self.audit
+            .config_changed(ConfigChange::ProviderSaved, None, detail)
             .await;
         Ok(())
     }
@@ -115,7 +116,7 @@ impl Host {
     /// Every configured provider with its key status.
     pub async fn list_providers(&self) -> Result<Vec<ProviderView>, HostError> {
         let mut out = Vec::new();
-        for r in self.inner.store.list_providers().await? {
+        for r in self.store.list_providers().await? {
             out.push(self.view(r).await?);
         }
         Ok(out)
@@ -124,7 +125,6 @@ impl Host {
     async fn view(&self, r: ProviderRecord) -> Result<ProviderView, HostError> {
         let profile = known_profile(&r.profile)?;
         let key_set = self
-            .inner
             .secrets
             .is_set(key_name(&r.name))
             .await
@@ -143,8 +143,7 @@ impl Host {
     }
 
     async fn provider_record(&self, name: &ProviderName) -> Result<ProviderRecord, HostError> {
-        self.inner
-            .store
+        self.store
             .get_provider(name)
             .await?
             .ok_or_else(|| HostError::Provider {
@@ -161,40 +160,23 @@ impl Host {
     }
 
     /// A provider's key, for listing its models; `None` when unset or unreadable.
-    pub(super) async fn provider_key(&self, name: &ProviderName) -> Option<Secret> {
-        self.inner.secrets.get(key_name(name)).await.ok()
+    pub(crate) async fn provider_key(&self, name: &ProviderName) -> Option<Secret> {
+        self.secrets.get(key_name(name)).await.ok()
     }
 
-    /// Removes a provider and its key.
-    pub async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
+    /// Removes a provider and its key (the host first refuses when an agent uses it).
+    pub(crate) async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
         self.provider_record(name).await?;
-        // An agent on it would fail at its next task: say so now, while it can be fixed.
-        let users: Vec<String> = self
-            .list_agents()
-            .await?
-            .into_iter()
-            .filter(|a| a.provider == *name)
-            .map(|a| a.name.to_string())
-            .collect();
-        if !users.is_empty() {
-            return Err(HostError::Invalid(format!(
-                "provider {name} is used by agent{} {}; move {} to another provider or remove \
-                 {} first",
-                if users.len() == 1 { "" } else { "s" },
-                users.join(", "),
-                if users.len() == 1 { "it" } else { "them" },
-                if users.len() == 1 { "it" } else { "them" },
-            )));
-        }
-        let key_deleted = self.inner.secrets.delete(key_name(name)).await.is_ok();
-        self.inner.store.delete_provider(name).await?;
+        let key_deleted = self.secrets.delete(key_name(name)).await.is_ok();
+        self.store.delete_provider(name).await?;
         self.forget_tool_modes(name);
-        self.audit_config(
-            ConfigChange::ProviderRemoved,
-            None,
-            json!({ "provider": name, "key_deleted": key_deleted }),
-        )
-        .await;
+        self.audit
+            .config_changed(
+                ConfigChange::ProviderRemoved,
+                None,
+                json!({ "provider": name, "key_deleted": key_deleted }),
+            )
+            .await;
         Ok(())
     }
 
@@ -206,8 +188,9 @@ impl Host {
         key: Secret,
     ) -> Result<(), HostError> {
         self.provider_record(name).await?;
-        self.inner.secrets.set(key_name(name), key).await?;
-        self.audit_config(ConfigChange::SecretSet, None, json!({ "provider": name }))
+        self.secrets.set(key_name(name), key).await?;
+        self.audit
+            .config_changed(ConfigChange::SecretSet, None, json!({ "provider": name }))
             .await;
         Ok(())
     }
@@ -215,18 +198,19 @@ impl Host {
     /// Deletes a provider's API key; the provider stays.
     pub async fn delete_provider_key(&self, name: &ProviderName) -> Result<(), HostError> {
         self.provider_record(name).await?;
-        self.inner.secrets.delete(key_name(name)).await?;
-        self.audit_config(
-            ConfigChange::SecretDeleted,
-            None,
-            json!({ "provider": name }),
-        )
-        .await;
+        self.secrets.delete(key_name(name)).await?;
+        self.audit
+            .config_changed(
+                ConfigChange::SecretDeleted,
+                None,
+                json!({ "provider": name }),
+            )
+            .await;
         Ok(())
     }
 
     /// A client for a configured provider, with its default model. Models the person set to
-    /// the prompt-based tool mode ([`Host::set_model_tool_mode`]) are routed through it.
+    /// the prompt-based tool mode ([`Models::set_model_tool_mode`]) are routed through it.
     pub async fn provider(
         &self,
         name: &ProviderName,
@@ -234,7 +218,7 @@ impl Host {
         let r = self.provider_record(name).await?;
         let view = self.view(r.clone()).await?;
         let key = if view.key_set {
-            Some(self.inner.secrets.get(key_name(name)).await?)
+            Some(self.secrets.get(key_name(name)).await?)
         } else {
             None
         };
@@ -242,7 +226,7 @@ impl Host {
             name: name.to_string(),
             reason: e.to_string(),
         };
-        let local_hosts = self.redaction_settings().local_hosts_list();
+        let local_hosts = self.local_hosts();
         let build = |mode: ToolMode, key: Option<Secret>| {
             let mut profile = *view.profile;
             profile.quirks.tool_mode = mode;
@@ -252,7 +236,7 @@ impl Host {
                 local_hosts: local_hosts.clone(),
                 ..ProviderConfig::new(&profile)
             }
-            .build(self.inner.http.clone())
+            .build(self.http.clone())
         };
         let prompt_models = self.prompt_tool_models(name);
         let native = build(view.profile.quirks.tool_mode, key.clone()).map_err(failed)?;
