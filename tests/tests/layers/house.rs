@@ -108,7 +108,9 @@ fn no_core_module_outgrows_its_ceiling() {
         let ceiling = MODULES_OVER.iter().find(|(name, _)| name == m).map(|c| c.1);
         report.push_str(&format!(
             "  {m:<16} {n:>6}{}\n",
-            ceiling.map_or(String::new(), |c| format!("  (ceiling {c}, target {MODULE_LINES})"))
+            ceiling.map_or(String::new(), |c| format!(
+                "  (ceiling {c}, target {MODULE_LINES})"
+            ))
         ));
         match ceiling {
             None if *n > MODULE_LINES => wrong.push(format!(
@@ -337,4 +339,84 @@ fn a_feature_is_the_only_caller_of_its_store_tables() {
         FEATURE_STORES.len()
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The "Leaves:" line and the dependency table of `docs/ARCHITECTURE.md`.
+fn documented_table() -> (Vec<String>, BTreeMap<String, Option<Vec<String>>>) {
+    let doc = std::fs::read_to_string(workspace().join("docs/ARCHITECTURE.md")).unwrap();
+    let section = doc
+        .split("## Dependency table")
+        .nth(1)
+        .expect("docs/ARCHITECTURE.md has a \"## Dependency table\" section");
+    let section = section.split("\n## ").next().unwrap();
+    let names = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(|n| n.trim().trim_matches('`').to_owned())
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    let leaves = section
+        .lines()
+        .find_map(|l| l.strip_prefix("Leaves:"))
+        .map(names)
+        .expect("a \"Leaves:\" line above the table");
+    let mut rows = BTreeMap::new();
+    for line in section.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let deps = match cells[1] {
+            "everything" => None,
+            "leaves only" => Some(Vec::new()),
+            list => Some(names(list)),
+        };
+        rows.insert(cells[0].trim_matches('`').to_owned(), deps);
+    }
+    (leaves, rows)
+}
+
+#[test]
+fn the_documented_dependency_table_is_the_tested_one() {
+    let (leaves, rows) = documented_table();
+    let mut wrong = Vec::new();
+    let mut tested: Vec<&str> = super::LEAVES.to_vec();
+    tested.sort_unstable();
+    let mut documented: Vec<&str> = leaves.iter().map(String::as_str).collect();
+    documented.sort_unstable();
+    if tested != documented {
+        wrong.push(format!(
+            "leaves: layers has {tested:?}, the document {documented:?}"
+        ));
+    }
+    for (module, deps) in &rows {
+        let want = super::row(module).map(|r| {
+            r.map(|d| {
+                let mut d: Vec<String> = d.iter().map(|s| (*s).to_owned()).collect();
+                d.sort();
+                d
+            })
+        });
+        let got = deps.clone().map(|mut d| {
+            d.sort();
+            d
+        });
+        if want != Some(got.clone()) {
+            wrong.push(format!(
+                "{module}: the document says {got:?}, layers says {want:?}"
+            ));
+        }
+    }
+    let lib = std::fs::read_to_string(core_src().join("lib.rs")).unwrap();
+    for item in syn::parse_file(&lib).unwrap().items {
+        let syn::Item::Mod(m) = item else { continue };
+        let name = m.ident.to_string();
+        if !leaves.contains(&name) && !rows.contains_key(&name) {
+            wrong.push(format!(
+                "{name} is in neither the Leaves line nor the table"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/ARCHITECTURE.md's dependency table and tests/tests/layers/main.rs differ:\n{}",
+        wrong.join("\n")
+    );
 }
