@@ -79,11 +79,12 @@ async fn setup() -> (Host, tempfile::TempDir, std::path::PathBuf) {
         fake_spec("fs", &["--record", record.to_str().unwrap()]),
     )
     .await;
-    host.save_redaction_settings(RedactionSettings {
-        patterns: vec![r"PROJECT-FALCON-\d+".into()],
-        ..RedactionSettings::default()
-    })
-    .unwrap();
+    host.redaction()
+        .save_settings(RedactionSettings {
+            patterns: vec![r"PROJECT-FALCON-\d+".into()],
+            ..RedactionSettings::default()
+        })
+        .unwrap();
     (host, tmp, record)
 }
 
@@ -332,10 +333,11 @@ async fn a_local_model_and_a_conversation_switched_off_get_the_real_text() {
 
     let cloud = provider_with_key(&host, "cloud", "openai", cloud_llm.openai_base()).await;
     let conversation = host.create_conversation("off").await.unwrap().id;
-    host.set_conversation_redaction(&conversation, false)
+    host.redaction()
+        .set_for_conversation(&conversation, false)
         .await
         .unwrap();
-    assert!(!host.conversation_redacted(&conversation));
+    assert!(!host.redaction().conversation_redacted(&conversation));
     let (end, _) = send(
         &host,
         &cloud,

@@ -243,7 +243,8 @@ async fn each_turn_keeps_what_it_redacted_after_the_conversation_is_opened_again
         &format!("and {SECOND_EMAIL} with {API_KEY}"),
     )
     .await;
-    host.set_conversation_redaction(&conversation, false)
+    host.redaction()
+        .set_for_conversation(&conversation, false)
         .await
         .unwrap();
     send(
@@ -265,7 +266,11 @@ async fn each_turn_keeps_what_it_redacted_after_the_conversation_is_opened_again
         .build()
         .await
         .unwrap();
-    let turns = host.turn_redactions(&conversation).await.unwrap();
+    let turns = host
+        .redaction()
+        .turn_redactions(&conversation)
+        .await
+        .unwrap();
     let got: Vec<(i64, String, BTreeMap<String, u32>)> = turns
         .into_iter()
         .map(|t| (t.message_id, t.provider, t.counts))

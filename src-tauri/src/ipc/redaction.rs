@@ -130,7 +130,7 @@ pub async fn set_conversation_redaction(
     if host.conversation(&id).await?.is_none() {
         return Err(IpcError::not_found("no such conversation"));
     }
-    Ok(host.set_conversation_redaction(&id, on).await?)
+    Ok(host.redaction().set_for_conversation(&id, on).await?)
 }
 
 /// What each turn of a conversation had redacted, oldest first.
@@ -142,7 +142,7 @@ pub async fn turn_redactions(
     conversation: String,
 ) -> Result<Vec<TurnRedactionDto>, IpcError> {
     let id = conversation_id(&conversation)?;
-    let turns = host.turn_redactions(&id).await?;
+    let turns = host.redaction().turn_redactions(&id).await?;
     Ok(turns.into_iter().map(Into::into).collect())
 }
 
@@ -153,7 +153,7 @@ pub async fn turn_redactions(
 pub async fn get_redaction_settings(
     host: State<'_, Host>,
 ) -> Result<RedactionSettingsDto, IpcError> {
-    Ok(host.redaction_settings().into())
+    Ok(host.redaction().settings().into())
 }
 
 /// Saves the redaction settings (the conversations it is off for are kept as they are). A
@@ -165,8 +165,8 @@ pub async fn save_redaction_settings(
     host: State<'_, Host>,
     settings: RedactionSettingsDto,
 ) -> Result<RedactionSettingsDto, IpcError> {
-    let mut s = host.redaction_settings();
+    let mut s = host.redaction().settings();
     s.enabled = settings.enabled;
     s.patterns = settings.patterns;
-    Ok(host.save_redaction_settings(s)?.into())
+    Ok(host.redaction().save_settings(s)?.into())
 }

@@ -30,12 +30,13 @@ const SLACK_LINES: usize = 600;
 
 /// The target for the fields of `host::Inner`, and the ceiling until it is reached.
 const INNER_FIELDS: usize = 12;
-const INNER_CEILING: usize = 28;
+const INNER_CEILING: usize = 29;
 
 /// Feature modules and the store files (their tables' repositories) only they may call.
 const FEATURE_STORES: &[(&str, &[&str])] = &[
     ("metrics", &["store/metrics.rs"]),
     ("models", &["store/providers.rs"]),
+    ("redaction", &["store/turn_redactions.rs"]),
 ];
 
 fn core_src() -> PathBuf {

@@ -67,6 +67,7 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         // narrow handles from the host, never the host itself.
         "metrics" => Some(&["error", "store"]),
         "models" => Some(&["approval", "error", "llm", "outbound", "secrets", "store"]),
+        "redaction" => Some(&["approval", "chat", "error", "llm", "models", "outbound", "store"]),
         "agents" => Some(&["chat"]),
         // Outbound redaction wraps a turn's provider and tool runner (issue 16).
         "outbound" => Some(&["llm", "chat", "mcp"]),

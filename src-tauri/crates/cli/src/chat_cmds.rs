@@ -219,7 +219,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
         } => {
             let name = Host::provider_name(&name)?;
             if let (true, Some(url)) = (local, &base_url) {
-                let host = ctx.host.mark_local(url).await?;
+                let host = ctx.host.redaction().mark_local(url).await?;
                 errln!(
                     "WARNING: marked {host} local: a local model there gets conversations \
                      unredacted, and keys and conversations may go to it over plain http. Do \
@@ -235,7 +235,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
         }
         ProviderCmd::List => {
             let list = ctx.host.models().list_providers().await?;
-            let settings = ctx.host.redaction_settings();
+            let settings = ctx.host.redaction().settings();
             let redacted = |p: &switchboard_core::host::ProviderView| {
                 settings.applies(p.profile.id, p.base_url.as_deref(), None)
             };
@@ -275,7 +275,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
             }
         }
         ProviderCmd::UnmarkLocal { host } => {
-            if ctx.host.unmark_local(&host).await? {
+            if ctx.host.redaction().unmark_local(&host).await? {
                 errln!("{host} is no longer marked local");
             } else {
                 errln!("{host} was not marked local; nothing changed");
@@ -364,7 +364,10 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
         c => c,
     };
     if let (Some(c), true) = (&conversation, a.no_redact || a.redact) {
-        ctx.host.set_conversation_redaction(c, a.redact).await?;
+        ctx.host
+            .redaction()
+            .set_for_conversation(c, a.redact)
+            .await?;
     }
     if let (Some(c), true) = (&conversation, a.discover || a.no_discover) {
         ctx.host.set_conversation_discovery(c, a.discover).await?;

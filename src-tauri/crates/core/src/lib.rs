@@ -67,6 +67,7 @@ pub mod pin_data;
 pub mod pipeline_data;
 pub mod policy_data;
 pub mod redact;
+pub mod redaction;
 pub mod registry;
 pub mod roots;
 pub mod schema;

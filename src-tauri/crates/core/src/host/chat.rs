@@ -231,7 +231,10 @@ impl Host {
         loop {
             // Issue 16: what leaves for a cloud model is redacted (compaction's summary
             // request too), and the model's placeholders are restored in its tool calls.
-            let (door, redaction) = self.redacting(provider, &view, &conversation, &events);
+            let (door, redaction) =
+                self.inner
+                    .redaction
+                    .redacting(provider, &view, &conversation, &events);
             provider = door;
             let tools = HostTools::load(self, &conversation).await?;
             let supervised = match &agent {
@@ -350,7 +353,9 @@ impl Host {
             drop(restoring);
             drop(discovering);
             written?;
-            self.audit_redaction(redaction.as_ref(), &conversation, provider.profile_id())
+            self.inner
+                .redaction
+                .audit_redaction(redaction.as_ref(), &conversation, provider.profile_id())
                 .await;
             let Some(s) = supervised else {
                 return Ok(SendOutcome {

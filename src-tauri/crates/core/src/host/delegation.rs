@@ -256,7 +256,10 @@ impl Host {
             let (tx, mut rx) = mpsc::unbounded_channel();
             // A child's requests are redacted like the conversation's (issue 16): it may run on
             // a cloud model even when its parent does not.
-            let (provider, redaction) = self.redacting(provider, &view, &lineage.conversation, &tx);
+            let (provider, redaction) =
+                self.inner
+                    .redaction
+                    .redacting(provider, &view, &lineage.conversation, &tx);
             // An agent with progressive discovery on searches its scope and loads what it
             // needs (issue 16); a child starts with nothing loaded: its transcript is its task.
             let discovering = profile
@@ -294,12 +297,14 @@ impl Host {
             let (end, tally) = live.follow(turn, &mut rx).await;
             drop(restoring);
             drop(discovering);
-            self.audit_redaction(
-                redaction.as_ref(),
-                &lineage.conversation,
-                provider.profile_id(),
-            )
-            .await;
+            self.inner
+                .redaction
+                .audit_redaction(
+                    redaction.as_ref(),
+                    &lineage.conversation,
+                    provider.profile_id(),
+                )
+                .await;
             let answer = transcript
                 .iter()
                 .rev()

@@ -68,6 +68,7 @@ pub use crate::metrics::ExportOutcome;
 pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use crate::models::ProviderView;
 pub use crate::models::{ModelEntry, ProviderModels};
+pub use crate::redaction::RedactionState;
 pub use agent_tools::AgentTools;
 pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
@@ -93,7 +94,6 @@ pub use pipeline_tools::{
 };
 pub use pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LISTED};
 pub use policy::tool_digest;
-pub use redaction::RedactionState;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
 pub use run_state::{is_state_tool, state_tool_specs, StateAuthor, STATE_TOOLS};
@@ -236,6 +236,11 @@ impl HostBuilder {
             self.data_dir.clone(),
             Arc::new(audit.clone()),
         );
+        let redaction = crate::redaction::Redaction::new(
+            store.clone(),
+            self.data_dir.clone(),
+            Arc::new(audit.clone()),
+        );
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -259,6 +264,7 @@ impl HostBuilder {
                 audit,
                 metrics,
                 models,
+                redaction,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 app_frames: app_calls::AppFrames::default(),
@@ -318,6 +324,8 @@ pub(crate) struct Inner {
     metrics: Arc<crate::metrics::Metrics>,
     /// The models feature (`crate::models`): providers, their keys and models.
     models: crate::models::Models,
+    /// The redaction feature (`crate::redaction`): settings, doors, each turn's record.
+    redaction: crate::redaction::Redaction,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.

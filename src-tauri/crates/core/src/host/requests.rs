@@ -516,7 +516,7 @@ impl Host {
     ) -> Result<(String, String), HostError> {
         let name = Host::provider_name(provider)?;
         let (client, view) = self.inner.models.provider(&name).await?;
-        let (client, redaction) = self.redacting_sampling(client, &view);
+        let (client, redaction) = self.inner.redaction.redacting_sampling(client, &view);
         let model = model.or(view.model).ok_or_else(|| HostError::Provider {
             name: provider.to_owned(),
             reason: "it has no default model; choose one".into(),
@@ -541,7 +541,9 @@ impl Host {
                 reason: format!("no complete answer within {} s", SAMPLING_TIMEOUT.as_secs()),
             });
         // Whatever the answer, the request went out (redacted): that is recorded.
-        self.audit_sampling_redaction(redaction.as_ref(), server, client.profile_id())
+        self.inner
+            .redaction
+            .audit_sampling_redaction(redaction.as_ref(), server, client.profile_id())
             .await;
         // Its placeholders were put back as it streamed (outbound::unmask).
         Ok((model, answer??.message.text()))
