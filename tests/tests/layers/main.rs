@@ -67,7 +67,10 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         // narrow handles from the host, never the host itself.
         "metrics" => Some(&["error", "store"]),
         "models" => Some(&["approval", "error", "llm", "outbound", "secrets", "store"]),
-        "redaction" => Some(&["approval", "chat", "error", "llm", "models", "outbound", "store"]),
+        "redaction" => Some(&[
+            "approval", "chat", "error", "llm", "models", "outbound", "store",
+        ]),
+        "skills" => Some(&["approval", "error", "mcp"]),
         "agents" => Some(&["chat"]),
         // Outbound redaction wraps a turn's provider and tool runner (issue 16).
         "outbound" => Some(&["llm", "chat", "mcp"]),

@@ -73,6 +73,7 @@ pub mod roots;
 pub mod schema;
 pub mod secrets;
 pub mod settings;
+pub mod skills;
 pub mod status;
 pub mod store;
 pub mod transcript;

@@ -152,10 +152,7 @@ impl Redaction {
 
     /// Whether requests of `conversation` are redacted (for a cloud provider).
     pub fn conversation_redacted(&self, conversation: &ConversationId) -> bool {
-        !self
-            .settings()
-            .off_for
-            .contains(conversation.as_str())
+        !self.settings().off_for.contains(conversation.as_str())
     }
 
     /// Whether requests of `conversation` (none yet: a new chat) to the provider `view` (none:

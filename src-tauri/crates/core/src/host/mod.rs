@@ -69,6 +69,7 @@ pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use crate::models::ProviderView;
 pub use crate::models::{ModelEntry, ProviderModels};
 pub use crate::redaction::RedactionState;
+pub use crate::skills::{LoadedSkill, SkillHostError, SkillState, SkillView};
 pub use agent_tools::AgentTools;
 pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
@@ -100,7 +101,6 @@ pub use run_state::{is_state_tool, state_tool_specs, StateAuthor, STATE_TOOLS};
 pub use sandbox::SandboxChange;
 pub use server_secrets::ValueStatus;
 pub use servers::{AddOptions, AddOutcome, ServerView};
-pub use skills::{LoadedSkill, SkillHostError, SkillState, SkillView};
 pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 pub use trust::{FieldBinding, TrustState, TrustView};
 pub use usage::{CostReport, ModelCost};
@@ -241,6 +241,7 @@ impl HostBuilder {
             self.data_dir.clone(),
             Arc::new(audit.clone()),
         );
+        let skills = crate::skills::Skills::new(self.data_dir.clone(), Arc::new(audit.clone()));
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -265,6 +266,7 @@ impl HostBuilder {
                 metrics,
                 models,
                 redaction,
+                skills,
                 policy_lock: tokio::sync::Mutex::new(()),
                 flows: Mutex::default(),
                 app_frames: app_calls::AppFrames::default(),
@@ -326,6 +328,8 @@ pub(crate) struct Inner {
     models: crate::models::Models,
     /// The redaction feature (`crate::redaction`): settings, doors, each turn's record.
     redaction: crate::redaction::Redaction,
+    /// The skills feature (`crate::skills`): the person's approvals of servers' skills.
+    skills: crate::skills::Skills,
     /// Held while a call is decided and, when a rule allows it, counted.
     policy_lock: tokio::sync::Mutex<()>,
     /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
