@@ -8,15 +8,11 @@
 //! `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-#[path = "../src/fake_registry.rs"]
-#[allow(dead_code)]
-mod fake_registry;
-
 use std::time::Duration;
 
-use fake_registry::{hostile_entries, FakeRegistry, METACHARS};
 use switchboard_core::config::TransportSpec;
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::fake_registry::{hostile_entries, FakeRegistry, METACHARS};
 use switchboard_tests::webdriver::Driver;
 use switchboard_tests::*;
 

@@ -8,13 +8,8 @@
 //! `SWITCHBOARD_TEST_KEYRING` (see TESTING.md); the rest use the in-memory store.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-#[path = "../src/fake_registry.rs"]
-#[allow(dead_code)]
-mod fake_registry;
-
 use std::time::Duration;
 
-use fake_registry::{hostile_entries, FakeRegistry, RegistryMode, METACHARS};
 use switchboard_core::config::launch::SearchPath;
 use switchboard_core::config::{TransportSpec, ValueSource};
 use switchboard_core::host::{AddOptions, TrustState};
@@ -23,6 +18,7 @@ use switchboard_core::redact::Secret;
 use switchboard_core::registry::{
     self, Answers, ClientOptions, Freshness, InputKind, RegistryClient, RegistryError, SearchQuery,
 };
+use switchboard_tests::fake_registry::{hostile_entries, FakeRegistry, RegistryMode, METACHARS};
 use switchboard_tests::*;
 
 const ACTIVE: &[&str] = &[
