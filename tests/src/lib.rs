@@ -17,6 +17,7 @@ pub mod fake_models;
 pub mod fake_oauth;
 pub mod fake_registry;
 pub mod fake_sse;
+pub mod scenario;
 pub mod seed;
 pub mod skills_fixture;
 pub mod webdriver;

@@ -17,6 +17,7 @@ use switchboard_core::ids::ProviderName;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{send_collect, turn};
 use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
@@ -42,28 +43,14 @@ async fn send(
     agent: &str,
     text: &str,
 ) -> (SendOutcome, Vec<ChatEvent>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let out = host
-        .send_message(
-            SendRequest {
-                conversation: None,
-                provider,
-                model: None,
-                input: TurnInput::text(text),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
-                agent: Some(name(agent)),
-                discovery: None,
-            },
-            tx,
-        )
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        events.push(ev);
-    }
+    let (out, events) = send_collect(
+        host,
+        SendRequest {
+            agent: Some(name(agent)),
+            ..turn(provider, TurnInput::text(text))
+        },
+    )
+    .await;
     (out, events)
 }
 

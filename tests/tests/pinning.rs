@@ -10,12 +10,13 @@ use serde_json::json;
 use switchboard_core::approval::pins::{Field, HoldReason, ItemKind};
 use switchboard_core::approval::{Answer, Origin};
 use switchboard_core::chat::ToolRunner;
-use switchboard_core::host::{CallOptions, Host, HostError, HostTools, SendRequest, TurnInput};
+use switchboard_core::host::{CallOptions, Host, HostError, HostTools, TurnInput};
 use switchboard_core::ids::{ConversationId, ServerId, ToolRef};
 use switchboard_core::mcp::hygiene::{FindingKind, Hidden};
 use switchboard_core::mcp::McpError;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 
 fn tref(server: &str, tool: &str) -> ToolRef {
@@ -258,22 +259,9 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
         let provider = provider.clone();
         async move {
             let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-            host.send_message(
-                SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text(format!("hello {n}")),
-                    max_steps: None,
-                    attached: Vec::new(),
-                    run: None,
-                    agent: None,
-                    discovery: None,
-                },
-                tx,
-            )
-            .await
-            .unwrap();
+            host.send_message(turn(provider, TurnInput::text(format!("hello {n}"))), tx)
+                .await
+                .unwrap();
         }
     };
     send(1).await;

@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_core::approval::{Answer, Origin, RequestKind};
-use switchboard_core::host::{Host, SendRequest, TurnInput};
+use switchboard_core::host::{Host, TurnInput};
 use switchboard_core::ids::ServerId;
 use switchboard_core::pipeline_data::{parse, Format};
 use switchboard_core::store::{RunStatus, ServerTag};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario;
 use switchboard_tests::*;
 
 /// Offered: says a label, adds 2 to `x`, then adds 10 to that sum (through a mapping).
@@ -156,20 +157,7 @@ async fn turn(host: &Host, llm: &FakeLlm, answer: Answer) -> Vec<(RequestKind, S
     let run = tokio::spawn(async move {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         sender
-            .send_message(
-                SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text("run it"),
-                    max_steps: None,
-                    attached: Vec::new(),
-                    run: None,
-                    agent: None,
-                    discovery: None,
-                },
-                tx,
-            )
+            .send_message(scenario::turn(provider, TurnInput::text("run it")), tx)
             .await
     });
     let mut asked = Vec::new();

@@ -20,6 +20,7 @@ use switchboard_core::outbound::RedactionSettings;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{send_collect, turn};
 use switchboard_tests::*;
 
 const API_KEY: &str = "sk-canaryKey0123456789abcdefXYZ";
@@ -125,28 +126,15 @@ async fn send_in(
     conversation: Option<ConversationId>,
     parts: Vec<Part>,
 ) -> (TurnEnd, Vec<ChatEvent>, ConversationId) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let out = host
-        .send_message(
-            SendRequest {
-                conversation,
-                provider: provider.clone(),
-                model: None,
-                input: TurnInput::Message(parts),
-                max_steps: None,
-                attached: vec![sid("fs")],
-                run: None,
-                agent: None,
-                discovery: None,
-            },
-            tx,
-        )
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        events.push(ev);
-    }
+    let (out, events) = send_collect(
+        host,
+        SendRequest {
+            conversation,
+            attached: vec![sid("fs")],
+            ..turn(provider.clone(), TurnInput::Message(parts))
+        },
+    )
+    .await;
     (out.end, events, out.conversation)
 }
 

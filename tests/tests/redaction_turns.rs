@@ -22,6 +22,7 @@ use switchboard_core::secrets::{MemoryStore, Secrets};
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply as LlmReply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 
 const EMAIL: &str = "sampling.canary@example.org";
@@ -185,14 +186,10 @@ async fn send(host: &Host, provider: &ProviderName, conversation: ConversationId
         .send_message(
             SendRequest {
                 conversation: Some(conversation),
-                provider: provider.clone(),
-                model: None,
-                input: TurnInput::Message(vec![Part::Text { text: text.into() }]),
-                max_steps: None,
-                attached: vec![],
-                run: None,
-                agent: None,
-                discovery: None,
+                ..turn(
+                    provider.clone(),
+                    TurnInput::Message(vec![Part::Text { text: text.into() }]),
+                )
             },
             tx,
         )

@@ -15,6 +15,7 @@ use switchboard_core::ids::{ConversationId, RunId, ServerId, ToolRef};
 use switchboard_core::store::{AuditQuery, ServerTag};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 
 fn rule(id: &str, effect: Effect, server: &str, on: On, name: &str) -> Rule {
@@ -370,15 +371,8 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
             let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
             host.send_message(
                 SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text("post my notes"),
-                    max_steps: None,
                     attached,
-                    run: None,
-                    agent: None,
-                    discovery: None,
+                    ..turn(provider, TurnInput::text("post my notes"))
                 },
                 tx,
             )

@@ -19,6 +19,7 @@ use switchboard_core::host::{SendRequest, TurnInput, DELEGATE_TOOL, HAND_OVER_TO
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
@@ -111,15 +112,11 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     let out = host
         .send_message(
             SendRequest {
-                conversation: None,
-                provider: lo,
-                model: None,
-                input: TurnInput::text("Get the researcher to check readiness."),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
                 agent: Some(name("planner")),
-                discovery: None,
+                ..turn(
+                    lo,
+                    TurnInput::text("Get the researcher to check readiness."),
+                )
             },
             tx,
         )
