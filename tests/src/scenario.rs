@@ -2,22 +2,34 @@
 //! every file, written once so that a test reads as the scenario it is about.
 //!
 //! - [`keyring_available`]: the gate of the tests that need the real OS keyring.
+//! - [`host_with_recorder`]: a host with a fake server running that records what it receives.
+//! - [`keyless_provider`], [`next_question`] and [`tool_text`]: a scripted model's provider on
+//!   a host, the question a server asks the person, and what a tool answered; [`call_on`], a
+//!   call on a bare connection.
 //! - [`turn`] and [`send_collect`]: a chat turn on a host, as most tests send it (a new
 //!   conversation, the provider's model, no run, agent or attachments), and its events.
-//! - [`AppData`]: a data directory set up through the `switchboard` CLI (servers added and
-//!   approved, providers and their keys), which an app window is then opened on
-//!   ([`AppData::open`], [`open_chat`]).
+//! - [`AppData`]: a data directory driven through the `switchboard` CLI: servers added,
+//!   approved and kept on, providers and their keys, then the CLI run on it again
+//!   ([`AppData::run`], [`AppData::cli`]) or the app window opened on it ([`AppData::open`],
+//!   [`app_window`]); on the window, [`open_chat`] and [`open_tool`].
 //!
-//! Why here and not in each test file: the copies drifted (a log level here, a missing
-//! `always-on` there) and `duplicates` counted most of the repository's repeated lines in them.
-//! A builder does only what its name says; anything particular to one test stays in that test,
-//! after the builder, so that what a test asserts never hides behind a helper.
+//! Why here and not in each test file: the same set-up was written out file after file
+//! (`duplicates --most 200` found 130 of its 200 most similar pairs between test files), so a
+//! change to how a server is added or a turn is sent meant editing every copy. A builder does
+//! only what its name says and fails the test, with the CLI's or the host's words, when a step
+//! fails; anything particular to one test stays in that test, after the builder, so that what
+//! a test asserts never hides behind a helper.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use switchboard_core::approval::questions::QuestionRequest;
 use switchboard_core::chat::ChatEvent;
 use switchboard_core::host::{Host, SendOutcome, SendRequest, TurnInput};
 use switchboard_core::ids::ProviderName;
+use switchboard_core::mcp::catalog::ToolResult;
+use switchboard_core::mcp::connection::{Connection, RequestOptions};
+use switchboard_core::mcp::McpError;
 
 use crate::webdriver::{Driver, Session};
 
@@ -34,6 +46,60 @@ pub fn keyring_available() -> bool {
         eprintln!("skipped: SWITCHBOARD_TEST_KEYRING is not set (run through `make test`)");
     }
     set
+}
+
+/// A test host ([`crate::test_host`]) with the fake server `server` approved and running,
+/// recording every message it receives to `<server>-received.jsonl` in the host's data
+/// directory: the host, its directory (keep it alive) and the record ([`crate::recorded_calls`]
+/// reads it).
+pub async fn host_with_recorder(server: &str) -> (Host, tempfile::TempDir, PathBuf) {
+    let (host, dir) = crate::test_host().await;
+    let record = dir.path().join(format!("{server}-received.jsonl"));
+    let spec = crate::fake_spec(server, &["--record", &record.to_string_lossy()]);
+    crate::start_trusted(&host, spec).await;
+    (host, dir, record)
+}
+
+/// A keyless provider `name` (the Ollama profile, OpenAI wire) at `base`, answering with model
+/// `m1` unless told otherwise: what the host tests put their scripted model behind.
+pub async fn keyless_provider(host: &Host, name: &str, base: String) -> ProviderName {
+    let provider = Host::provider_name(name).unwrap_or_else(|e| panic!("provider {name}: {e}"));
+    host.add_provider(&provider, "ollama", Some(base), Some("m1".into()), None)
+        .await
+        .unwrap_or_else(|e| panic!("add provider {name}: {e}"));
+    provider
+}
+
+/// The first question a server asked the person (elicitation, sampling, a multi-round-trip
+/// request), once one is pending; fails the test when none is within `within`.
+pub async fn next_question(host: &Host, within: Duration) -> QuestionRequest {
+    assert!(
+        crate::eventually(within, || !host.pending_questions().is_empty()).await,
+        "no question was asked"
+    );
+    host.pending_questions().remove(0)
+}
+
+/// The text of a tool result, its text blocks joined.
+pub fn tool_text(r: &ToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(switchboard_core::mcp::connection::content_text)
+        .collect()
+}
+
+/// Calls `tool` with `args` (a JSON object) on a bare connection, with the default request
+/// options: the transport tests' one way to call.
+pub async fn call_on(
+    conn: &Connection,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<ToolResult, McpError> {
+    let args = args
+        .as_object()
+        .cloned()
+        .unwrap_or_else(|| panic!("{args} is not an object"));
+    conn.call_tool(tool, args, RequestOptions::default()).await
 }
 
 /// A chat turn answering `input` with `provider`: a new conversation, the provider's default
@@ -105,9 +171,19 @@ impl AppData {
         &self.dir
     }
 
+    /// Runs the CLI on the data directory, whatever comes of it (for tests of its failures).
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        self.run_in(args, "")
+    }
+
+    /// Like [`AppData::run`], with `stdin`.
+    pub fn run_in(&self, args: &[&str], stdin: &str) -> std::process::Output {
+        crate::run_cli(self.path(), args, stdin, &[])
+    }
+
     /// Runs the CLI on the data directory with `stdin`; returns its stdout.
     pub fn cli_in(&self, args: &[&str], stdin: &str) -> String {
-        let o = crate::run_cli(self.path(), args, stdin, &[]);
+        let o = self.run_in(args, stdin);
         assert!(
             o.status.success(),
             "{args:?}: {}",
@@ -121,15 +197,28 @@ impl AppData {
         self.cli_in(args, "")
     }
 
-    /// Server `name` running `command` with `args`, approved and always on: the window finds
-    /// it running.
-    pub fn server(self, name: &str, command: &str, args: &[&str]) -> Self {
+    /// Server `name` running `command` with `args`, added and approved as shown; it starts
+    /// when needed.
+    pub fn approved(self, name: &str, command: &str, args: &[&str]) -> Self {
         let mut add = vec!["server", "add", name, "--", command];
         add.extend_from_slice(args);
         self.cli(&add);
         self.cli(&["server", "trust", name, "--yes"]);
-        self.cli(&["server", "always-on", name, "on"]);
         self
+    }
+
+    /// Server `name` running `command` with `args`, approved and always on: the window finds
+    /// it running.
+    pub fn server(self, name: &str, command: &str, args: &[&str]) -> Self {
+        let this = self.approved(name, command, args);
+        this.cli(&["server", "always-on", name, "on"]);
+        this
+    }
+
+    /// The fake MCP server as `name` (with `args`), approved; it starts when needed.
+    pub fn approved_fake(self, name: &str, args: &[&str]) -> Self {
+        let fake = crate::fake_server();
+        self.approved(name, &fake.to_string_lossy(), args)
     }
 
     /// The fake MCP server as `name` (with `args`), approved and always on.

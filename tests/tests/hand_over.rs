@@ -17,7 +17,7 @@ use switchboard_core::ids::ProviderName;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::scenario::{send_collect, turn};
+use switchboard_tests::scenario::{host_with_recorder, send_collect, turn};
 use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
@@ -93,13 +93,7 @@ async fn a_hand_over_to_an_anthropic_model_carries_the_tool_turn_translated() {
     let an = FakeLlm::spawn(Scenario::new([Reply::text(&["All done: ready."])]))
         .await
         .unwrap();
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     host.put_policy_rule(user_rule("allow-echo", Effect::Allow, "fs", "echo"))
         .await
         .unwrap();

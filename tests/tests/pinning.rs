@@ -16,7 +16,7 @@ use switchboard_core::mcp::hygiene::{FindingKind, Hidden};
 use switchboard_core::mcp::McpError;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::scenario::turn;
+use switchboard_tests::scenario::{keyless_provider, turn};
 use switchboard_tests::*;
 
 fn tref(server: &str, tool: &str) -> ToolRef {
@@ -244,16 +244,7 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
     ]))
     .await
     .unwrap();
-    let provider = Host::provider_name("fake").unwrap();
-    host.add_provider(
-        &provider,
-        "ollama",
-        Some(llm.openai_base()),
-        Some("m1".into()),
-        None,
-    )
-    .await
-    .unwrap();
+    let provider = keyless_provider(&host, "fake", llm.openai_base()).await;
     let send = |n: usize| {
         let host = host.clone();
         let provider = provider.clone();

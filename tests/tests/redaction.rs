@@ -20,7 +20,7 @@ use switchboard_core::outbound::RedactionSettings;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::scenario::{send_collect, turn};
+use switchboard_tests::scenario::{host_with_recorder, send_collect, turn};
 use switchboard_tests::*;
 
 const API_KEY: &str = "sk-canaryKey0123456789abcdefXYZ";
@@ -73,13 +73,7 @@ fn received(record: &Path) -> Vec<Value> {
 
 /// A host with the recording fake server `fs` and the custom pattern set.
 async fn setup() -> (Host, tempfile::TempDir, std::path::PathBuf) {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, tmp, record) = host_with_recorder("fs").await;
     host.save_redaction_settings(RedactionSettings {
         patterns: vec![r"PROJECT-FALCON-\d+".into()],
         ..RedactionSettings::default()

@@ -15,7 +15,7 @@ use switchboard_core::ids::{ConversationId, RunId, ServerId, ToolRef};
 use switchboard_core::store::{AuditQuery, ServerTag};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::scenario::turn;
+use switchboard_tests::scenario::{keyless_provider, turn};
 use switchboard_tests::*;
 
 fn rule(id: &str, effect: Effect, server: &str, on: On, name: &str) -> Rule {
@@ -354,16 +354,7 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
     ]))
     .await
     .unwrap();
-    let provider = Host::provider_name("fake").unwrap();
-    host.add_provider(
-        &provider,
-        "ollama",
-        Some(llm.openai_base()),
-        Some("m1".into()),
-        None,
-    )
-    .await
-    .unwrap();
+    let provider = keyless_provider(&host, "fake", llm.openai_base()).await;
     let send = |attached: Vec<ServerId>| {
         let host = host.clone();
         let provider = provider.clone();

@@ -19,7 +19,7 @@ use switchboard_core::host::{SendRequest, TurnInput, DELEGATE_TOOL, HAND_OVER_TO
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::scenario::turn;
+use switchboard_tests::scenario::{host_with_recorder, turn};
 use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
@@ -61,13 +61,7 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     let local = FakeLlm::spawn(Scenario::new([Reply::text(&["All done: ready."])]))
         .await
         .unwrap();
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     // The person's policy allows echo for models: only the researcher's tightening asks.
     host.put_policy_rule(user_rule("allow-echo", Effect::Allow, "fs", "echo"))
         .await
