@@ -29,6 +29,7 @@
 //! ([`Mode::SlowMetadata`]).
 
 mod authz;
+mod browser;
 mod resource;
 mod state;
 mod wire;
@@ -38,6 +39,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+pub use browser::FollowRedirect;
 use state::Inner;
 
 /// A misbehaviour of the authorization or resource server, set in [`OAuthOpts::mode`] or at

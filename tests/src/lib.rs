@@ -1,17 +1,23 @@
 //! Test harness shared by Switchboard's integration tests: building a host on a temp dir,
 //! locating the fake server and the reference servers, and small waiting helpers.
 //!
-//! The fake server binary itself lives in `src/bin/fake_mcp_server.rs` (code in `src/fake/`).
-//! The scripted LLM server is [`fake_llm`], in-process or as the `fake-llm-server` binary.
+//! The fake server binary is `src/bin/fake_mcp_server.rs` over [`fake`]; the benchmark binary
+//! `sb-bench` is `src/bin/sb_bench.rs` over [`bench`]. The scripted LLM server is [`fake_llm`],
+//! in-process or as the `fake-llm-server` binary. They are modules of this library, not files
+//! the binaries mount with `#[path]`, so the file tree is the module tree (issue 26).
 
+pub mod bench;
 pub mod chat_cli;
 pub mod conformance_skills;
 pub mod e2e;
+pub mod fake;
 pub mod fake_http;
 pub mod fake_llm;
 pub mod fake_models;
 pub mod fake_oauth;
+pub mod fake_registry;
 pub mod fake_sse;
+pub mod scenario;
 pub mod seed;
 pub mod skills_fixture;
 pub mod webdriver;

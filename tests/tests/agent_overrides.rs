@@ -18,6 +18,7 @@ use switchboard_core::chat::ToolRunner;
 use switchboard_core::host::{AgentTools, Host, HostTools, Lineage};
 use switchboard_core::ids::{ConversationId, ProviderName};
 use switchboard_core::mcp::catalog::ToolResult;
+use switchboard_tests::scenario::host_with_recorder;
 use switchboard_tests::*;
 use tokio_util::sync::CancellationToken;
 
@@ -83,13 +84,7 @@ async fn answer_next(host: &Host, answer: Answer) -> ApprovalRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_persons_deny_rule_refuses_an_agent_whose_profile_says_nothing() {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     host.put_policy_rule(user_rule("no-echo", Effect::Deny, "fs", "echo"))
         .await
         .unwrap();
@@ -123,13 +118,7 @@ async fn the_persons_deny_rule_refuses_an_agent_whose_profile_says_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ask_tightening_still_asks_after_the_person_said_always_allow() {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     let conv = ConversationId::random();
     let ask = vec![PolicyTightening {
         tool: "fs/echo".into(),
@@ -203,13 +192,7 @@ async fn an_ask_tightening_still_asks_after_the_person_said_always_allow() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_always_answer_to_an_agent_covers_that_agent_and_nobody_else() {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     let conv = ConversationId::random();
     let worker = agent_tools(
         &host,

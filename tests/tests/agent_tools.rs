@@ -11,6 +11,7 @@ use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Ti
 use switchboard_core::chat::ToolRunner;
 use switchboard_core::host::{AgentTools, Host, HostTools, Lineage, StateAuthor};
 use switchboard_core::ids::{ConversationId, ProviderName, RunId};
+use switchboard_tests::scenario::host_with_recorder;
 use switchboard_tests::*;
 use tokio_util::sync::CancellationToken;
 
@@ -46,13 +47,7 @@ fn args(v: Value) -> Map<String, Value> {
 
 #[tokio::test]
 async fn the_scope_hides_tools_and_a_deny_refuses_before_the_server() {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     start_trusted(&host, fake_spec("other", &[])).await;
     let run = RunId::random();
     let scope = ToolScope {

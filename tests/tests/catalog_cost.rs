@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_core::chat::{ChatEvent, TurnEnd};
-use switchboard_core::host::{CatalogCosts, CostTarget, Host, SendRequest, TurnInput};
+use switchboard_core::host::{CatalogCosts, CostTarget, Host, TurnInput};
 use switchboard_core::ids::{ProviderName, ToolRef};
 use switchboard_core::llm::profiles::Wire;
 use switchboard_core::llm::tokens::{Counter, Method};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{send_collect, turn};
 use switchboard_tests::*;
 
 async fn provider(host: &Host, name: &str, kind: &str, base: String, model: &str, window: u32) {
@@ -238,28 +239,14 @@ fn counted(body: &Value, c: &Counter) -> u64 {
 }
 
 async fn send(host: &Host, provider: &str) -> (TurnEnd, Vec<ChatEvent>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let out = host
-        .send_message(
-            SendRequest {
-                conversation: None,
-                provider: ProviderName::new(provider).unwrap(),
-                model: None,
-                input: TurnInput::text("hello"),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
-                agent: None,
-                discovery: None,
-            },
-            tx,
-        )
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
+    let (out, events) = send_collect(
+        host,
+        turn(
+            ProviderName::new(provider).unwrap(),
+            TurnInput::text("hello"),
+        ),
+    )
+    .await;
     (out.end, events)
 }
 

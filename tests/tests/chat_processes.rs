@@ -13,6 +13,7 @@ use switchboard_core::llm::Role;
 use switchboard_core::store::{ArchiveFilter, ConversationQuery, MessageStatus, Store};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;
 
 /// The status of every assistant answer, in the order of their conversations' user messages.
@@ -46,23 +47,7 @@ async fn answers(data: &Path) -> Vec<(String, MessageStatus)> {
 }
 
 fn add_provider(data: &Path, name: &str, base: &str) {
-    let o = run_cli(
-        data,
-        &[
-            "provider",
-            "add",
-            name,
-            "--kind",
-            "ollama",
-            "--base-url",
-            base,
-            "--model",
-            "m",
-        ],
-        "",
-        &[],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    AppData::on(data).provider(name, "ollama", base, "m");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,27 +3,8 @@
 
 use std::process::{Command, Output, Stdio};
 
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;
-
-struct Cli {
-    dir: tempfile::TempDir,
-}
-
-impl Cli {
-    fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.run_stdin(args, "")
-    }
-
-    fn run_stdin(&self, args: &[&str], stdin: &str) -> Output {
-        run_cli(self.dir.path(), args, stdin, &[])
-    }
-}
 
 fn out(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -35,7 +16,7 @@ fn err(o: &Output) -> String {
 
 #[test]
 fn add_trust_list_call_and_logs() {
-    let cli = Cli::new();
+    let cli = AppData::new();
     let fake = fake_server();
     let o = cli.run(&[
         "server",
@@ -140,7 +121,7 @@ fn add_trust_list_call_and_logs() {
 
 #[test]
 fn errors_are_one_clear_sentence_with_nonzero_exit() {
-    let cli = Cli::new();
+    let cli = AppData::new();
     let o = cli.run(&["server", "show", "ghost"]);
     assert!(!o.status.success());
     assert!(
@@ -169,8 +150,8 @@ fn errors_are_one_clear_sentence_with_nonzero_exit() {
 
 #[test]
 fn import_and_export_round_trip() {
-    let cli = Cli::new();
-    let file = cli.dir.path().join("claude_desktop_config.json");
+    let cli = AppData::new();
+    let file = cli.path().join("claude_desktop_config.json");
     std::fs::write(
         &file,
         r#"{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}}}"#,
@@ -192,12 +173,12 @@ fn import_and_export_round_trip() {
 
 #[test]
 fn secrets_are_read_from_stdin_and_never_printed() {
-    let cli = Cli::new();
+    let cli = AppData::new();
     // A secret belongs to a server: without one, or naming none, it is refused.
-    let o = cli.run_stdin(&["secret", "set", "gh.token"], "canary-cli-secret-value\n");
+    let o = cli.run_in(&["secret", "set", "gh.token"], "canary-cli-secret-value\n");
     assert!(!o.status.success());
     assert!(err(&o).contains("--server"), "{}", err(&o));
-    let o = cli.run_stdin(
+    let o = cli.run_in(
         &["secret", "set", "--server", "gh", "gh.token"],
         "canary-cli-secret-value\n",
     );
@@ -206,7 +187,7 @@ fn secrets_are_read_from_stdin_and_never_printed() {
     let fake = fake_server();
     let o = cli.run(&["server", "add", "gh", "--", fake.to_str().unwrap()]);
     assert!(o.status.success(), "{}", err(&o));
-    let o = cli.run_stdin(
+    let o = cli.run_in(
         &["secret", "set", "--server", "gh", "gh.token"],
         "canary-cli-secret-value\n",
     );
@@ -224,8 +205,8 @@ fn secrets_are_read_from_stdin_and_never_printed() {
 
 #[test]
 fn ctrl_c_cancels_the_call_on_the_server() {
-    let cli = Cli::new();
-    let record = cli.dir.path().join("record.jsonl");
+    let cli = AppData::new();
+    let record = cli.path().join("record.jsonl");
     let fake = fake_server();
     let o = cli.run(&[
         "server",
@@ -250,7 +231,7 @@ fn ctrl_c_cancels_the_call_on_the_server() {
             "--args",
             r#"{"steps": 200, "ms": 50}"#,
         ])
-        .env("SWITCHBOARD_DATA_DIR", cli.dir.path())
+        .env("SWITCHBOARD_DATA_DIR", cli.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -9,6 +9,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;
 
 struct Cli {
@@ -42,13 +43,7 @@ impl Cli {
 
     /// Adds the fake server as `name` with extra arguments and approves it.
     fn trusted_fake(&self, name: &str, args: &[&str]) {
-        let fake = fake_server();
-        let mut add = vec!["server", "add", name, "--", fake.to_str().unwrap()];
-        add.extend_from_slice(args);
-        let o = self.run(&add);
-        assert!(o.status.success(), "{}", err(&o));
-        let o = self.run(&["server", "trust", name, "--yes"]);
-        assert!(o.status.success(), "{}", err(&o));
+        AppData::on(self.dir.path()).approved_fake(name, args);
     }
 
     /// Adds a remote server at `url` as `name` and approves it.

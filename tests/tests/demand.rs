@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::approval::Origin;
-use switchboard_core::host::{CallOptions, Host, SendRequest, TurnInput};
+use switchboard_core::host::{CallOptions, Host, TurnInput};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 
 fn tool(server: &str, name: &str) -> ToolRef {
@@ -157,22 +158,9 @@ async fn a_chat_turn_of_the_app_starts_the_servers_it_offers() {
                     .unwrap();
             }
             let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-            host.send_message(
-                SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text("use the tool"),
-                    max_steps: None,
-                    attached: Vec::new(),
-                    run: None,
-                    agent: None,
-                    discovery: None,
-                },
-                tx,
-            )
-            .await
-            .unwrap();
+            host.send_message(turn(provider, TurnInput::text("use the tool")), tx)
+                .await
+                .unwrap();
         }
     };
     let offered = |i: usize| -> Vec<String> {

@@ -24,6 +24,7 @@ use switchboard_core::llm::tokens::Counter;
 use switchboard_tests::chat_cli::{newest_conversation, ok};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{send_collect, turn};
 use switchboard_tests::*;
 
 /// The tool definitions of a recorded request, as (name, the definition as sent), either wire.
@@ -55,28 +56,14 @@ async fn send(
     conversation: &ConversationId,
     text: &str,
 ) -> (TurnEnd, Vec<ChatEvent>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let out = host
-        .send_message(
-            SendRequest {
-                conversation: Some(conversation.clone()),
-                provider: provider.clone(),
-                model: None,
-                input: TurnInput::text(text),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
-                agent: None,
-                discovery: None,
-            },
-            tx,
-        )
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
+    let (out, events) = send_collect(
+        host,
+        SendRequest {
+            conversation: Some(conversation.clone()),
+            ..turn(provider.clone(), TurnInput::text(text))
+        },
+    )
+    .await;
     (out.end, events)
 }
 
@@ -304,15 +291,8 @@ async fn a_5000_tool_catalog_costs_under_2_percent_with_discovery() {
     let out = host
         .send_message(
             SendRequest {
-                conversation: None,
-                provider: p.clone(),
-                model: None,
-                input: TurnInput::text("hello"),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
-                agent: None,
                 discovery: Some(true),
+                ..turn(p.clone(), TurnInput::text("hello"))
             },
             tx,
         )
@@ -512,15 +492,8 @@ async fn an_agent_with_discovery_finds_and_loads_only_inside_its_scope() {
     let out = host
         .send_message(
             SendRequest {
-                conversation: None,
-                provider: provider.clone(),
-                model: None,
-                input: TurnInput::text("find tools"),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
                 agent: Some(AgentName::new("finder").unwrap()),
-                discovery: None,
+                ..turn(provider.clone(), TurnInput::text("find tools"))
             },
             tx,
         )

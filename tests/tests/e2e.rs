@@ -7,7 +7,8 @@
 
 use std::time::Duration;
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::app_window;
 use switchboard_tests::webdriver::Driver;
 use switchboard_tests::*;
 
@@ -427,13 +428,7 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let fake = fake_server();
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(data).await.unwrap();
     let wait = Duration::from_secs(30);
 
     s.wait_text(".empty", "No servers yet", wait).await.unwrap();
@@ -616,10 +611,7 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     ])
     .await
     .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     let wait = Duration::from_secs(60);
     let t0 = std::time::Instant::now();
     s.wait_text(r#"article[data-name="big"] .badge"#, "5014 tools", wait)
@@ -731,13 +723,7 @@ async fn the_trust_dialog_shows_values_urls_headers_and_bindings() {
         let o = run_cli(data, &args, "", &[]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(data).await.unwrap();
     let wait = Duration::from_secs(30);
 
     // Under load a click can land while the card is redrawn (CI saw the dialog never open

@@ -15,117 +15,51 @@ use switchboard_core::host::DELEGATE_TOOL;
 use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::*;
+use switchboard_tests::scenario::AppData;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn cli(data: &Path, args: &[&str], stdin: &str) -> String {
-    let o = run_cli(data, args, stdin, &[]);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// The fake MCP server `demo`; the supervisor `planner` on a keyless OpenAI-wire provider at
 /// `sup`; the `worker` (scoped to `demo`) on an Anthropic provider at `sub` whose key goes to
 /// the real keyring (without one, an OpenAI-compatible profile stands in, and the test says so).
 fn setup(data: &Path, sup: &FakeLlm, sub: &FakeLlm) -> bool {
-    let fake = fake_server();
-    cli(
-        data,
-        &["server", "add", "demo", "--", fake.to_str().unwrap()],
-        "",
-    );
-    cli(data, &["server", "trust", "demo", "--yes"], "");
-    cli(data, &["server", "always-on", "demo", "on"], "");
-    let sup_base = sup.openai_base();
-    cli(
-        data,
-        &[
-            "provider",
-            "add",
-            "oa",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &sup_base,
-            "--model",
-            "gpt-sup",
-        ],
-        "",
+    let app = AppData::on(data).fake_server("demo", &[]).provider(
+        "oa",
+        "ollama",
+        &sup.openai_base(),
+        "gpt-sup",
     );
     let anthropic = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    if anthropic {
-        let base = sub.anthropic_base();
-        cli(
-            data,
-            &[
-                "provider",
-                "add",
-                "an",
-                "--kind",
-                "anthropic",
-                "--base-url",
-                &base,
-                "--model",
-                "claude-worker",
-            ],
-            "",
-        );
-        cli(data, &["provider", "set-key", "an"], "sk-ant-e2e-runs\n");
+    let app = if anthropic {
+        app.provider("an", "anthropic", &sub.anthropic_base(), "claude-worker")
+            .provider_key("an", "sk-ant-e2e-runs")
     } else {
         eprintln!("no keyring: the worker runs on an OpenAI-compatible profile instead");
-        let base = sub.openai_base();
-        cli(
-            data,
-            &[
-                "provider",
-                "add",
-                "an",
-                "--kind",
-                "ollama",
-                "--base-url",
-                &base,
-                "--model",
-                "claude-worker",
-            ],
-            "",
-        );
-    }
-    cli(
-        data,
-        &[
-            "agent",
-            "add",
-            "worker",
-            "--provider",
-            "an",
-            "--description",
-            "Runs the tools",
-            "--server",
-            "demo",
-            "--no-delegation",
-        ],
-        "",
-    );
-    cli(
-        data,
-        &[
-            "agent",
-            "add",
-            "planner",
-            "--provider",
-            "oa",
-            "--description",
-            "Plans and delegates",
-            "--delegate",
-            "worker",
-        ],
-        "",
-    );
+        app.provider("an", "ollama", &sub.openai_base(), "claude-worker")
+    };
+    app.cli(&[
+        "agent",
+        "add",
+        "worker",
+        "--provider",
+        "an",
+        "--description",
+        "Runs the tools",
+        "--server",
+        "demo",
+        "--no-delegation",
+    ]);
+    app.cli(&[
+        "agent",
+        "add",
+        "planner",
+        "--provider",
+        "oa",
+        "--description",
+        "Plans and delegates",
+        "--delegate",
+        "worker",
+    ]);
     anthropic
 }
 

@@ -4,23 +4,12 @@
 //! Screenshots go to `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::Path;
 use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn cli(data: &Path, args: &[&str]) -> String {
-    let o = run_cli(data, args, "", &[]);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[tokio::test]
 async fn the_agents_page_lists_adds_and_refuses_profiles() {
@@ -31,7 +20,7 @@ async fn the_agents_page_lists_adds_and_refuses_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     for name in ["claude", "local"] {
-        cli(
+        cli_ok(
             data,
             &[
                 "provider",
@@ -44,7 +33,7 @@ async fn the_agents_page_lists_adds_and_refuses_profiles() {
             ],
         );
     }
-    cli(
+    cli_ok(
         data,
         &[
             "agent",
@@ -104,7 +93,7 @@ async fn the_agents_page_lists_adds_and_refuses_profiles() {
         .await
         .unwrap();
     let shown: serde_json::Value =
-        serde_json::from_str(&cli(data, &["--json", "agent", "show", "planner"])).unwrap();
+        serde_json::from_str(&cli_ok(data, &["--json", "agent", "show", "planner"])).unwrap();
     assert_eq!(shown["provider"], "claude");
     assert_eq!(shown["delegates"], serde_json::json!(["coder"]));
     assert_eq!(shown["budget"]["cost_usd"], 1.5);
@@ -129,6 +118,6 @@ async fn the_agents_page_lists_adds_and_refuses_profiles() {
         .await
         .unwrap();
     s.close().await.unwrap();
-    let list = cli(data, &["agent", "list"]);
+    let list = cli_ok(data, &["agent", "list"]);
     assert!(!list.contains("helper"), "{list}");
 }

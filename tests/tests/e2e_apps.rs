@@ -24,7 +24,8 @@ use switchboard_core::host::apps::AppError;
 use switchboard_core::host::CallOptions;
 use switchboard_core::ids::ToolRef;
 use switchboard_core::store::{AuditEntry, AuditQuery};
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::{app_window, open_chat, open_tool, AppData};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
 
@@ -71,14 +72,7 @@ fn canary() -> (u16, Arc<Mutex<Vec<String>>>) {
 
 /// Opens `tool` of the fixture in the catalog and runs it; approves the run once.
 async fn run_tool(s: &Session, tool: &str) {
-    s.click_on(r#".tab[data-page="tools"]"#, WAIT)
-        .await
-        .unwrap();
-    s.wait_for(".tool-search", WAIT).await.unwrap();
-    s.set_value(".tool-search", tool).await.unwrap();
-    s.click_on(&format!(r#".tool-row[data-tool="apps/{tool}"]"#), WAIT)
-        .await
-        .unwrap();
+    open_tool(s, "apps", tool).await;
     s.click_on(".run-panel button.run", WAIT).await.unwrap();
     approve_once(s, "{").await;
 }
@@ -423,21 +417,9 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
     );
     let py = python();
     let fixture = repo().join("tests/fixtures/apps_server.py");
-    cli_ok(
-        &data,
-        &[
-            "server",
-            "add",
-            "apps",
-            "--",
-            &py,
-            fixture.to_str().unwrap(),
-            "--canary-port",
-            &port.to_string(),
-        ],
-    );
-    cli_ok(&data, &["server", "trust", "apps", "--yes"]);
-    cli_ok(&data, &["server", "always-on", "apps", "on"]);
+    let port = port.to_string();
+    let fixture_args = [fixture.to_str().unwrap(), "--canary-port", &port];
+    AppData::on(&data).server("apps", &py, &fixture_args);
 
     // Links the person agrees to open go to the recording fake browser, which fetches nothing.
     let browser = workspace_bin("fake-browser");
@@ -450,10 +432,7 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
     ])
     .await
     .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     if let Err(e) = s
         .wait_text(r#"article[data-name="apps"] .badge"#, "running", WAIT)
         .await
@@ -611,49 +590,15 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
     let py = python();
     let fixture = repo().join("tests/fixtures/apps_server.py");
     let base = llm.openai_base();
-    cli_ok(
-        &data,
-        &[
-            "server",
-            "add",
+    AppData::on(&data)
+        .server(
             "apps",
-            "--",
             &py,
-            fixture.to_str().unwrap(),
-            "--canary-port",
-            "9",
-        ],
-    );
-    cli_ok(&data, &["server", "trust", "apps", "--yes"]);
-    cli_ok(&data, &["server", "always-on", "apps", "on"]);
-    cli_ok(
-        &data,
-        &[
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-        ],
-    );
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
-    s.wait_text(r#"article[data-name="apps"] .badge"#, "running", WAIT)
-        .await
-        .unwrap();
-    s.click_on(r#".tab[data-page="chat"]"#, WAIT).await.unwrap();
-    s.wait_for(r#".chat-provider option[value="fake"]"#, WAIT)
-        .await
-        .unwrap();
+            &[fixture.to_str().unwrap(), "--canary-port", "9"],
+        )
+        .provider("fake", "ollama", &base, "m1");
+    let (_driver, s) = open_window(&data).await.unwrap();
+    open_chat(&s, "apps", "fake").await;
     let input = s.wait_for(".chat-input", WAIT).await.unwrap();
     s.type_text(&input, "show me").await.unwrap();
     s.click_on(".chat-send", WAIT).await.unwrap();
@@ -734,23 +679,14 @@ async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_d
     let py = python();
     let fixture = repo().join("tests/fixtures/apps_server.py");
     for (name, other) in [("apps", "apps2"), ("apps2", "apps")] {
-        cli_ok(
-            &data,
-            &[
-                "server",
-                "add",
-                name,
-                "--",
-                &py,
-                fixture.to_str().unwrap(),
-                "--canary-port",
-                "9",
-                "--other",
-                other,
-            ],
-        );
-        cli_ok(&data, &["server", "trust", name, "--yes"]);
-        cli_ok(&data, &["server", "always-on", name, "on"]);
+        let fixture_args = [
+            fixture.to_str().unwrap(),
+            "--canary-port",
+            "9",
+            "--other",
+            other,
+        ];
+        AppData::on(&data).server(name, &py, &fixture_args);
     }
     // The person allows the chat model `bump` always, over the real CLI.
     let llm = FakeLlm::spawn(Scenario::new([
@@ -782,13 +718,7 @@ async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_d
     let grants = cli_ok(&data, &["policy", "list"]);
     assert!(grants.contains("grant"), "no grant was made: {grants}");
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     for name in ["apps", "apps2"] {
         s.wait_text(
             &format!(r#"article[data-name="{name}"] .badge"#),

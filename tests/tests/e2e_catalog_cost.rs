@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::webdriver::Session;
 use switchboard_tests::*;
 
@@ -55,26 +56,10 @@ async fn cards_catalog_and_inspector_show_what_the_host_computes() {
     let data = dir.path();
     let fake = fake_server();
     let fake = fake.to_str().unwrap();
-    for args in [
-        vec!["server", "add", "demo", "--", fake],
-        vec!["server", "trust", "demo", "--yes"],
-        vec!["server", "always-on", "demo", "on"],
-        // Added, never approved: it never runs, so its cost cannot be known.
-        vec!["server", "add", "fresh", "--", fake, "--tools", "2"],
-        vec![
-            "provider",
-            "add",
-            "loc",
-            "--kind",
-            "ollama",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "llama3.1",
-        ],
-    ] {
-        cli_ok(data, &args);
-    }
+    let app = AppData::on(data).fake_server("demo", &[]);
+    // Added, never approved: it never runs, so its cost cannot be known.
+    app.cli(&["server", "add", "fresh", "--", fake, "--tools", "2"]);
+    app.provider("loc", "ollama", "http://127.0.0.1:9/v1", "llama3.1");
     // What the host computes for this data dir, by the CLI (which starts `demo` once).
     let json: Value =
         serde_json::from_str(&cli_ok(data, &["--json", "catalog", "--start"])).unwrap();

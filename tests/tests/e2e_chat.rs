@@ -13,50 +13,23 @@ use std::time::Duration;
 use switchboard_tests::e2e::{artifacts, e2e_available, idle, send, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{self, app_window, AppData};
 use switchboard_tests::webdriver::{Driver, Session};
-use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The fake MCP server `demo` added and trusted, and a keyless provider `fake` (Ollama
 /// profile, OpenAI wire) at `llm`.
 fn setup(data: &Path, llm: &FakeLlm) {
-    let fake = fake_server();
-    let base = llm.openai_base();
-    for args in [
-        vec!["server", "add", "demo", "--", fake.to_str().unwrap()],
-        vec!["server", "trust", "demo", "--yes"],
-        vec!["server", "always-on", "demo", "on"],
-        vec![
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-        ],
-    ] {
-        let o = run_cli(data, &args, "", &[]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    AppData::on(data)
+        .fake_server("demo", &[])
+        .provider("fake", "ollama", &llm.openai_base(), "m1");
 }
 
 /// Starts the app on `data` and opens the chat view once the demo server runs.
 async fn open_chat(driver: &Driver) -> Session {
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
-    s.wait_text(r#"article[data-name="demo"] .badge"#, "running", WAIT)
-        .await
-        .unwrap();
-    s.click_on(r#".tab[data-page="chat"]"#, WAIT).await.unwrap();
-    s.wait_for(r#".chat-provider option[value="fake"]"#, WAIT)
-        .await
-        .unwrap();
+    let s = app_window(driver).await;
+    scenario::open_chat(&s, "demo", "fake").await;
     s
 }
 
@@ -152,27 +125,14 @@ async fn deny_with_reason_edit_stop_switch_vendor_regenerate_restart_and_fork() 
     // A second vendor on the Anthropic wire; its key goes to the real keyring.
     let keyring = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
     if keyring {
-        let base = llm.anthropic_base();
-        for (args, stdin) in [
-            (
-                vec![
-                    "provider",
-                    "add",
-                    "anth",
-                    "--kind",
-                    "anthropic",
-                    "--base-url",
-                    &base,
-                    "--model",
-                    "claude-sonnet-4-5",
-                ],
-                "",
-            ),
-            (vec!["provider", "set-key", "anth"], "sk-ant-e2e-key\n"),
-        ] {
-            let o = run_cli(data, &args, stdin, &[]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        }
+        AppData::on(data)
+            .provider(
+                "anth",
+                "anthropic",
+                &llm.anthropic_base(),
+                "claude-sonnet-4-5",
+            )
+            .provider_key("anth", "sk-ant-e2e-key");
     }
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])
         .await

@@ -5,29 +5,17 @@
 //! Screenshots go to `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::Path;
 use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::scenario::{app_window, AppData};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn cli(data: &Path, args: &[&str]) {
-    let o = run_cli(data, args, "", &[]);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 async fn launch(driver: &Driver) -> Session {
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     s.wait_text(r#"article[data-name="keep"] .badge"#, "running", WAIT)
         .await
         .unwrap();
@@ -52,16 +40,13 @@ async fn servers_start_when_their_tools_are_opened_and_always_on_ones_at_launch(
     let _turn = ONE_WINDOW.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
-    let fake = fake_server();
-    let fake = fake.to_str().unwrap();
-    for name in ["keep", "lazy"] {
-        cli(data, &["server", "add", name, "--", fake]);
-        cli(data, &["server", "trust", name, "--yes"]);
-    }
-    cli(data, &["server", "always-on", "keep", "on"]);
+    let app = AppData::on(data)
+        .approved_fake("keep", &[])
+        .approved_fake("lazy", &[]);
+    app.cli(&["server", "always-on", "keep", "on"]);
     // One CLI call: it starts the server for itself, stops it at the end, and leaves the tools
     // it saw for the app to show.
-    cli(
+    cli_ok(
         data,
         &["call", "lazy", "echo", "--args", r#"{"text":"x"}"#, "--yes"],
     );

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use switchboard_core::config::link::make_link;
 use switchboard_core::config::ValueSource;
 use switchboard_core::ids::SecretName;
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
 
@@ -168,13 +168,7 @@ async fn a_second_launch_passes_its_link_to_the_running_window() {
     let pids = dir.path().join("second.pids");
     let link = link_for("second", &pids);
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     s.wait_for(".tabs", WAIT).await.unwrap();
 
     let second = launch(&data, &link).await;

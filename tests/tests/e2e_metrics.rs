@@ -11,8 +11,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::{Driver, Session};
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::AppData;
+use switchboard_tests::webdriver::Session;
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -84,12 +85,7 @@ async fn the_metrics_page_and_the_card_sparkline_show_the_calls_made() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let fake = fake_server();
-    cli_ok(
-        &data,
-        &["server", "add", "demo", "--", fake.to_str().unwrap()],
-    );
-    cli_ok(&data, &["server", "trust", "demo", "--yes"]);
+    AppData::on(&data).approved_fake("demo", &[]);
     cli_ok(
         &data,
         &[
@@ -98,13 +94,7 @@ async fn the_metrics_page_and_the_card_sparkline_show_the_calls_made() {
     );
     scripted_load(&data);
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
 
     // The card's sparkline: one report for every card, the numbers in its label.
     let spark = r#"article[data-name="demo"] svg.sparkline"#;

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
 use switchboard_tests::fake_models::{ollama, FakeModels};
+use switchboard_tests::scenario::app_window;
 use switchboard_tests::webdriver::Driver;
 use switchboard_tests::*;
 
@@ -42,10 +43,7 @@ async fn a_detected_ollama_is_added_and_a_model_without_tools_gets_prompt_tools(
     ])
     .await
     .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     s.click_on(r#".tab[data-page="chat"]"#, WAIT).await.unwrap();
     s.click_on(".chat-providers", WAIT).await.unwrap();
     let found = r#".pv-detected .pv-runtime[data-kind="ollama"]"#;

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::scenario::{self, open_tool, AppData};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
 
@@ -241,37 +242,21 @@ async fn an_approval_in_the_background_notifies_and_the_click_brings_the_dialog(
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let fake = fake_server();
-    cli_ok(
-        &data,
-        &["server", "add", "demo", "--", fake.to_str().unwrap()],
-    );
-    cli_ok(&data, &["server", "trust", "demo", "--yes"]);
     // Running from the start: the test is about the approval, not about lazy starts.
-    cli_ok(&data, &["server", "always-on", "demo", "on"]);
+    AppData::on(&data).fake_server("demo", &[]);
     let (bus, rec) = daemon().await;
     let shown = &rec.shown;
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
         .await
         .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = scenario::app_window(&driver).await;
     s.wait_text(r#"article[data-name="demo"] .badge"#, "running", WAIT)
         .await
         .unwrap();
     let window = app_window().await;
     assert_eq!(title_becomes(&window, "Switchboard").await, "Switchboard");
 
-    s.click_on(r#".tab[data-page="tools"]"#, WAIT)
-        .await
-        .unwrap();
-    s.wait_for(".tool-search", WAIT).await.unwrap();
-    s.set_value(".tool-search", "echo").await.unwrap();
-    s.click_on(r#".tool-row[data-tool="demo/echo"]"#, WAIT)
-        .await
-        .unwrap();
+    open_tool(&s, "demo", "echo").await;
     s.wait_for("#run-text", WAIT).await.unwrap();
 
     // Another window takes the focus: the person is working elsewhere.
@@ -357,19 +342,7 @@ async fn a_question_in_the_background_notifies_and_the_click_brings_its_dialog()
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let fake = fake_server();
-    let args = [
-        "server",
-        "add",
-        "asker",
-        "--",
-        fake.to_str().unwrap(),
-        "--mode",
-        "client-requests",
-    ];
-    cli_ok(&data, &args);
-    cli_ok(&data, &["server", "trust", "asker", "--yes"]);
-    cli_ok(&data, &["server", "always-on", "asker", "on"]);
+    AppData::on(&data).fake_server("asker", &["--mode", "client-requests"]);
     // The call itself is allowed by a rule: what waits is the server's question alone.
     let rule = [
         "policy", "add", "askfree", "--effect", "allow", "--server", "asker", "--tool", "ask_user",
@@ -380,22 +353,12 @@ async fn a_question_in_the_background_notifies_and_the_click_brings_its_dialog()
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
         .await
         .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = scenario::app_window(&driver).await;
     s.wait_text(r#"article[data-name="asker"] .badge"#, "running", WAIT)
         .await
         .unwrap();
     let window = app_window().await;
-    s.click_on(r#".tab[data-page="tools"]"#, WAIT)
-        .await
-        .unwrap();
-    s.wait_for(".tool-search", WAIT).await.unwrap();
-    s.set_value(".tool-search", "ask_user").await.unwrap();
-    s.click_on(r#".tool-row[data-tool="asker/ask_user"]"#, WAIT)
-        .await
-        .unwrap();
+    open_tool(&s, "asker", "ask_user").await;
     s.wait_for(".run-panel button.run", WAIT).await.unwrap();
 
     let (other, elsewhere) = go_elsewhere().await;

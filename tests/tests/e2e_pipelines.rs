@@ -5,25 +5,14 @@
 //! received exactly the mapped values. Screenshots go to `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn cli(data: &Path, args: &[&str]) -> String {
-    let o = run_cli(data, args, "", &[]);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[tokio::test]
 async fn a_pipeline_runs_from_the_page_after_its_approval_as_a_whole() {
@@ -34,21 +23,8 @@ async fn a_pipeline_runs_from_the_page_after_its_approval_as_a_whole() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let record = dir.path().join("calc-received.jsonl");
-    let fake = fake_server();
-    cli(
-        &data,
-        &[
-            "server",
-            "add",
-            "calc",
-            "--",
-            fake.to_str().unwrap(),
-            "--record",
-            record.to_str().unwrap(),
-        ],
-    );
-    cli(&data, &["server", "trust", "calc", "--yes"]);
-    cli(&data, &["policy", "tags", "calc", "trusted"]);
+    AppData::on(&data).approved_fake("calc", &["--record", record.to_str().unwrap()]);
+    cli_ok(&data, &["policy", "tags", "calc", "trusted"]);
     let file = dir.path().join("twice.toml");
     std::fs::write(
         &file,
@@ -69,15 +45,9 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
 "#,
     )
     .unwrap();
-    cli(&data, &["pipeline", "add", file.to_str().unwrap()]);
+    cli_ok(&data, &["pipeline", "add", file.to_str().unwrap()]);
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", &data)])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     s.click_on(r#".tab[data-page="pipelines"]"#, WAIT)
         .await
         .unwrap();
@@ -160,6 +130,6 @@ args = { a = { "$from" = "first", pointer = "/sum" }, b = 10 }
         ]
     );
     let runs: Value =
-        serde_json::from_str(&cli(&data, &["pipeline", "runs", "twice", "--json"])).unwrap();
+        serde_json::from_str(&cli_ok(&data, &["pipeline", "runs", "twice", "--json"])).unwrap();
     assert_eq!(runs[0]["status"], "succeeded", "{runs}");
 }

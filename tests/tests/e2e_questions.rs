@@ -25,45 +25,20 @@ use std::time::Duration;
 use switchboard_tests::e2e::{artifacts, e2e_available, idle, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{app_window, AppData};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn cli(data: &Path, args: &[&str]) {
-    let o = run_cli(data, args, "", &[]);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 /// A keyless provider `fake` (Ollama profile, OpenAI wire) at `llm`.
 fn add_provider(data: &Path, llm: &FakeLlm) {
-    let base = llm.openai_base();
-    cli(
-        data,
-        &[
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-        ],
-    );
+    AppData::on(data).provider("fake", "ollama", &llm.openai_base(), "m1");
 }
 
 /// Starts the app and waits until `server` runs.
 async fn open_app(driver: &Driver, server: &str) -> Session {
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     s.wait_text(
         &format!(r#"article[data-name="{server}"] .badge"#),
         "running",
@@ -149,21 +124,7 @@ async fn a_server_asks_with_a_form_a_url_and_a_sampling_request() {
     let llm = FakeLlm::spawn(Scenario::new([Reply::text(&["Four, ", "says the model."])]))
         .await
         .unwrap();
-    let fake = fake_server();
-    cli(
-        &data,
-        &[
-            "server",
-            "add",
-            "asker",
-            "--",
-            fake.to_str().unwrap(),
-            "--mode",
-            "client-requests",
-        ],
-    );
-    cli(&data, &["server", "trust", "asker", "--yes"]);
-    cli(&data, &["server", "always-on", "asker", "on"]);
+    AppData::on(&data).fake_server("asker", &["--mode", "client-requests"]);
     add_provider(&data, &llm);
     // The "system browser": a script that records the one argument it is given.
     let opened = dir.path().join("opened.txt");
@@ -517,8 +478,8 @@ async fn parallel_calls_are_approved_as_a_batch_and_a_changed_tool_waits_for_rev
     .unwrap();
     let fake = fake_server();
     let fake = fake.to_str().unwrap();
-    cli(data, &["server", "add", "demo", "--", fake]);
-    cli(
+    cli_ok(data, &["server", "add", "demo", "--", fake]);
+    cli_ok(
         data,
         &[
             "server",
@@ -531,8 +492,8 @@ async fn parallel_calls_are_approved_as_a_batch_and_a_changed_tool_waits_for_rev
         ],
     );
     for name in ["demo", "rug"] {
-        cli(data, &["server", "trust", name, "--yes"]);
-        cli(data, &["server", "always-on", name, "on"]);
+        cli_ok(data, &["server", "trust", name, "--yes"]);
+        cli_ok(data, &["server", "always-on", name, "on"]);
     }
     add_provider(data, &llm);
     let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data)])

@@ -19,8 +19,8 @@ use serde_json::json;
 use switchboard_tests::e2e::{artifacts, e2e_available, idle, send, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{self, app_window, AppData};
 use switchboard_tests::webdriver::{Driver, Session};
-use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
 const EMAIL: &str = "canary.window@example.org";
@@ -29,59 +29,15 @@ const API_KEY: &str = "sk-windowCanary0123456789abcdefXYZ";
 /// The fake MCP server `demo` (recording what it receives to `record`) and the cloud
 /// provider `cloud` (OpenAI profile, key in the keyring) at `llm`.
 fn setup(data: &Path, llm: &FakeLlm, record: &Path) {
-    let fake = fake_server();
-    let base = llm.openai_base();
-    for (args, stdin) in [
-        (
-            vec![
-                "server",
-                "add",
-                "demo",
-                "--",
-                fake.to_str().unwrap(),
-                "--record",
-                record.to_str().unwrap(),
-            ],
-            "",
-        ),
-        (vec!["server", "trust", "demo", "--yes"], ""),
-        (vec!["server", "always-on", "demo", "on"], ""),
-        (
-            vec![
-                "provider",
-                "add",
-                "cloud",
-                "--kind",
-                "openai",
-                "--base-url",
-                &base,
-                "--model",
-                "m1",
-            ],
-            "",
-        ),
-        (
-            vec!["provider", "set-key", "cloud"],
-            "sk-e2e-provider-key\n",
-        ),
-    ] {
-        let o = run_cli(data, &args, stdin, &[]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    AppData::on(data)
+        .fake_server("demo", &["--record", record.to_str().unwrap()])
+        .provider("cloud", "openai", &llm.openai_base(), "m1")
+        .provider_key("cloud", "sk-e2e-provider-key");
 }
 
 async fn open_chat(driver: &Driver) -> Session {
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
-    s.wait_text(r#"article[data-name="demo"] .badge"#, "running", WAIT)
-        .await
-        .unwrap();
-    s.click_on(r#".tab[data-page="chat"]"#, WAIT).await.unwrap();
-    s.wait_for(r#".chat-provider option[value="cloud"]"#, WAIT)
-        .await
-        .unwrap();
+    let s = app_window(driver).await;
+    scenario::open_chat(&s, "demo", "cloud").await;
     s
 }
 

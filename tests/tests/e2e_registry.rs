@@ -8,16 +8,11 @@
 //! `tests/results/e2e/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-#[path = "../src/fake_registry.rs"]
-#[allow(dead_code)]
-mod fake_registry;
-
 use std::time::Duration;
 
-use fake_registry::{hostile_entries, FakeRegistry, METACHARS};
 use switchboard_core::config::TransportSpec;
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::fake_registry::{hostile_entries, FakeRegistry, METACHARS};
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -47,13 +42,7 @@ async fn registry_page_lists_installs_and_hands_over_to_the_trust_dialog() {
     .unwrap();
     let name = format!("everything-e2e-{}", std::process::id());
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (driver, s) = open_window(&data).await.unwrap();
     s.click_on("#tab-registry", WAIT).await.unwrap();
     let entry = ".registry-entry[data-name='io.example/everything']";
     s.wait_for(entry, WAIT).await.unwrap();

@@ -5,8 +5,7 @@
 
 use std::time::Duration;
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::*;
 
 #[tokio::test]
@@ -49,13 +48,7 @@ async fn the_card_offers_to_grant_what_the_sandbox_blocked() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     let wait = Duration::from_secs(40);
     let boxed = r#"article[data-name="boxed"]"#;
     s.wait_text(&format!("{boxed} .sandbox-badge"), "sandboxed", wait)
@@ -141,13 +134,7 @@ async fn the_card_confirms_a_credential_store_and_edits_the_domain_lists() {
         serde_json::from_str(&cli_ok(&data, &["--json", "server", "sandbox", "boxed"])).unwrap()
     };
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     let wait = Duration::from_secs(40);
     let panel = r#"details.server-sandbox[data-server="boxed"]"#;
     s.click_on(&format!("{panel} > summary"), wait)

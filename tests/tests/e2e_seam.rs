@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::{open_tool, AppData};
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -22,21 +22,7 @@ async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audi
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let record = dir.path().join("received.jsonl");
-    let fake = fake_server();
-    cli_ok(
-        &data,
-        &[
-            "server",
-            "add",
-            "demo",
-            "--",
-            fake.to_str().unwrap(),
-            "--record",
-            record.to_str().unwrap(),
-        ],
-    );
-    cli_ok(&data, &["server", "trust", "demo", "--yes"]);
-    cli_ok(&data, &["server", "always-on", "demo", "on"]);
+    AppData::on(&data).fake_server("demo", &["--record", record.to_str().unwrap()]);
     for rule in [
         &["noecho", "--tool", "echo"][..],
         &["noreads", "--on", "resource", "--name", "fake://text"],
@@ -49,26 +35,13 @@ async fn deny_rules_stop_the_run_form_the_resource_and_prompt_pages_and_are_audi
         cli_ok(&data, &args);
     }
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     s.wait_text(r#"article[data-name="demo"] .badge"#, "running", WAIT)
         .await
         .unwrap();
 
     // The run form: refused by the rule, no approval dialog.
-    s.click_on(r#".tab[data-page="tools"]"#, WAIT)
-        .await
-        .unwrap();
-    s.wait_for(".tool-search", WAIT).await.unwrap();
-    s.set_value(".tool-search", "echo").await.unwrap();
-    s.click_on(r#".tool-row[data-tool="demo/echo"]"#, WAIT)
-        .await
-        .unwrap();
+    open_tool(&s, "demo", "echo").await;
     s.wait_for("#run-text", WAIT).await.unwrap();
     s.set_value("#run-text", "should never arrive")
         .await

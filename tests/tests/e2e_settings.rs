@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
+use switchboard_tests::scenario::app_window;
 use switchboard_tests::webdriver::{Driver, Session};
-use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
 /// WebDriver's code for the Control key; pressed keys stay down until the end of a send.
@@ -19,10 +19,7 @@ const CTRL: &str = "\u{E009}";
 const PAGE_DOWN: &str = "\u{E00F}";
 
 async fn open(driver: &Driver) -> Session {
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     s.wait_for(".tabs", WAIT).await.unwrap();
     s
 }

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
 use switchboard_tests::fake_oauth::{FakeOAuth, OAuthOpts};
+use switchboard_tests::scenario::{app_window, open_tool};
 use switchboard_tests::webdriver::{Driver, Session};
 use switchboard_tests::*;
 
@@ -67,14 +68,7 @@ fn hand_offs(log: &Path) -> usize {
 /// Runs the server's `whoami` from the catalog's run form, allows it in the approval dialog and
 /// returns what the tool answered; panics with the window's words when the call did not succeed.
 async fn run_whoami(s: &Session, shot: &str) -> String {
-    s.click_on(r#".tab[data-page="tools"]"#, WAIT)
-        .await
-        .unwrap();
-    s.wait_for(".tool-search", WAIT).await.unwrap();
-    s.set_value(".tool-search", "whoami").await.unwrap();
-    s.click_on(r#".tool-row[data-tool="remote/whoami"]"#, WAIT)
-        .await
-        .unwrap();
+    open_tool(&s, "remote", "whoami").await;
     s.click_on(".run-panel button.run", WAIT).await.unwrap();
     // The dialog is up only once the run started, so the status below is this run's.
     s.wait_text(".approval-dialog", "whoami", WAIT)
@@ -143,10 +137,7 @@ async fn sign_in_call_restart_refresh_and_sign_out_in_the_window() {
     ])
     .await
     .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     let card = CARD;
 
     // The card: it needs sign-in, and says so with a button.
@@ -261,10 +252,7 @@ async fn sign_in_call_restart_refresh_and_sign_out_in_the_window() {
 
     // Restart: the same data directory and keyring; the server runs with no new sign-in.
     s.close().await.unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     running_signed_in(&s, &fake).await;
     s.screenshot(&artifacts().join("56-signin-after-restart.png"))
         .await

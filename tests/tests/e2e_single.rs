@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
+use switchboard_tests::scenario::app_window;
 use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -54,13 +54,7 @@ async fn a_second_launch_shows_the_first_window_and_exits() {
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (driver, s) = open_window(&data).await.unwrap();
     s.wait_for(".tabs", WAIT).await.unwrap();
     let windows = app_windows();
     assert!(windows >= 1, "the first window is not on the display");
@@ -120,10 +114,7 @@ async fn a_second_launch_shows_the_first_window_and_exits() {
     // Close and reopen at once, as a person (or a test) does: the new launch waits for the
     // closing app to let go of the data directory instead of handing over to it.
     s.close().await.unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(&driver).await;
     s.wait_for(".tabs", WAIT).await.unwrap();
     s.close().await.unwrap();
 }

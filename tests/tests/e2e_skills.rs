@@ -13,9 +13,9 @@ use std::time::Duration;
 use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{app_window, AppData};
 use switchboard_tests::skills_fixture::{args, peers, reads};
 use switchboard_tests::webdriver::{Driver, Session};
-use switchboard_tests::*;
 
 const WAIT: Duration = Duration::from_secs(30);
 const SKILL_MD: &str = "skill://pdf-tools/SKILL.md";
@@ -25,37 +25,16 @@ fn setup(data: &Path, llm: &FakeLlm, mode: &str) -> std::path::PathBuf {
     let (node, modules) = peers().expect("checked by the caller");
     let log = data.join("reads.log");
     let fixture = args(&modules, &log, mode, &data.join("variant"));
-    let base = llm.openai_base();
-    let mut add = vec!["server", "add", "skills", "--", node.as_str()];
-    add.extend(fixture.iter().map(String::as_str));
-    for a in [
-        add,
-        vec!["server", "trust", "skills", "--yes"],
-        vec!["server", "always-on", "skills", "on"],
-        vec![
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &base,
-            "--model",
-            "m1",
-        ],
-    ] {
-        let o = run_cli(data, &a, "", &[]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    }
+    let fixture: Vec<&str> = fixture.iter().map(String::as_str).collect();
+    AppData::on(data)
+        .server("skills", &node, &fixture)
+        .provider("fake", "ollama", &llm.openai_base(), "m1");
     log
 }
 
 /// Starts the app and waits for the skills server to run.
 async fn open(driver: &Driver) -> Session {
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let s = app_window(driver).await;
     s.wait_text(r#"article[data-name="skills"] .badge"#, "running", WAIT)
         .await
         .unwrap();

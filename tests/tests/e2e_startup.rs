@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-use switchboard_tests::e2e::{artifacts, e2e_available, ONE_WINDOW};
-use switchboard_tests::webdriver::Driver;
+use switchboard_tests::e2e::{artifacts, e2e_available, open_window, ONE_WINDOW};
 use switchboard_tests::*;
 
 #[tokio::test]
@@ -20,13 +19,7 @@ async fn a_damaged_database_is_explained_in_the_window() {
     let db = cut_database(&data);
     let before = std::fs::read(&db).unwrap();
 
-    let driver = Driver::start(&[("SWITCHBOARD_DATA_DIR", data.as_path())])
-        .await
-        .unwrap();
-    let s = driver
-        .session(&workspace_bin("switchboard-desktop"))
-        .await
-        .unwrap();
+    let (_driver, s) = open_window(&data).await.unwrap();
     let wait = Duration::from_secs(30);
     let text = s
         .wait_text(".startup-problem .startup-message", "damaged", wait)

@@ -17,6 +17,7 @@ use switchboard_core::ids::ProviderName;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{host_with_recorder, send_collect, turn};
 use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
@@ -42,28 +43,14 @@ async fn send(
     agent: &str,
     text: &str,
 ) -> (SendOutcome, Vec<ChatEvent>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let out = host
-        .send_message(
-            SendRequest {
-                conversation: None,
-                provider,
-                model: None,
-                input: TurnInput::text(text),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
-                agent: Some(name(agent)),
-                discovery: None,
-            },
-            tx,
-        )
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        events.push(ev);
-    }
+    let (out, events) = send_collect(
+        host,
+        SendRequest {
+            agent: Some(name(agent)),
+            ..turn(provider, TurnInput::text(text))
+        },
+    )
+    .await;
     (out, events)
 }
 
@@ -106,13 +93,7 @@ async fn a_hand_over_to_an_anthropic_model_carries_the_tool_turn_translated() {
     let an = FakeLlm::spawn(Scenario::new([Reply::text(&["All done: ready."])]))
         .await
         .unwrap();
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     host.put_policy_rule(user_rule("allow-echo", Effect::Allow, "fs", "echo"))
         .await
         .unwrap();

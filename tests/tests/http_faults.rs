@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use switchboard_core::mcp::catalog::{Content, ToolResult};
-use switchboard_core::mcp::connection::{ConnectOptions, Connection, Endpoint, RequestOptions};
+use switchboard_core::mcp::connection::{ConnectOptions, Connection, Endpoint};
 use switchboard_core::mcp::logs::ServerLogs;
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::mcp::McpError;
 use switchboard_core::status::Reason;
 use switchboard_tests::fake_http::{FakeHttp, HttpMode};
+use switchboard_tests::scenario::{call_on, tool_text};
 use switchboard_tests::*;
 
 /// The cap these tests run with: small, so "too large" is quick to send.
@@ -46,38 +46,15 @@ async fn connect(fake: &FakeHttp) -> Result<Connection, McpError> {
     .await
 }
 
-async fn call(
-    conn: &Connection,
-    tool: &str,
-    args: serde_json::Value,
-) -> Result<ToolResult, McpError> {
-    conn.call_tool(
-        tool,
-        args.as_object().cloned().unwrap(),
-        RequestOptions::default(),
-    )
-    .await
-}
-
-fn text_of(r: &ToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Calls `tool`, expects a refusal within a few seconds, with a call beside it and one after
 /// it still answered; returns the refusal's reason.
 async fn refused_at_once(conn: &Arc<Connection>, tool: &str, args: serde_json::Value) -> Reason {
     let beside = {
         let conn = conn.clone();
-        tokio::spawn(async move { call(&conn, "sleep", json!({"ms": 300})).await })
+        tokio::spawn(async move { call_on(&conn, "sleep", json!({"ms": 300})).await })
     };
     let started = Instant::now();
-    let err = call(conn, tool, args.clone()).await.unwrap_err();
+    let err = call_on(conn, tool, args.clone()).await.unwrap_err();
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{tool} {args}: took {:?}",
@@ -90,10 +67,10 @@ async fn refused_at_once(conn: &Arc<Connection>, tool: &str, args: serde_json::V
     };
     assert!(shown.contains("refused the server's answer"), "{shown}");
     assert!(beside.await.unwrap().is_ok(), "the call beside it failed");
-    let r = call(conn, "echo", json!({"text": "still here"}))
+    let r = call_on(conn, "echo", json!({"text": "still here"}))
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "still here");
+    assert_eq!(tool_text(&r), "still here");
     reason
 }
 
@@ -124,8 +101,10 @@ async fn an_answer_over_the_cap_fails_its_call_at_once_and_names_the_cap() {
     let fake = FakeHttp::start(HttpMode::Plain).await;
     let conn = Arc::new(connect(&fake).await.unwrap());
     // Just under the cap passes: the cap is on the message, not a guess.
-    let ok = call(&conn, "big", json!({"bytes": CAP / 2})).await.unwrap();
-    assert_eq!(text_of(&ok).len(), CAP / 2);
+    let ok = call_on(&conn, "big", json!({"bytes": CAP / 2}))
+        .await
+        .unwrap();
+    assert_eq!(tool_text(&ok).len(), CAP / 2);
     for sse in [false, true] {
         let reason = refused_at_once(&conn, "big", json!({"bytes": CAP * 4, "sse": sse})).await;
         assert_eq!(
@@ -141,7 +120,7 @@ async fn an_answer_over_the_cap_fails_its_call_at_once_and_names_the_cap() {
 async fn a_tool_result_without_content_is_a_result() {
     let fake = FakeHttp::start(HttpMode::Plain).await;
     let conn = connect(&fake).await.unwrap();
-    let r = call(&conn, "bare", json!({})).await.unwrap();
+    let r = call_on(&conn, "bare", json!({})).await.unwrap();
     assert!(r.content.is_empty());
     assert_eq!(r.structured_content, Some(json!({"n": 3})));
     assert!(!r.is_error);
@@ -156,7 +135,7 @@ async fn retry_zero_does_not_become_a_storm_of_reconnects() {
     // 0 s, then at least 1 s, then 2 s more: three or four GETs, never thousands.
     assert!((1..=5).contains(&gets), "{gets} GETs in 3.5 s");
     // The session itself is fine.
-    assert!(call(&conn, "echo", json!({"text": "x"})).await.is_ok());
+    assert!(call_on(&conn, "echo", json!({"text": "x"})).await.is_ok());
     conn.shutdown().await;
 }
 
@@ -169,7 +148,9 @@ async fn an_event_over_the_cap_on_the_standalone_stream_ends_the_session_with_th
         .expect("the session went on after the stream broke the cap");
     assert_eq!(why, Reason::MessageTooLarge { cap: CAP as u64 });
     // Calls fail at once with the same reason.
-    let err = call(&conn, "echo", json!({"text": "x"})).await.unwrap_err();
+    let err = call_on(&conn, "echo", json!({"text": "x"}))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&err, McpError::Disconnected(Reason::MessageTooLarge { .. })),
         "{err}"

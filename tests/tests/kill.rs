@@ -15,6 +15,7 @@ use switchboard_core::llm::Role;
 use switchboard_core::store::{ArchiveFilter, ConversationQuery, MessageStatus, Store};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;
 
 /// A tiny deterministic generator: the kill points differ per iteration but a failure can be
@@ -76,24 +77,7 @@ async fn sigkill_while_streaming_loses_nothing_committed() {
     let mut scenario = Scenario::new([reply]);
     scenario.repeat_last = true;
     let llm = FakeLlm::spawn(scenario).await.unwrap();
-    let base = llm.openai_base();
-    let o = run_cli(
-        data,
-        &[
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-        ],
-        "",
-        &[],
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    AppData::on(data).provider("fake", "ollama", &llm.openai_base(), "m");
 
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

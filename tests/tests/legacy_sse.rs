@@ -9,15 +9,13 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_core::mcp::catalog::{Content, ToolResult};
-use switchboard_core::mcp::connection::{
-    ConnectOptions, Connection, Endpoint, Lifecycle, RequestOptions,
-};
+use switchboard_core::mcp::connection::{ConnectOptions, Connection, Endpoint, Lifecycle};
 use switchboard_core::mcp::logs::ServerLogs;
 use switchboard_core::mcp::McpError;
 use switchboard_core::redact::Secret;
 use switchboard_core::status::Reason;
 use switchboard_tests::fake_sse::{FakeSse, SseMode};
+use switchboard_tests::scenario::{call_on, tool_text};
 use switchboard_tests::*;
 
 /// Small, so "too large" is quick to send.
@@ -62,29 +60,6 @@ async fn connect(url: &str) -> Result<Connection, McpError> {
         logs,
     )
     .await
-}
-
-async fn call(
-    conn: &Connection,
-    tool: &str,
-    args: serde_json::Value,
-) -> Result<ToolResult, McpError> {
-    conn.call_tool(
-        tool,
-        args.as_object().cloned().unwrap(),
-        RequestOptions::default(),
-    )
-    .await
-}
-
-fn text_of(r: &ToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The venv python with the `mcp` package, or `None` (skip) when it is not installed.
@@ -141,12 +116,14 @@ async fn a_python_sse_server_is_reached_by_its_url_through_the_fallback() {
             tools.contains(&"echo".to_owned()) && tools.contains(&"add".to_owned()),
             "{tools:?}"
         );
-        let r = call(&conn, "echo", json!({"text": "hello over SSE"}))
+        let r = call_on(&conn, "echo", json!({"text": "hello over SSE"}))
             .await
             .unwrap();
-        assert_eq!(text_of(&r), "hello over SSE");
-        let r = call(&conn, "add", json!({"a": 2, "b": 40})).await.unwrap();
-        assert_eq!(text_of(&r), "42");
+        assert_eq!(tool_text(&r), "hello over SSE");
+        let r = call_on(&conn, "add", json!({"a": 2, "b": 40}))
+            .await
+            .unwrap();
+        assert_eq!(tool_text(&r), "42");
         assert!(
             logs.trace()
                 .iter()
@@ -219,8 +196,8 @@ async fn headers_go_on_the_get_and_the_posts_and_stay_out_of_the_logs() {
     )
     .await
     .unwrap();
-    let r = call(&conn, "echo", json!({"text": "hi"})).await.unwrap();
-    assert_eq!(text_of(&r), "hi");
+    let r = call_on(&conn, "echo", json!({"text": "hi"})).await.unwrap();
+    assert_eq!(tool_text(&r), "hi");
     let keys = fake.keys.lock().unwrap().clone();
     assert!(keys.contains(&format!("GET {secret}")), "{keys:?}");
     assert!(keys.contains(&format!("POST {secret}")), "{keys:?}");
@@ -249,7 +226,7 @@ async fn an_endpoint_on_another_origin_is_refused() {
 async fn an_event_that_never_ends_is_cut_at_the_cap() {
     let fake = FakeSse::start(SseMode::Oversized).await;
     let conn = connect(&fake.url).await.unwrap();
-    let err = call(&conn, "big", json!({})).await.unwrap_err();
+    let err = call_on(&conn, "big", json!({})).await.unwrap_err();
     assert!(
         !matches!(err, McpError::Timeout(_)),
         "failed at once: {err}"
@@ -267,7 +244,7 @@ async fn an_event_that_never_ends_is_cut_at_the_cap() {
 async fn a_dropped_stream_fails_the_waiting_call_and_the_session_comes_back() {
     let fake = FakeSse::start(SseMode::Good).await;
     let conn = connect(&fake.url).await.unwrap();
-    let err = call(&conn, "drop", json!({})).await.unwrap_err();
+    let err = call_on(&conn, "drop", json!({})).await.unwrap_err();
     assert!(
         err.to_string().contains("stream dropped"),
         "failed cleanly: {err}"
@@ -276,9 +253,9 @@ async fn a_dropped_stream_fails_the_waiting_call_and_the_session_comes_back() {
     // replayed on the new session.
     let mut answered = None;
     for _ in 0..100 {
-        match call(&conn, "echo", json!({"text": "again"})).await {
+        match call_on(&conn, "echo", json!({"text": "again"})).await {
             Ok(r) => {
-                answered = Some(text_of(&r));
+                answered = Some(tool_text(&r));
                 break;
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
@@ -296,7 +273,7 @@ async fn a_dropped_stream_fails_the_waiting_call_and_the_session_comes_back() {
 async fn a_stream_that_keeps_dropping_is_reopened_with_backoff() {
     let fake = FakeSse::start(SseMode::Flapping).await;
     let conn = connect(&fake.url).await.unwrap();
-    let _ = call(&conn, "drop", json!({})).await;
+    let _ = call_on(&conn, "drop", json!({})).await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     let gets = fake.gets.load(Ordering::SeqCst);
     // Without a floor and doubling this would be thousands; with them (0.25 s, 0.5 s, 1 s,
@@ -336,10 +313,10 @@ async fn garbage_events_are_skipped() {
     .unwrap();
     let tools = conn.list_tools().await.unwrap();
     assert_eq!(tools.len(), 3);
-    let r = call(&conn, "echo", json!({"text": "through the noise"}))
+    let r = call_on(&conn, "echo", json!({"text": "through the noise"}))
         .await
         .unwrap();
-    assert_eq!(text_of(&r), "through the noise");
+    assert_eq!(tool_text(&r), "through the noise");
     assert!(logs.skipped_lines() > 0, "the garbage was noted");
     conn.shutdown().await;
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Output;
 
 use base64::Engine as _;
+use switchboard_tests::scenario::keyring_available;
 use switchboard_tests::*;
 
 const TOKEN: &str = "sk-LKCANARY0123456789abcdef";
@@ -122,18 +123,6 @@ fn server_add_warns_about_credential_arguments_and_query_values() {
         err.contains("the URL's query parameter `key` looks like a credential"),
         "{err}"
     );
-}
-
-fn keyring_available() -> bool {
-    let set = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    if !set {
-        assert!(
-            std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-            "make test must run these tests with the real keyring (SWITCHBOARD_TEST_KEYRING=1)"
-        );
-        eprintln!("skipped: SWITCHBOARD_TEST_KEYRING is not set (run through `make test`)");
-    }
-    set
 }
 
 fn ok(o: Output, what: &str) -> String {

@@ -18,6 +18,7 @@ use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::ToolResult;
 use switchboard_core::status::ServerStatus;
+use switchboard_tests::scenario::{next_question, tool_text};
 use switchboard_tests::*;
 
 const SERVER: &str = "modern";
@@ -66,24 +67,6 @@ fn run(
     })
 }
 
-async fn next_question(host: &Host) -> QuestionRequest {
-    assert!(
-        eventually(Duration::from_secs(15), || !host
-            .pending_questions()
-            .is_empty())
-        .await,
-        "no question was asked"
-    );
-    host.pending_questions().remove(0)
-}
-
-fn text(r: &ToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(switchboard_core::mcp::connection::content_text)
-        .collect()
-}
-
 fn answer(host: &Host, q: &QuestionRequest, content: Value) {
     host.answer_question(
         q.nonce.as_str(),
@@ -108,7 +91,7 @@ async fn input_required_is_asked_in_the_inbox_and_the_call_finishes_with_the_ans
     );
 
     let call = run(&host, "greet", CallOptions::default());
-    let q = next_question(&host).await;
+    let q = next_question(&host, Duration::from_secs(15)).await;
     assert_eq!(q.server, sid(SERVER));
     let Question::Form(f) = &q.question else {
         panic!("{q:?}")
@@ -117,21 +100,24 @@ async fn input_required_is_asked_in_the_inbox_and_the_call_finishes_with_the_ans
     answer(&host, &q, json!({"name": "Ada"}));
     let r = call.await.unwrap().unwrap();
     assert!(!r.is_error, "{r:?}");
-    assert_eq!(text(&r), "hello Ada");
+    assert_eq!(tool_text(&r), "hello Ada");
 
     // Declined: the server hears "decline" and finishes its own way.
     let call = run(&host, "greet", CallOptions::default());
-    let q = next_question(&host).await;
+    let q = next_question(&host, Duration::from_secs(15)).await;
     host.answer_question(q.nonce.as_str(), Reply::Elicit(ElicitReply::Decline))
         .unwrap();
-    assert_eq!(text(&call.await.unwrap().unwrap()), "no name (decline)");
+    assert_eq!(
+        tool_text(&call.await.unwrap().unwrap()),
+        "no name (decline)"
+    );
 
     // Two questions in one round: asked one after the other (in the server's key order), both
     // answers in one retry.
     let call = run(&host, "twice", CallOptions::default());
     let mut asked = Vec::new();
     for _ in 0..2 {
-        let q = next_question(&host).await;
+        let q = next_question(&host, Duration::from_secs(15)).await;
         let Question::Form(f) = &q.question else {
             panic!("{q:?}")
         };
@@ -144,7 +130,7 @@ async fn input_required_is_asked_in_the_inbox_and_the_call_finishes_with_the_ans
     }
     asked.sort();
     assert_eq!(asked, ["What is your name?", "Which colour?"]);
-    assert_eq!(text(&call.await.unwrap().unwrap()), "Grace likes teal");
+    assert_eq!(tool_text(&call.await.unwrap().unwrap()), "Grace likes teal");
 }
 
 #[tokio::test]
@@ -152,7 +138,7 @@ async fn cancelling_a_call_that_waits_for_input_withdraws_the_question() {
     let (host, _dir) = host().await;
     let id = host.open_run();
     let call = run(&host, "greet", CallOptions::default().run(id.clone()));
-    next_question(&host).await;
+    next_question(&host, Duration::from_secs(15)).await;
     assert!(host.cancel_run(&id));
     assert!(call.await.unwrap().is_err(), "the call ends cancelled");
     assert!(
@@ -179,7 +165,7 @@ async fn a_list_is_fetched_again_when_its_caching_hint_runs_out() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(text(&r), "grew quietly");
+    assert_eq!(tool_text(&r), "grew quietly");
     assert!(
         eventually(Duration::from_secs(10), || names(&host)
             .contains(&"quiet".to_owned()))
@@ -209,7 +195,7 @@ async fn a_stateless_session_hears_list_changes_through_subscriptions_listen() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(text(&r), "grew");
+    assert_eq!(tool_text(&r), "grew");
     assert!(
         eventually(Duration::from_secs(10), || names(&host)
             .contains(&"grown".to_owned()))
@@ -227,7 +213,7 @@ async fn a_stateless_request_asks_for_log_lines_and_they_reach_the_host() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(text(&r), "said");
+    assert_eq!(tool_text(&r), "said");
     let heard = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             match events.recv().await {

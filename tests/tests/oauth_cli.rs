@@ -11,19 +11,8 @@ use std::path::Path;
 use std::process::Output;
 
 use switchboard_tests::fake_oauth::{FakeOAuth, OAuthOpts};
+use switchboard_tests::scenario::keyring_available;
 use switchboard_tests::*;
-
-fn keyring_available() -> bool {
-    let set = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    if !set {
-        assert!(
-            std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-            "make test must run these tests with the real keyring (SWITCHBOARD_TEST_KEYRING=1)"
-        );
-        eprintln!("skipped: SWITCHBOARD_TEST_KEYRING is not set (run through `make test`)");
-    }
-    set
-}
 
 struct Cli<'a> {
     dir: &'a Path,

@@ -11,48 +11,9 @@ use std::time::Duration;
 use switchboard_core::config::TransportSpec;
 use switchboard_core::host::{CallOptions, Host, HostBuilder};
 use switchboard_core::ids::{ServerId, ToolRef};
-use switchboard_core::mcp::connection::oauth::{Handoff, StepEvent};
 use switchboard_core::secrets::{MemoryStore, Secrets};
-use switchboard_core::url_check::CheckedUrl;
-use switchboard_tests::fake_oauth::{FakeOAuth, OAuthOpts, Side};
+use switchboard_tests::fake_oauth::{FakeOAuth, FollowRedirect, OAuthOpts, Side};
 use switchboard_tests::*;
-
-/// The browser stand-in: fetches the authorization page and delivers its redirect to the
-/// loopback listener, as a browser would. Counts the pages it opened.
-#[derive(Default)]
-struct FollowRedirect {
-    opened: std::sync::atomic::AtomicUsize,
-}
-
-#[async_trait::async_trait]
-impl Handoff for FollowRedirect {
-    fn step(&self, _event: StepEvent) {}
-
-    async fn open(&self, url: &CheckedUrl) -> Result<(), String> {
-        self.opened
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let answer = client
-            .get(&url.url)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let location = answer
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| format!("{} without a redirect", answer.status()))?
-            .to_owned();
-        tokio::spawn(async move {
-            let _ = client.get(&location).send().await;
-        });
-        Ok(())
-    }
-}
 
 fn whoami(id: &ServerId) -> ToolRef {
     ToolRef {
@@ -84,7 +45,7 @@ async fn signed_in(
     let handoff = FollowRedirect::default();
     let signed = host.sign_in(&id, None, &handoff).await.unwrap();
     assert!(signed.refreshable, "{signed:?}");
-    assert_eq!(handoff.opened.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(handoff.opened(), 1);
     allow_every_call(&host).await;
     let r = host
         .call_allowed(&whoami(&id), Default::default(), CallOptions::default())
@@ -333,6 +294,6 @@ async fn plain_http_to_another_computer_needs_the_insecure_toggle() {
         .to_string();
     assert!(!e.contains("clear text"), "{e}");
     assert!(e.contains("192.0.2.10"), "{e}");
-    assert_eq!(handoff.opened.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(handoff.opened(), 0);
     host.shutdown().await;
 }

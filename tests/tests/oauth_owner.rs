@@ -9,7 +9,9 @@ mod oauth_support;
 
 use base64::Engine as _;
 use oauth_support::*;
-use switchboard_tests::fake_oauth::{FakeOAuth, OAuthOpts, PreRegistered, Recorded};
+use switchboard_tests::fake_oauth::{
+    FakeOAuth, FollowRedirect, OAuthOpts, PreRegistered, Recorded,
+};
 
 /// Whether a recorded request carries `secret`: in its body, a header, or inside HTTP Basic.
 fn carries(r: &Recorded, secret: &str) -> bool {
@@ -112,38 +114,6 @@ async fn a_removed_servers_secret_never_reaches_the_next_server_of_that_name() {
     }
 }
 
-/// The browser stand-in for an in-process host: fetches the authorization page and delivers
-/// its redirect to the loopback listener.
-struct FollowRedirect;
-
-#[async_trait::async_trait]
-impl switchboard_core::mcp::connection::oauth::Handoff for FollowRedirect {
-    fn step(&self, _event: switchboard_core::mcp::connection::oauth::StepEvent) {}
-
-    async fn open(&self, url: &switchboard_core::url_check::CheckedUrl) -> Result<(), String> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let answer = client
-            .get(&url.url)
-            .send()
-            .await
-            .map_err(|e| e.to_string())?;
-        let location = answer
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| format!("{} without a redirect", answer.status()))?
-            .to_owned();
-        tokio::spawn(async move {
-            let _ = client.get(&location).send().await;
-        });
-        Ok(())
-    }
-}
-
 /// A fake whose pre-registered `shared-client` has `secret` (`None`: a public client).
 async fn fake_with(secret: Option<&str>) -> FakeOAuth {
     FakeOAuth::start(OAuthOpts {
@@ -206,7 +176,9 @@ async fn a_new_url_or_a_link_reusing_the_name_gets_no_old_secret() {
     host.set_client_secret(&id, Secret::new(secret.clone()))
         .await
         .unwrap();
-    host.sign_in(&id, None, &FollowRedirect).await.unwrap();
+    host.sign_in(&id, None, &FollowRedirect::default())
+        .await
+        .unwrap();
     assert!(a.state.token_requests().iter().any(|r| carries(r, &secret)));
     // Connected with A's token: the host now holds an authorizer for A under the name.
     let settle = std::time::Duration::from_secs(30);
@@ -235,7 +207,9 @@ async fn a_new_url_or_a_link_reusing_the_name_gets_no_old_secret() {
         .wait_settled(settle)
         .await;
     assert_received_none(&b, "B before sign-in", &old);
-    host.sign_in(&id, None, &FollowRedirect).await.unwrap();
+    host.sign_in(&id, None, &FollowRedirect::default())
+        .await
+        .unwrap();
     assert_received_none(&b, "B", &old);
 
     // Removed: B revokes, nothing is left under the name.
@@ -258,9 +232,13 @@ async fn a_new_url_or_a_link_reusing_the_name_gets_no_old_secret() {
         .unwrap();
     assert_eq!(id.as_str(), "svc");
     assert_eq!(host.sign_in_status(&id).await.unwrap(), None);
-    host.sign_in(&id, Some("shared-client".into()), &FollowRedirect)
-        .await
-        .unwrap();
+    host.sign_in(
+        &id,
+        Some("shared-client".into()),
+        &FollowRedirect::default(),
+    )
+    .await
+    .unwrap();
     old.extend(b.state.access_tokens());
     old.extend(b.state.refresh_tokens());
     assert_received_none(&c, "C", &old);

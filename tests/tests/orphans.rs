@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use switchboard_core::mcp::reaper::{proc_stat, Record, RecordFile, RunRecords};
 use switchboard_tests::e2e::{e2e_available, ONE_WINDOW};
+use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;
 
 /// The run records on `data`.
@@ -25,24 +26,9 @@ fn records(data: &Path) -> Vec<PathBuf> {
 
 /// Adds and approves the stubborn server; its pids go to `pids` (leader, then grandchild).
 fn add_stubborn(data: &Path, pids: &Path) {
-    let fake = fake_server();
-    cli_ok(
-        data,
-        &[
-            "server",
-            "add",
-            "stubborn",
-            "--",
-            &fake.to_string_lossy(),
-            "--mode",
-            "stubborn",
-            "--pid-file",
-            &pids.to_string_lossy(),
-        ],
-    );
-    cli_ok(data, &["server", "trust", "stubborn", "--yes"]);
+    let pids = pids.to_string_lossy();
     // The app starts it at launch (a killed app must still leave nothing behind).
-    cli_ok(data, &["server", "always-on", "stubborn", "on"]);
+    AppData::on(data).fake_server("stubborn", &["--mode", "stubborn", "--pid-file", &pids]);
 }
 
 /// The leader pid of the one run record on `data`, if there is exactly one.

@@ -10,12 +10,13 @@ use serde_json::json;
 use switchboard_core::approval::pins::{Field, HoldReason, ItemKind};
 use switchboard_core::approval::{Answer, Origin};
 use switchboard_core::chat::ToolRunner;
-use switchboard_core::host::{CallOptions, Host, HostError, HostTools, SendRequest, TurnInput};
+use switchboard_core::host::{CallOptions, Host, HostError, HostTools, TurnInput};
 use switchboard_core::ids::{ConversationId, ServerId, ToolRef};
 use switchboard_core::mcp::hygiene::{FindingKind, Hidden};
 use switchboard_core::mcp::McpError;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{keyless_provider, turn};
 use switchboard_tests::*;
 
 fn tref(server: &str, tool: &str) -> ToolRef {
@@ -243,38 +244,15 @@ async fn changed_instructions_are_kept_from_the_model_until_approved() {
     ]))
     .await
     .unwrap();
-    let provider = Host::provider_name("fake").unwrap();
-    host.models()
-        .add_provider(
-            &provider,
-            "ollama",
-            Some(llm.openai_base()),
-            Some("m1".into()),
-            None,
-        )
-        .await
-        .unwrap();
+    let provider = keyless_provider(&host, "fake", llm.openai_base()).await;
     let send = |n: usize| {
         let host = host.clone();
         let provider = provider.clone();
         async move {
             let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-            host.send_message(
-                SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text(format!("hello {n}")),
-                    max_steps: None,
-                    attached: Vec::new(),
-                    run: None,
-                    agent: None,
-                    discovery: None,
-                },
-                tx,
-            )
-            .await
-            .unwrap();
+            host.send_message(turn(provider, TurnInput::text(format!("hello {n}"))), tx)
+                .await
+                .unwrap();
         }
     };
     send(1).await;

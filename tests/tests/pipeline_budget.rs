@@ -14,6 +14,7 @@ use switchboard_core::ids::{ConversationId, ProviderName};
 use switchboard_core::pipeline_data::{parse, Format};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::host_with_recorder;
 use switchboard_tests::*;
 use tokio_util::sync::CancellationToken;
 
@@ -48,13 +49,7 @@ async fn worker_with(tool_calls: u32) -> (TurnEnd, Vec<String>) {
     ]))
     .await
     .unwrap();
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("calc-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("calc", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("calc").await;
     allow_every_call(&host).await;
     host.add_pipeline(&parse(CHAIN, Format::Toml).unwrap())
         .await

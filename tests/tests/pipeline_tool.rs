@@ -13,12 +13,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_core::approval::{Answer, Origin, RequestKind};
-use switchboard_core::host::{Host, SendRequest, TurnInput};
+use switchboard_core::host::{Host, TurnInput};
 use switchboard_core::ids::ServerId;
 use switchboard_core::pipeline_data::{parse, Format};
 use switchboard_core::store::{RunStatus, ServerTag};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{self, host_with_recorder, keyless_provider};
 use switchboard_tests::*;
 
 /// Offered: says a label, adds 2 to `x`, then adds 10 to that sum (through a mapping).
@@ -102,13 +103,7 @@ const TOOL: &str = "switchboard_pipeline_chain";
 /// A host with `calc` running, tagged trusted (so its read-only tools are covered by a
 /// pipeline's approval), and the pipelines above stored.
 async fn host_with_pipelines() -> (Host, tempfile::TempDir, PathBuf) {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("calc-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("calc", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, tmp, record) = host_with_recorder("calc").await;
     host.set_server_tags(&ServerId::new("calc").unwrap(), &[ServerTag::Trusted])
         .await
         .unwrap();
@@ -142,35 +137,12 @@ async fn model_calling(tool: &str, args: Value) -> FakeLlm {
 /// Sends one message to `llm` in the background; every approval asked meanwhile is answered
 /// with `answer`. Returns what was asked.
 async fn turn(host: &Host, llm: &FakeLlm, answer: Answer) -> Vec<(RequestKind, String, Value)> {
-    let provider = Host::provider_name("fake").unwrap();
-    host.models()
-        .add_provider(
-            &provider,
-            "ollama",
-            Some(llm.openai_base()),
-            Some("m1".into()),
-            None,
-        )
-        .await
-        .unwrap();
+    let provider = keyless_provider(&host, "fake", llm.openai_base()).await;
     let sender = host.clone();
     let run = tokio::spawn(async move {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         sender
-            .send_message(
-                SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text("run it"),
-                    max_steps: None,
-                    attached: Vec::new(),
-                    run: None,
-                    agent: None,
-                    discovery: None,
-                },
-                tx,
-            )
+            .send_message(scenario::turn(provider, TurnInput::text("run it")), tx)
             .await
     });
     let mut asked = Vec::new();

@@ -15,6 +15,7 @@ use switchboard_core::approval::{Answer, Effect, Origin};
 use switchboard_core::host::{Host, PipelineError};
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
 use switchboard_core::store::RunStatus;
+use switchboard_tests::scenario::{host_with_recorder, AppData};
 use switchboard_tests::*;
 
 /// A host with `everything` (the reference server) and `calc` (the fake server, recording
@@ -360,20 +361,7 @@ fn the_cli_adds_shows_runs_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let record = dir.path().join("calc-received.jsonl");
-    let fake = fake_server();
-    cli_ok(
-        &data,
-        &[
-            "server",
-            "add",
-            "calc",
-            "--",
-            fake.to_str().unwrap(),
-            "--record",
-            record.to_str().unwrap(),
-        ],
-    );
-    cli_ok(&data, &["server", "trust", "calc", "--yes"]);
+    AppData::on(&data).approved_fake("calc", &["--record", record.to_str().unwrap()]);
     let file = dir.path().join("twice.toml");
     std::fs::write(
         &file,
@@ -491,13 +479,7 @@ args = { a = { "$from" = "ghost", pointer = "/sum" }, b = 1 }
 
 /// A host with only `calc` (the fake server, trusted, recording what it receives).
 async fn calc_only() -> (Host, tempfile::TempDir, PathBuf) {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("calc-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("calc", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, tmp, record) = host_with_recorder("calc").await;
     (host, tmp, record)
 }
 

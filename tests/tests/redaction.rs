@@ -20,6 +20,7 @@ use switchboard_core::outbound::RedactionSettings;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{host_with_recorder, send_collect, turn};
 use switchboard_tests::*;
 
 const API_KEY: &str = "sk-canaryKey0123456789abcdefXYZ";
@@ -72,13 +73,7 @@ fn received(record: &Path) -> Vec<Value> {
 
 /// A host with the recording fake server `fs` and the custom pattern set.
 async fn setup() -> (Host, tempfile::TempDir, std::path::PathBuf) {
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, tmp, record) = host_with_recorder("fs").await;
     host.redaction()
         .save_settings(RedactionSettings {
             patterns: vec![r"PROJECT-FALCON-\d+".into()],
@@ -126,28 +121,15 @@ async fn send_in(
     conversation: Option<ConversationId>,
     parts: Vec<Part>,
 ) -> (TurnEnd, Vec<ChatEvent>, ConversationId) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let out = host
-        .send_message(
-            SendRequest {
-                conversation,
-                provider: provider.clone(),
-                model: None,
-                input: TurnInput::Message(parts),
-                max_steps: None,
-                attached: vec![sid("fs")],
-                run: None,
-                agent: None,
-                discovery: None,
-            },
-            tx,
-        )
-        .await
-        .unwrap();
-    let mut events = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        events.push(ev);
-    }
+    let (out, events) = send_collect(
+        host,
+        SendRequest {
+            conversation,
+            attached: vec![sid("fs")],
+            ..turn(provider.clone(), TurnInput::Message(parts))
+        },
+    )
+    .await;
     (out.end, events, out.conversation)
 }
 

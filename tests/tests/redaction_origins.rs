@@ -15,11 +15,12 @@ use serde_json::{json, Value};
 use switchboard_core::approval::{Answer, ApprovalRequest, Effect};
 use switchboard_core::chat::TurnEnd;
 use switchboard_core::config::{NamedValue, ValueSource};
-use switchboard_core::host::{Host, SendRequest, TurnInput};
+use switchboard_core::host::{Host, TurnInput};
 use switchboard_core::llm::Part;
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 
 /// Only in the `notes` server's environment, which its `env` tool returns.
@@ -113,19 +114,12 @@ async fn a_value_from_one_server_goes_to_another_only_when_the_person_says_so() 
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let out = host
         .send_message(
-            SendRequest {
-                conversation: None,
-                provider: cloud,
-                model: None,
-                input: TurnInput::Message(vec![Part::Text {
+            turn(
+                cloud,
+                TurnInput::Message(vec![Part::Text {
                     text: "Find the contact in the notes and mail them.".into(),
                 }]),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
-                agent: None,
-                discovery: None,
-            },
+            ),
             tx,
         )
         .await

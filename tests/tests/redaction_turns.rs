@@ -11,17 +11,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use switchboard_core::approval::questions::{Question, QuestionRequest, Reply};
+use switchboard_core::approval::questions::{Question, Reply};
 use switchboard_core::approval::{Effect, Origin};
 use switchboard_core::chat::TurnEnd;
 use switchboard_core::host::{CallOptions, Host, HostBuilder, SendRequest, TurnInput};
 use switchboard_core::ids::{ConversationId, ProviderName, ToolRef};
 use switchboard_core::llm::{Part, Role};
-use switchboard_core::mcp::catalog::ToolResult;
 use switchboard_core::secrets::{MemoryStore, Secrets};
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply as LlmReply, Scenario};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{next_question, tool_text, turn};
 use switchboard_tests::*;
 
 const EMAIL: &str = "sampling.canary@example.org";
@@ -37,24 +37,6 @@ async fn asking_host() -> (Host, tempfile::TempDir) {
         .await
         .unwrap();
     (host, dir)
-}
-
-async fn next_question(host: &Host) -> QuestionRequest {
-    assert!(
-        eventually(Duration::from_secs(15), || !host
-            .pending_questions()
-            .is_empty())
-        .await,
-        "no question was asked"
-    );
-    host.pending_questions().remove(0)
-}
-
-fn text(r: &ToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(switchboard_core::mcp::connection::content_text)
-        .collect()
 }
 
 /// The server asks `provider`'s model with canaries in its prompt; the person runs it and
@@ -76,7 +58,7 @@ async fn sample(host: &Host, provider: &str) -> (String, String) {
             .await
             .unwrap()
     });
-    let q = next_question(host).await;
+    let q = next_question(&host, Duration::from_secs(15)).await;
     let Question::Sampling(prompt) = q.question.clone() else {
         panic!("{q:?}")
     };
@@ -91,7 +73,7 @@ async fn sample(host: &Host, provider: &str) -> (String, String) {
         },
     )
     .unwrap();
-    let q = next_question(host).await;
+    let q = next_question(&host, Duration::from_secs(15)).await;
     let Question::SamplingResponse(resp) = q.question.clone() else {
         panic!("{q:?}")
     };
@@ -106,7 +88,7 @@ async fn sample(host: &Host, provider: &str) -> (String, String) {
         .await
         .unwrap()
         .unwrap();
-    (resp.text, text(&r))
+    (resp.text, tool_text(&r))
 }
 
 /// The `redacted` audit entries' details.
@@ -185,14 +167,10 @@ async fn send(host: &Host, provider: &ProviderName, conversation: ConversationId
         .send_message(
             SendRequest {
                 conversation: Some(conversation),
-                provider: provider.clone(),
-                model: None,
-                input: TurnInput::Message(vec![Part::Text { text: text.into() }]),
-                max_steps: None,
-                attached: vec![],
-                run: None,
-                agent: None,
-                discovery: None,
+                ..turn(
+                    provider.clone(),
+                    TurnInput::Message(vec![Part::Text { text: text.into() }]),
+                )
             },
             tx,
         )

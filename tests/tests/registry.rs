@@ -8,13 +8,8 @@
 //! `SWITCHBOARD_TEST_KEYRING` (see TESTING.md); the rest use the in-memory store.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
-#[path = "../src/fake_registry.rs"]
-#[allow(dead_code)]
-mod fake_registry;
-
 use std::time::Duration;
 
-use fake_registry::{hostile_entries, FakeRegistry, RegistryMode, METACHARS};
 use switchboard_core::config::launch::SearchPath;
 use switchboard_core::config::{TransportSpec, ValueSource};
 use switchboard_core::host::{AddOptions, TrustState};
@@ -23,6 +18,8 @@ use switchboard_core::redact::Secret;
 use switchboard_core::registry::{
     self, Answers, ClientOptions, Freshness, InputKind, RegistryClient, RegistryError, SearchQuery,
 };
+use switchboard_tests::fake_registry::{hostile_entries, FakeRegistry, RegistryMode, METACHARS};
+use switchboard_tests::scenario::keyring_available;
 use switchboard_tests::*;
 
 const ACTIVE: &[&str] = &[
@@ -442,18 +439,6 @@ async fn remote_entries_keep_their_headers_with_secrets_in_the_keyring() {
     let view = host.trust_view(&id).await.unwrap();
     assert_eq!(view.state, TrustState::NotApproved);
     host.shutdown().await;
-}
-
-fn keyring_available() -> bool {
-    let set = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    if !set {
-        assert!(
-            std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-            "make test must run these tests with the real keyring (SWITCHBOARD_TEST_KEYRING=1)"
-        );
-        eprintln!("skipped: SWITCHBOARD_TEST_KEYRING is not set (run through `make test`)");
-    }
-    set
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,7 @@ use switchboard_core::host::{Host, Lineage, SendRequest, TurnInput, DELEGATE_TOO
 use switchboard_core::llm::limits::price;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 use tokio_util::sync::CancellationToken;
 
@@ -345,15 +346,11 @@ async fn a_conversations_cost_counts_its_answers_and_its_delegated_agents_once()
     let out = host
         .send_message(
             SendRequest {
-                conversation: None,
-                provider: switchboard_core::ids::ProviderName::new("oa").unwrap(),
-                model: None,
-                input: TurnInput::text("Get me the figures."),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
                 agent: Some(AgentName::new("planner").unwrap()),
-                discovery: None,
+                ..turn(
+                    switchboard_core::ids::ProviderName::new("oa").unwrap(),
+                    TurnInput::text("Get me the figures."),
+                )
             },
             tx,
         )

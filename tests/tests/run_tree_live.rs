@@ -20,6 +20,7 @@ use switchboard_core::llm::limits::price;
 use switchboard_core::store::AgentRunNode;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::turn;
 use switchboard_tests::*;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
@@ -298,14 +299,11 @@ async fn a_conversations_supervisor_shows_its_delegate_call_while_its_worker_run
             host.send_message(
                 SendRequest {
                     conversation: Some(conversation),
-                    provider: ProviderName::new("oa").unwrap(),
-                    model: None,
-                    input: TurnInput::text("Have the finding noted."),
-                    max_steps: None,
-                    attached: Vec::new(),
-                    run: None,
                     agent: Some(AgentName::new("planner").unwrap()),
-                    discovery: None,
+                    ..turn(
+                        ProviderName::new("oa").unwrap(),
+                        TurnInput::text("Have the finding noted."),
+                    )
                 },
                 tx,
             )

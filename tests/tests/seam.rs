@@ -15,6 +15,7 @@ use switchboard_core::ids::{ConversationId, RunId, ServerId, ToolRef};
 use switchboard_core::store::{AuditQuery, ServerTag};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{keyless_provider, turn};
 use switchboard_tests::*;
 
 fn rule(id: &str, effect: Effect, server: &str, on: On, name: &str) -> Rule {
@@ -353,17 +354,7 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
     ]))
     .await
     .unwrap();
-    let provider = Host::provider_name("fake").unwrap();
-    host.models()
-        .add_provider(
-            &provider,
-            "ollama",
-            Some(llm.openai_base()),
-            Some("m1".into()),
-            None,
-        )
-        .await
-        .unwrap();
+    let provider = keyless_provider(&host, "fake", llm.openai_base()).await;
     let send = |attached: Vec<ServerId>| {
         let host = host.clone();
         let provider = provider.clone();
@@ -371,15 +362,8 @@ async fn what_a_person_attaches_counts_for_the_trifecta_guard() {
             let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
             host.send_message(
                 SendRequest {
-                    conversation: None,
-                    provider,
-                    model: None,
-                    input: TurnInput::text("post my notes"),
-                    max_steps: None,
                     attached,
-                    run: None,
-                    agent: None,
-                    discovery: None,
+                    ..turn(provider, TurnInput::text("post my notes"))
                 },
                 tx,
             )

@@ -17,19 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchboard_tests::fake_llm::{FakeLlm, Reply, Scenario};
+use switchboard_tests::scenario::keyring_available;
 use switchboard_tests::*;
-
-fn keyring_available() -> bool {
-    let set = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    if !set {
-        assert!(
-            std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-            "make test must run these tests with the real keyring (SWITCHBOARD_TEST_KEYRING=1)"
-        );
-        eprintln!("skipped: SWITCHBOARD_TEST_KEYRING is not set (run through `make test`)");
-    }
-    set
-}
 
 fn cli(dir: &Path, args: &[&str], stdin: &str) -> Output {
     run_cli(dir, args, stdin, &[])

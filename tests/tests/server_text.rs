@@ -17,6 +17,7 @@ use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::ToolResult;
 use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::redact::Secret;
+use switchboard_tests::scenario::tool_text;
 use switchboard_tests::*;
 
 fn tool(server: &str, name: &str) -> ToolRef {
@@ -28,13 +29,6 @@ fn tool(server: &str, name: &str) -> ToolRef {
 
 fn map(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
-}
-
-fn text(r: &ToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(switchboard_core::mcp::connection::content_text)
-        .collect()
 }
 
 /// Runs a tool in the background under the allow-everything rule.
@@ -102,7 +96,7 @@ async fn a_flood_of_questions_reaches_the_person_only_up_to_the_limits() {
     let r = call.await.unwrap();
     let refused = 12 - ELICITATIONS_WAITING;
     assert_eq!(
-        text(&r),
+        tool_text(&r),
         format!(
             "accept=1 decline={refused} cancel={} error=0 timeout=0",
             ELICITATIONS_WAITING - 1
@@ -124,7 +118,7 @@ async fn a_flood_of_questions_reaches_the_person_only_up_to_the_limits() {
         let (r, seen, most) = decline_until_done(&host, call).await;
         assert!(most <= ELICITATIONS_WAITING, "{most} waited at once");
         assert_eq!(
-            text(&r),
+            tool_text(&r),
             format!("accept=0 decline={ELICITATIONS_WAITING} cancel=0 error=0 timeout=0")
         );
         asked += seen;
@@ -219,7 +213,7 @@ async fn a_secret_with_quotes_and_backslashes_never_reaches_the_trace_in_any_for
     };
     // `env` answers the environment as JSON text: the secret is escaped once inside the text
     // and twice in the JSON-RPC message that carries it.
-    let env: Value = serde_json::from_str(&text(&call("env", json!({})).await)).unwrap();
+    let env: Value = serde_json::from_str(&tool_text(&call("env", json!({})).await)).unwrap();
     assert_eq!(env["ODD_TOKEN"], SECRET, "the server really saw it");
     let f = forms(SECRET);
     for said in [
@@ -285,9 +279,9 @@ async fn what_the_person_types_into_a_credential_field_is_redacted_like_a_secret
     // The server got it (its tool result echoes the answer, escaped twice on the wire).
     let r = call.await.unwrap();
     assert!(
-        text(&r).contains(r#""password":"my\"pass\\word-4242""#),
+        tool_text(&r).contains(r#""password":"my\"pass\\word-4242""#),
         "{}",
-        text(&r)
+        tool_text(&r)
     );
     let all = h
         .logs()

@@ -19,6 +19,7 @@ use switchboard_core::host::{SendRequest, TurnInput, DELEGATE_TOOL, HAND_OVER_TO
 use switchboard_core::store::AuditQuery;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
+use switchboard_tests::scenario::{host_with_recorder, turn};
 use switchboard_tests::*;
 
 fn name(s: &str) -> AgentName {
@@ -60,13 +61,7 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     let local = FakeLlm::spawn(Scenario::new([Reply::text(&["All done: ready."])]))
         .await
         .unwrap();
-    let (host, tmp) = test_host().await;
-    let record = tmp.path().join("fs-received.jsonl");
-    start_trusted(
-        &host,
-        fake_spec("fs", &["--record", record.to_str().unwrap()]),
-    )
-    .await;
+    let (host, _tmp, record) = host_with_recorder("fs").await;
     // The person's policy allows echo for models: only the researcher's tightening asks.
     host.put_policy_rule(user_rule("allow-echo", Effect::Allow, "fs", "echo"))
         .await
@@ -111,15 +106,11 @@ async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_o
     let out = host
         .send_message(
             SendRequest {
-                conversation: None,
-                provider: lo,
-                model: None,
-                input: TurnInput::text("Get the researcher to check readiness."),
-                max_steps: None,
-                attached: Vec::new(),
-                run: None,
                 agent: Some(name("planner")),
-                discovery: None,
+                ..turn(
+                    lo,
+                    TurnInput::text("Get the researcher to check readiness."),
+                )
             },
             tx,
         )

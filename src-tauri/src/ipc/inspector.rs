@@ -152,7 +152,7 @@ mod tests {
 
     use serde_json::json;
 
-    use super::super::audit::{app, call};
+    use super::super::tests::audit::{app, call};
 
     #[test]
     fn answers_through_the_real_invoke_path_and_refuses_hostile_input() {

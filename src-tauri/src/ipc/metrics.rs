@@ -273,7 +273,7 @@ mod tests {
 
     use serde_json::{json, Value};
 
-    use super::super::audit::{app, call};
+    use super::super::tests::audit::{app, call};
 
     #[test]
     fn answers_through_the_real_invoke_path_and_refuses_unknown_windows() {

@@ -283,9 +283,9 @@ pub async fn set_allow_insecure(
 mod tests {
     use serde_json::{json, Value};
 
-    use super::super::audit::{app, call};
+    use super::super::tests::audit::{app, call};
 
-    fn listed(app: &super::super::audit::App, cmd: &str, key: &str, name: &str) -> Value {
+    fn listed(app: &super::super::tests::audit::App, cmd: &str, key: &str, name: &str) -> Value {
         let out: Value = serde_json::from_str(&call(app, cmd, json!({})).unwrap()).unwrap();
         let rows = if cmd == "credentials" {
             out["servers"].clone()
@@ -300,7 +300,7 @@ mod tests {
             .clone()
     }
 
-    fn fingerprint(app: &super::super::audit::App) -> String {
+    fn fingerprint(app: &super::super::tests::audit::App) -> String {
         let v: Value = serde_json::from_str(
             &call(app, "trust_view", json!({"name": "remote", "bindings": []})).unwrap(),
         )

@@ -164,9 +164,6 @@
 //!     10 minutes without an answer the same cancellation is sent and the tool returns `isError`
 //!     (`no answer to <method> within 600 s`).
 
-#[path = "../fake/mod.rs"]
-mod fake;
-
 fn main() -> anyhow::Result<()> {
-    fake::run()
+    switchboard_tests::fake::run()
 }

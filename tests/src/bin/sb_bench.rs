@@ -72,9 +72,6 @@
 //! status 1. A failed switchboard or raw-pipe measurement always does. Where the peers'
 //! interpreters and SDKs are found is described in `bench/peers.rs` (`make bench` sets it up).
 
-#[path = "../bench/mod.rs"]
-mod bench;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -82,13 +79,13 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
-use bench::agents::{AgentPlan, AgentReport};
-use bench::chat::{ChatPlan, ChatReport};
-use bench::host_cost::{CostPlan, CostReport};
-use bench::peers::{Peer, Peers};
-use bench::report::{self, ClientSummary, Machine, Ratio};
-use bench::switchboard::Entry;
-use bench::{Figure, Outcome, Plan};
+use switchboard_tests::bench::agents::{AgentPlan, AgentReport};
+use switchboard_tests::bench::chat::{ChatPlan, ChatReport};
+use switchboard_tests::bench::host_cost::{CostPlan, CostReport};
+use switchboard_tests::bench::peers::{Peer, Peers};
+use switchboard_tests::bench::report::{self, ClientSummary, Machine, Ratio};
+use switchboard_tests::bench::switchboard::Entry;
+use switchboard_tests::bench::{self, Figure, Outcome, Plan};
 
 /// Every client, in the order they run within a round and appear in the table.
 const CLIENTS: [&str; 12] = [

@@ -234,7 +234,7 @@ fn long_functions(limit: usize) -> Vec<String> {
 
 /// Functions over 100 lines of code without an `#[allow]` and its reason: the target is none
 /// (clippy's `too_many_lines` holds it once it is at zero); the ceiling until then.
-const LONG_FN_CEILING: usize = 85;
+const LONG_FN_CEILING: usize = 80;
 
 #[test]
 fn functions_fit_on_a_screen() {

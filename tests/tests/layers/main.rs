@@ -7,7 +7,8 @@
 //! (chat -> host, mcp -> store for a clock, a ring in `llm`, two CLI files using each other),
 //! and each one only ever looked small. The sources are parsed with `syn` rather than grepped
 //! so comments, strings and doc links do not count and `super::` resolves inside inline and
-//! `#[path]` modules. A failure names the file and line of each offending path.
+//! `#[path]` modules. A failure names the file and line of each offending path. And no module
+//! of the workspace is mounted with `#[path]` at all (issue 26: the file tree is the module tree).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -509,4 +510,94 @@ fn the_scan_finds_an_upward_path_and_a_ring() {
     let mut line = ring.clone();
     line.remove(&("c".to_owned(), "a".to_owned()));
     assert!(cycle(&line).is_none());
+}
+
+/// Every `.rs` file of the workspace, product and tests, without build output (`target/`),
+/// installed packages (`node_modules/`) and tools (`.tools/`).
+fn workspace_sources() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("..")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir:?}: {e}")) {
+            let path = entry.unwrap().path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if path.is_dir() {
+                if !matches!(name, "target" | "node_modules" | ".tools" | ".git") {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lines of the `#[path]` attributes (bare or inside `cfg_attr`) on the modules of a file.
+#[derive(Default)]
+struct PathMounts(Vec<usize>);
+
+impl<'ast> Visit<'ast> for PathMounts {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        for a in &m.attrs {
+            let mounts = a.path().is_ident("path")
+                || (a.path().is_ident("cfg_attr")
+                    && a.meta.require_list().is_ok_and(|l| {
+                        let tts: Vec<TokenTree> = l.tokens.clone().into_iter().collect();
+                        tts.windows(2).any(|w| {
+                            matches!((&w[0], &w[1]), (TokenTree::Ident(i), TokenTree::Punct(p))
+                                if i == "path" && p.as_char() == '=')
+                        })
+                    }));
+            if mounts {
+                self.0.push(a.pound_token.span.start().line);
+            }
+        }
+        syn::visit::visit_item_mod(self, m);
+    }
+}
+
+/// The file tree is the module tree (issue 26): no `#[path]` mount anywhere in the workspace.
+/// A file with children is `foo.rs` + `foo/child.rs`, tests live in `foo/tests.rs`, and what
+/// a binary and the tests share is a module of the harness library (`tests/src/lib.rs`).
+#[test]
+fn no_module_is_mounted_with_a_path_attribute() {
+    let sample: syn::File = syn::parse_quote! {
+        #[path = "x.rs"] mod a;
+        mod b { #[cfg_attr(test, path = "y.rs")] mod c; }
+        mod d;
+    };
+    let mut found = PathMounts::default();
+    found.visit_file(&sample);
+    assert_eq!(found.0.len(), 2, "the scan misses a #[path]: {:?}", found.0);
+
+    let files = workspace_sources();
+    assert!(
+        files.len() > 100,
+        "the scan found only {} files",
+        files.len()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        let mut found = PathMounts::default();
+        found.visit_file(&ast);
+        let shown = file
+            .strip_prefix(&root)
+            .unwrap_or(file)
+            .display()
+            .to_string();
+        for line in found.0 {
+            problems.push(format!(
+                "{shown}:{line}: a #[path] mount; make the file tree the module tree"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
 }

@@ -11,17 +11,7 @@ use switchboard_tests::fake_oauth::OAuthHandle;
 use switchboard_tests::*;
 
 /// Whether the real keyring is there (`make test`); otherwise the test is skipped.
-pub fn keyring_available() -> bool {
-    let set = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
-    if !set {
-        assert!(
-            std::env::var("SWITCHBOARD_REQUIRE_PEERS").as_deref() != Ok("1"),
-            "make test must run these tests with the real keyring (SWITCHBOARD_TEST_KEYRING=1)"
-        );
-        eprintln!("skipped: SWITCHBOARD_TEST_KEYRING is not set (run through `make test`)");
-    }
-    set
-}
+pub use switchboard_tests::scenario::keyring_available;
 
 /// One run of the CLI, decoded.
 #[derive(Debug)]

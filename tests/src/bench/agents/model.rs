@@ -1,6 +1,6 @@
 //! The scripted model of the agent figures, timed where it answers.
 //!
-//! The fake LLM server ([`switchboard_tests::fake_llm`]) answers requests in arrival order from
+//! The fake LLM server ([`crate::fake_llm`]) answers requests in arrival order from
 //! one list, which ten sub-agents asking at once would take in any order, and it does not say
 //! when it was busy. This one is stateless: what it answers is a function of the request alone
 //! (the model name and how many tool results the transcript already holds; see [`script`]), so
@@ -18,10 +18,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use crate::fake_llm::render::render;
+use crate::fake_llm::{Reply, ScriptedCall, Vendor};
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Value};
-use switchboard_tests::fake_llm::render::render;
-use switchboard_tests::fake_llm::{Reply, ScriptedCall, Vendor};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -11,11 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::seed::{self, seed_corpus, seeded_message, Rng};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use switchboard_core::ids::ConversationId;
 use switchboard_core::store::Store;
-use switchboard_tests::seed::{self, seed_corpus, seeded_message, Rng};
 
 /// Bump when the corpus must be rebuilt for a reason the key cannot see.
 pub const CORPUS_VERSION: u32 = 1;

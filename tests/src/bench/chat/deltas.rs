@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::fake_llm::Vendor;
 use anyhow::{Context, Result};
-use switchboard_tests::fake_llm::Vendor;
 
 use super::paced::{self, Paced};
 use super::stream::{self, Sample, Wire};

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::fake_llm::client::profile_of;
+use crate::fake_llm::render::render;
+use crate::fake_llm::{Reply, Vendor};
 use anyhow::{anyhow, bail, Context, Result};
 use futures::StreamExt;
 use switchboard_core::llm::ProviderConfig;
 use switchboard_core::llm::{Provider, RetryPolicy, StreamEvent};
 use switchboard_core::redact::Secret;
-use switchboard_tests::fake_llm::client::profile_of;
-use switchboard_tests::fake_llm::render::render;
-use switchboard_tests::fake_llm::{Reply, Vendor};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 

@@ -19,6 +19,9 @@ use std::net::SocketAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::fake_llm::client::{profile_of, provider_for};
+use crate::fake_llm::{FakeLlm, Reply, Scenario, Vendor};
+use crate::seed::Rng;
 use anyhow::{anyhow, bail, Context, Result};
 use futures::future::BoxFuture;
 use futures::StreamExt;
@@ -31,9 +34,6 @@ use switchboard_core::llm::{
     ToolSpec, Usage,
 };
 use switchboard_core::mcp::catalog::{Progress, ToolResult};
-use switchboard_tests::fake_llm::client::{profile_of, provider_for};
-use switchboard_tests::fake_llm::{FakeLlm, Reply, Scenario, Vendor};
-use switchboard_tests::seed::Rng;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

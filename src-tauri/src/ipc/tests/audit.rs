@@ -16,12 +16,12 @@ use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
 use tauri::Manager;
 
-pub(super) const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
+pub(in crate::ipc) const CANARY: &str = "sk-auditCANARY-0123456789abcdefXYZ";
 
-pub(super) struct App {
+pub(in crate::ipc) struct App {
     _dir: tempfile::TempDir,
     /// The host's secret store, to look behind the IPC.
-    pub(super) secrets: Secrets,
+    pub(in crate::ipc) secrets: Secrets,
     _app: tauri::App<tauri::test::MockRuntime>,
     window: tauri::WebviewWindow<tauri::test::MockRuntime>,
 }
@@ -30,7 +30,7 @@ fn secret_ref(name: &str) -> ValueSource {
     ValueSource::Secret(SecretName::new(name).unwrap())
 }
 
-pub(super) fn app() -> App {
+pub(in crate::ipc) fn app() -> App {
     let dir = tempfile::tempdir().unwrap();
     let secrets = Secrets::new(MemoryStore::default());
     let host: Host = tauri::async_runtime::block_on(async {
@@ -90,7 +90,7 @@ pub(super) fn app() -> App {
         }
         host
     });
-    let builder = super::specta_builder::<tauri::test::MockRuntime>();
+    let builder = crate::ipc::specta_builder::<tauri::test::MockRuntime>();
     let app = mock_builder()
         .manage(host)
         .invoke_handler(builder.invoke_handler())
@@ -108,7 +108,7 @@ pub(super) fn app() -> App {
 }
 
 /// Invokes `cmd` and returns the response (or error) as text.
-pub(super) fn call(app: &App, cmd: &str, args: Value) -> Result<String, String> {
+pub(in crate::ipc) fn call(app: &App, cmd: &str, args: Value) -> Result<String, String> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),

@@ -169,7 +169,7 @@ fn problems(file: &str, text: &str, found: &mut Vec<String>) -> Vec<String> {
 
 /// The commands `build.rs` declares.
 fn declared() -> Vec<&'static str> {
-    include_str!("../../build.rs")
+    include_str!("../../../build.rs")
         .split_once("const COMMANDS: &[&str] = &[")
         .and_then(|(_, rest)| rest.split_once("];"))
         .map(|(list, _)| list)
@@ -210,7 +210,7 @@ fn commands_stay_thin() {
     }
     // A command the window calls must be declared and granted, or every call of it fails
     // with Tauri's "not allowed" (which the window cannot even word).
-    let granted = include_str!("../../capabilities/default.json");
+    let granted = include_str!("../../../capabilities/default.json");
     for cmd in &found {
         if !declared.iter().any(|d| d == cmd) {
             problems_all.push(format!(

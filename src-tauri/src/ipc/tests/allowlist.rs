@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn isolation_allowlist_is_current() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let bindings = std::fs::read_to_string(root.join(super::super::BINDINGS_PATH)).unwrap();
+        let bindings = std::fs::read_to_string(root.join(crate::ipc::BINDINGS_PATH)).unwrap();
         let want = render(&bindings);
         let path = root.join(ALLOWLIST_PATH);
         if std::env::var_os("SWITCHBOARD_WRITE_BINDINGS").is_some() {
