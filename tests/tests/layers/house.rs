@@ -28,9 +28,9 @@ const MODULES_OVER: &[(&str, usize)] = &[
 /// How far below its ceiling a number may fall before the ceiling must be lowered.
 const SLACK_LINES: usize = 600;
 
-/// The target for the fields of `host::Inner`, and the ceiling until it is reached.
+/// The most fields `host::Inner` may have: a new piece of state belongs to a feature or to one
+/// of the host's parts (`host/state.rs`), not beside them.
 const INNER_FIELDS: usize = 12;
-const INNER_CEILING: usize = 30;
 
 /// Feature modules and the store files (their tables' repositories) only they may call.
 const FEATURE_STORES: &[(&str, &[&str])] = &[
@@ -142,14 +142,11 @@ fn the_host_inner_holds_few_fields() {
             _ => None,
         })
         .expect("host::Inner");
-    println!("host::Inner fields: {fields} (target {INNER_FIELDS}, ceiling {INNER_CEILING})");
+    println!("host::Inner fields: {fields} (at most {INNER_FIELDS})");
     assert!(
-        fields <= INNER_CEILING,
-        "host::Inner has {fields} fields, past its ceiling {INNER_CEILING}: give the state to a feature"
-    );
-    assert!(
-        fields <= INNER_FIELDS || fields + 2 > INNER_CEILING,
-        "host::Inner is down to {fields} fields: lower INNER_CEILING"
+        fields <= INNER_FIELDS,
+        "host::Inner has {fields} fields, more than {INNER_FIELDS}: give the state to a feature \
+         or to one of the host's parts (host/state.rs)"
     );
 }
 

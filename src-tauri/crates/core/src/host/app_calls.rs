@@ -162,14 +162,14 @@ impl Host {
             server: server.clone(),
             uri: uri.to_owned(),
         };
-        Ok(self.inner.app_frames.open(Frame { app, shown }))
+        Ok(self.inner.seam.app_frames.open(Frame { app, shown }))
     }
 
     /// The document of frame `id`, read through the seam like [`Host::load_app`]. An id no
     /// shell opened (or one closed since) is refused and audited.
     pub async fn load_app_frame(&self, id: &str) -> Result<AppDocument, AppError> {
         let Some(Frame { app, .. }) =
-            AppFrameId::parse(id).and_then(|f| self.inner.app_frames.get(&f))
+            AppFrameId::parse(id).and_then(|f| self.inner.seam.app_frames.get(&f))
         else {
             self.refuse_app_address(None).await;
             return Err(AppError::NoFrame);
@@ -203,7 +203,7 @@ impl Host {
     /// address loads nothing more, its calls are refused) and the app is named in the audit
     /// log. `false` when no such frame was open.
     pub async fn app_navigated(&self, id: &AppFrameId) -> bool {
-        let Some(Frame { app, shown }) = self.inner.app_frames.close(id) else {
+        let Some(Frame { app, shown }) = self.inner.seam.app_frames.close(id) else {
             return false;
         };
         let origin = Origin::App {
@@ -237,7 +237,12 @@ impl Host {
         arguments: Arguments,
         mut opts: CallOptions,
     ) -> Result<ToolResult, AppError> {
-        let Frame { app, shown } = self.inner.app_frames.get(frame).ok_or(AppError::NoFrame)?;
+        let Frame { app, shown } = self
+            .inner
+            .seam
+            .app_frames
+            .get(frame)
+            .ok_or(AppError::NoFrame)?;
         let agent = match &shown.agent {
             Some(name) => Some(self.agent(name).await?),
             None => None,

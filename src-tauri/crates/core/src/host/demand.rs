@@ -108,7 +108,7 @@ impl Host {
     /// for.
     pub fn serve_on_demand(&self) {
         self.set_idle_stop(Duration::from_secs(self.settings().settings.idle_stop_secs));
-        if !self.inner.demand.on.swap(true, Ordering::AcqRel) {
+        if !self.inner.servers.demand.on.swap(true, Ordering::AcqRel) {
             self.spawn_idle_stop();
         }
     }
@@ -117,7 +117,7 @@ impl Host {
     /// tools, and waits (at most [`TURN_WAIT`]) for them to settle. One that does not come up
     /// in time is left out of this turn and keeps starting. Only when serving on demand.
     pub async fn start_for_turn(&self) -> Result<(), HostError> {
-        if !self.inner.demand.on.load(Ordering::Acquire) {
+        if !self.inner.servers.demand.on.load(Ordering::Acquire) {
             return Ok(());
         }
         let mut started = Vec::new();
@@ -140,15 +140,22 @@ impl Host {
     /// servers running.
     pub fn set_idle_stop(&self, idle: Duration) {
         self.inner
+            .servers
             .demand
             .idle_stop_secs
             .store(idle.as_secs(), Ordering::Relaxed);
-        self.inner.demand.changed.notify_waiters();
+        self.inner.servers.demand.changed.notify_waiters();
     }
 
     /// The idle time now in force.
     pub fn idle_stop(&self) -> Duration {
-        Duration::from_secs(self.inner.demand.idle_stop_secs.load(Ordering::Relaxed))
+        Duration::from_secs(
+            self.inner
+                .servers
+                .demand
+                .idle_stop_secs
+                .load(Ordering::Relaxed),
+        )
     }
 
     /// Stops, once, every running server that is not always on and has been idle for the idle
@@ -192,7 +199,7 @@ impl Host {
                 if let Err(e) = host.stop_idle().await {
                     tracing::warn!(error = %e, "could not stop idle servers");
                 }
-                let changed = host.inner.demand.changed.clone();
+                let changed = host.inner.servers.demand.changed.clone();
                 drop(host);
                 tokio::select! {
                     () = tokio::time::sleep(tick) => {}

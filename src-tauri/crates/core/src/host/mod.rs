@@ -53,14 +53,14 @@ mod servers;
 mod settings;
 mod signin;
 mod skills;
+mod state;
 mod transfer;
 mod trust;
 mod usage;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
@@ -105,8 +105,6 @@ pub use transfer::{ImportOutcome, ImportPreview, PreviewServer};
 pub use trust::{FieldBinding, TrustState, TrustView};
 pub use usage::{CostReport, ModelCost};
 
-use crate::approval::questions::PendingQuestions;
-use crate::approval::PendingApprovals;
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
 use crate::ids::{ConversationId, ServerId};
@@ -247,32 +245,22 @@ impl HostBuilder {
                 data_dir: self.data_dir,
                 store,
                 secrets,
-                search,
-                host_search,
-                login_shell: self.login_shell,
-                servers: Mutex::default(),
-                supervisor: self.supervisor,
-                host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
-                next_call: AtomicU64::new(1),
-                disabled: Mutex::default(),
-                pins: pins::PinGate::default(),
-                approvals: PendingApprovals::new(events.clone()),
-                questions: PendingQuestions::new(events.clone()),
-                sampling: requests::RequestGate::sampling(),
-                elicitations: requests::RequestGate::elicitation(),
-                browser: self.browser,
-                apps: self.apps,
+                env: state::HostEnv {
+                    search,
+                    host_search,
+                    login_shell: self.login_shell,
+                    supervisor: self.supervisor,
+                    host_env: self.host_env.unwrap_or_else(|| std::env::vars().collect()),
+                    browser: self.browser,
+                    apps: self.apps,
+                },
+                servers: state::ServerState::default(),
+                seam: state::SeamState::new(&events),
                 audit,
                 metrics,
                 models,
                 redaction,
                 skills,
-                policy_lock: tokio::sync::Mutex::new(()),
-                flows: Mutex::default(),
-                app_frames: app_calls::AppFrames::default(),
-                runs: runs::Runs::default(),
-                demand: demand::Demand::default(),
-                signins: Mutex::default(),
                 events,
             }),
         };
@@ -295,33 +283,15 @@ pub(crate) struct Inner {
     data_dir: PathBuf,
     store: Store,
     secrets: Secrets,
-    /// The host's PATH and the login shell's, probed once when first needed.
-    search: OnceCell<SearchPath>,
-    /// The host's PATH alone (no probe), tried first by `trust::resolve`.
-    host_search: SearchPath,
-    /// The shell `search` is probed with (`None`: `$SHELL`).
-    login_shell: Option<PathBuf>,
-    servers: Mutex<BTreeMap<ServerId, ServerHandle>>,
     events: broadcast::Sender<HostEvent>,
-    supervisor: SupervisorConfig,
-    host_env: Vec<(String, String)>,
-    next_call: AtomicU64,
-    disabled: Mutex<HashMap<ServerId, Arc<HashSet<String>>>>,
-    /// Each server's catalog assessed against its pin (TD-02), by catalog snapshot.
-    pins: pins::PinGate,
-    approvals: PendingApprovals,
-    /// What servers ask the person, and results held for review.
-    questions: PendingQuestions,
-    /// Sampling requests run per server (AP-08 rate limit).
-    sampling: requests::RequestGate,
-    /// Elicitations per server: a few waiting at once, a limit per hour (RL-12).
-    elicitations: requests::RequestGate,
-    /// The program that opens URLs, when not the system browser.
-    browser: Option<PathBuf>,
-    /// Whether servers are told this host renders MCP Apps ([`HostBuilder::apps`]).
-    apps: bool,
     /// The queue in front of the audit table (group commit).
     audit: audit::AuditWriter,
+    /// The machine as the builder described it.
+    env: state::HostEnv,
+    /// Server control: handles, switched-off tools, sign-ins, idle stops.
+    servers: state::ServerState,
+    /// The governed seam's state: pins, pending approvals and questions, gates, runs.
+    seam: state::SeamState,
     /// The metrics feature (`crate::metrics`): the seam records each request there.
     metrics: Arc<crate::metrics::Metrics>,
     /// The models feature (`crate::models`): providers, their keys and models.
@@ -330,18 +300,6 @@ pub(crate) struct Inner {
     redaction: crate::redaction::Redaction,
     /// The skills feature (`crate::skills`): the person's approvals of servers' skills.
     skills: crate::skills::Skills,
-    /// Held while a call is decided and, when a rule allows it, counted.
-    policy_lock: tokio::sync::Mutex<()>,
-    /// What each conversation's finished calls brought in this run (AP-04), ahead of the store.
-    flows: Mutex<HashMap<ConversationId, crate::approval::Flow>>,
-    /// The MCP App frames shells opened, and the app each holds (AP-10).
-    app_frames: app_calls::AppFrames,
-    /// Each signed-in server's authorizer, shared by its connections (one refresh at a time).
-    signins: Mutex<HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>>,
-    /// Runs a shell can stop, by the ids the host minted.
-    runs: runs::Runs,
-    /// When idle servers stop (servers start when needed).
-    demand: demand::Demand,
 }
 
 /// The host. Cheap to clone.
@@ -360,27 +318,40 @@ impl std::fmt::Debug for Host {
 
 impl Inner {
     fn servers(&self) -> MutexGuard<'_, BTreeMap<ServerId, ServerHandle>> {
-        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+        self.servers
+            .handles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn signins(
         &self,
     ) -> MutexGuard<'_, HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>> {
-        self.signins.lock().unwrap_or_else(PoisonError::into_inner)
+        self.servers
+            .signins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn disabled(&self) -> MutexGuard<'_, HashMap<ServerId, Arc<HashSet<String>>>> {
-        self.disabled.lock().unwrap_or_else(PoisonError::into_inner)
+        self.servers
+            .disabled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn flows(&self) -> MutexGuard<'_, HashMap<ConversationId, crate::approval::Flow>> {
-        self.flows.lock().unwrap_or_else(PoisonError::into_inner)
+        self.seam
+            .flows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn search_path(&self) -> &SearchPath {
-        self.search
+        self.env
+            .search
             .get_or_init(|| async {
-                let shell = self.login_shell.clone();
+                let shell = self.env.login_shell.clone();
                 tokio::task::spawn_blocking(move || match shell {
                     Some(shell) => SearchPath::probe_with(&shell),
                     None => SearchPath::probe(),

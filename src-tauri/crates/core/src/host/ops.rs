@@ -231,7 +231,7 @@ impl Host {
         let conn = conn?;
         // In flight until it returns: the idle stop leaves the server alone meanwhile.
         let _busy = activity.busy();
-        let call_id = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
+        let call_id = self.inner.seam.next_call.fetch_add(1, Ordering::Relaxed);
         let span = tracing::info_span!(
             "tool_call",
             server = %tool.server,

@@ -130,7 +130,7 @@ impl Host {
         id: &ServerId,
         catalog: &CatalogSnapshot,
     ) -> Result<Arc<GateState>, HostError> {
-        let cached = self.inner.pins.states().get(id).cloned();
+        let cached = self.inner.seam.pins.states().get(id).cloned();
         if let Some(s) = &cached {
             if Arc::ptr_eq(&s.catalog, catalog) {
                 return Ok(s.clone());
@@ -162,7 +162,11 @@ impl Host {
             catalog: catalog.clone(),
             assessment: assess(&pinned, &current),
         });
-        self.inner.pins.states().insert(id.clone(), state.clone());
+        self.inner
+            .seam
+            .pins
+            .states()
+            .insert(id.clone(), state.clone());
         let changed = cached
             .as_ref()
             .is_none_or(|c| c.assessment.pending != state.assessment.pending);
@@ -508,7 +512,7 @@ impl Host {
             self.audit_all(approved).await;
         }
         tracing::info!(server = %server, approved = upsert.len(), dropped = remove.len(), "pin changes approved");
-        self.inner.pins.states().remove(server);
+        self.inner.seam.pins.states().remove(server);
         match self.handle(server) {
             Some(h) if src.live => {
                 self.gate(server, &h.catalog()).await?;

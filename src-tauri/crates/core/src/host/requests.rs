@@ -152,7 +152,7 @@ impl HostRequests {
 impl ServerRequests for HostRequests {
     fn features(&self) -> ClientFeatures {
         ClientFeatures {
-            apps: self.host.upgrade().is_some_and(|inner| inner.apps),
+            apps: self.host.upgrade().is_some_and(|inner| inner.env.apps),
             ..ClientFeatures::ALL
         }
     }
@@ -203,13 +203,13 @@ fn server_ctx(server: &ServerId) -> AuditContext {
 impl Host {
     /// Questions waiting for the person, oldest first.
     pub fn pending_questions(&self) -> Vec<QuestionRequest> {
-        self.inner.questions.list()
+        self.inner.seam.questions.list()
     }
 
     /// Answers a waiting question by its nonce (AP-03); an answer that does not fit is refused
     /// and the question stays open.
     pub fn answer_question(&self, nonce: &str, reply: Reply) -> Result<(), QuestionError> {
-        self.inner.questions.answer(nonce, reply)
+        self.inner.seam.questions.answer(nonce, reply)
     }
 
     /// Notes something about a server in its log, when it runs.
@@ -247,7 +247,7 @@ impl Host {
 
     async fn elicit(&self, server: ServerId, params: Value) -> ElicitationAnswer {
         // Held until the person answered: it counts this question as waiting (RL-12).
-        let _slot = match self.inner.elicitations.take(&server) {
+        let _slot = match self.inner.seam.elicitations.take(&server) {
             Ok(slot) => slot,
             Err(why) => {
                 // Declined unseen, and only noted in the server's (bounded) log: an audit row
@@ -306,6 +306,7 @@ impl Host {
             Ok(Elicitation::Form(form)) => {
                 let reply = self
                     .inner
+                    .seam
                     .questions
                     .ask(server.clone(), Question::Form(form.clone()))
                     .reply()
@@ -335,13 +336,14 @@ impl Host {
             Ok(Elicitation::Url(asked)) => {
                 let reply = self
                     .inner
+                    .seam
                     .questions
                     .ask(server.clone(), Question::Url(asked.clone()))
                     .reply()
                     .await;
                 let (answer, reply) = match reply {
                     Some(Reply::Elicit(ElicitReply::Accept { .. })) => {
-                        match crate::opener::open(&asked.url, self.inner.browser.as_deref()) {
+                        match crate::opener::open(&asked.url, self.inner.env.browser.as_deref()) {
                             Ok(()) => (ElicitationAnswer::Accept(Map::new()), AuditReply::Accept),
                             Err(e) => {
                                 self.note(&server, &format!("could not open the browser: {e}"));
@@ -402,7 +404,7 @@ impl Host {
             Ok(p) => p,
             Err(why) => return refuse(why).await,
         };
-        let busy = self.inner.questions.list().iter().any(|q| {
+        let busy = self.inner.seam.questions.list().iter().any(|q| {
             q.server == server
                 && matches!(
                     q.question,
@@ -415,7 +417,7 @@ impl Host {
             )
             .await;
         }
-        let _slot = match self.inner.sampling.take(&server) {
+        let _slot = match self.inner.seam.sampling.take(&server) {
             Ok(slot) => slot,
             Err(Refused::Busy) => {
                 return refuse(
@@ -430,6 +432,7 @@ impl Host {
         };
         let reply = self
             .inner
+            .seam
             .questions
             .ask(server.clone(), Question::Sampling(prompt.clone()))
             .reply()
@@ -468,6 +471,7 @@ impl Host {
         };
         let reply = self
             .inner
+            .seam
             .questions
             .ask(
                 server.clone(),
@@ -656,7 +660,7 @@ impl Host {
                 }
             }
         };
-        let ticket = self.inner.questions.ask(
+        let ticket = self.inner.seam.questions.ask(
             tool.server.clone(),
             Question::ToolResult(ResultReview {
                 tool: tool.tool.to_string(),

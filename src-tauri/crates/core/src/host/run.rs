@@ -124,7 +124,7 @@ impl Host {
         call: &Call<'_>,
         info: Option<&ToolInfo>,
     ) -> Result<Decision, HostError> {
-        let _one_at_a_time = self.inner.policy_lock.lock().await;
+        let _one_at_a_time = self.inner.seam.policy_lock.lock().await;
         let (decision, limited) = self.decide_call(call, info).await?;
         // Hits are counted only for limits; an unlimited rule costs no disk sync.
         if let (Decision::Allow { by }, true) = (&decision, limited) {
@@ -143,7 +143,7 @@ impl Host {
         cancel: &CancellationToken,
     ) -> Result<Answer, HostError> {
         trail.commit().await;
-        let ticket = self.inner.approvals.ask(ask);
+        let ticket = self.inner.seam.approvals.ask(ask);
         tokio::select! {
             answer = ticket.answer() => Ok(answer),
             () = cancel.cancelled() => {
@@ -449,7 +449,7 @@ impl Host {
 
     /// Requests waiting for the user, oldest first.
     pub fn pending_approvals(&self) -> Vec<ApprovalRequest> {
-        self.inner.approvals.list()
+        self.inner.seam.approvals.list()
     }
 
     /// Answers a pending request by its nonce; anything else is refused (AP-03). Edited
@@ -464,6 +464,7 @@ impl Host {
         {
             let request = self
                 .inner
+                .seam
                 .approvals
                 .get(nonce)
                 .ok_or(crate::approval::ApprovalError::UnknownNonce)?;
@@ -486,7 +487,7 @@ impl Host {
                 return Err(denied(&tool, format!("the edited arguments: {reason}")));
             }
         }
-        Ok(self.inner.approvals.answer(nonce, answer)?)
+        Ok(self.inner.seam.approvals.answer(nonce, answer)?)
     }
 
     /// Takes a request other than a tool call through check, decide and ask. Returns its trail

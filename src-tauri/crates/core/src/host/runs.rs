@@ -55,7 +55,7 @@ pub(crate) struct Claimed<'h> {
 impl Drop for Claimed<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.host.inner.runs.open().remove(&id);
+            self.host.inner.seam.runs.open().remove(&id);
         }
     }
 }
@@ -65,7 +65,7 @@ impl Host {
     /// `SendRequest::run`), and to [`Host::cancel_run`] to stop it.
     pub fn open_run(&self) -> RunId {
         let id = RunId::random();
-        let mut open = self.inner.runs.open();
+        let mut open = self.inner.seam.runs.open();
         open.retain(|_, e| e.claimed || e.opened.elapsed() < UNCLAIMED_TTL);
         if open.len() >= OPEN_MAX {
             if let Some(oldest) = open
@@ -92,6 +92,7 @@ impl Host {
     /// server, a chat turn stops keeping what arrived. Returns whether such a run was open.
     pub fn cancel_run(&self, id: &RunId) -> bool {
         self.inner
+            .seam
             .runs
             .open()
             .get(id)
@@ -114,7 +115,7 @@ impl Host {
                 cancel: token.unwrap_or_default(),
             });
         };
-        let mut open = self.inner.runs.open();
+        let mut open = self.inner.seam.runs.open();
         match open.get_mut(id) {
             Some(e) if !e.claimed => {
                 e.claimed = true;

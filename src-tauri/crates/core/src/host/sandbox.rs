@@ -366,6 +366,7 @@ impl Host {
 /// The person's home folder, as the host's environment says.
 fn person_home(inner: &Inner) -> Option<PathBuf> {
     inner
+        .env
         .host_env
         .iter()
         .find(|(k, _)| k == "HOME")

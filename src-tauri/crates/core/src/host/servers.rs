@@ -384,7 +384,7 @@ impl Host {
         let config = SupervisorConfig {
             init_timeout: spec.timeouts.init(),
             request_timeout: spec.timeouts.request(),
-            ..self.inner.supervisor.clone()
+            ..self.inner.env.supervisor.clone()
         };
         let handle = supervisor::spawn(
             id.clone(),
@@ -572,7 +572,7 @@ pub(super) async fn endpoint_for(
             let args: Vec<String> = args.iter().map(|a| fill(a, lookup(&in_args))).collect();
             let all = configured.iter().map(|(_, v)| v);
             logs.set_redactor(Redactor::new(all.chain(in_args.iter().map(|(_, v)| v))));
-            let env = child_env(inner.host_env.iter().cloned(), &configured);
+            let env = child_env(inner.env.host_env.iter().cloned(), &configured);
             // SP-07: a sandboxed server runs under bubblewrap, or not at all; SP-13: with
             // network, in a namespace of its own (and with domain lists, behind the proxy).
             let (proxy, net) = super::sandbox::network_for(inner, id, &sandbox, logs).await?;
@@ -609,7 +609,7 @@ pub(super) async fn endpoint_for(
             if let Some(proxy) = proxy {
                 process.hold(crate::mcp::process::Held(Box::new(proxy)));
             }
-            process.set_stop_grace(inner.supervisor.stop_grace);
+            process.set_stop_grace(inner.env.supervisor.stop_grace);
             logs.note(&format!(
                 "started {} (pid {})",
                 program.display(),

@@ -433,7 +433,7 @@ impl Host {
     /// Opens a checked URL (a sign-in page) with the host's browser: the configured program
     /// (`SWITCHBOARD_BROWSER` in the shells, a stand-in in tests) or the system browser.
     pub fn open_in_browser(&self, url: &crate::url_check::CheckedUrl) -> std::io::Result<()> {
-        crate::opener::open(url, self.inner.browser.as_deref())
+        crate::opener::open(url, self.inner.env.browser.as_deref())
     }
 
     /// Sets how Switchboard gets tokens for a remote server (a pre-registered client, client

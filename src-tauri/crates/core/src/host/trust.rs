@@ -223,10 +223,10 @@ async fn view(inner: &Inner, spec: &ServerSpec) -> Result<TrustView, HostError> 
 /// the servers page paid on its first render while most commands are absolute or on the
 /// app's PATH. The order of the search, and so the result, is the same as one pass over both.
 pub(super) async fn resolve(inner: &Inner, spec: &ServerSpec) -> Result<LaunchPlan, ResolveError> {
-    if let Some(full) = inner.search.get() {
+    if let Some(full) = inner.env.search.get() {
         return LaunchPlan::resolve(spec, &inner.data_dir, full);
     }
-    match LaunchPlan::resolve(spec, &inner.data_dir, &inner.host_search) {
+    match LaunchPlan::resolve(spec, &inner.data_dir, &inner.env.host_search) {
         Err(ResolveError::NotFound { .. }) => {
             LaunchPlan::resolve(spec, &inner.data_dir, inner.search_path().await)
         }
