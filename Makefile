@@ -107,15 +107,19 @@ test: deps lint ui-test test-rust conformance
 # tests/results/e2e) and a private D-Bus session with a fresh, unlocked GNOME Keyring
 # (scripts/with-keyring.sh), so tests that set SWITCHBOARD_TEST_KEYRING=1 use the real Secret
 # Service and never a user's keyring.
+# Where the time goes (issue 26 point 7): the build's seconds, then each test binary's run time
+# from the log kept in tests/results/test-rust.log (scripts/test-times.sh).
 test-rust: deps ui
 	@echo "==> test-rust: cargo build --workspace --all-targets (the CLI tests run target/debug/switchboard)"
-	$(CARGO_BUILD)
+	@start=$$(date +%s); $(CARGO_BUILD); echo "==> test-rust: the build took $$(( $$(date +%s) - start )) s"
 	@echo "==> test-rust: xvfb-run -a dbus-run-session -- scripts/with-keyring.sh cargo test --workspace"
 	@mkdir -p tests/results/e2e
-	@$(TOOL_ENV) PATH="$(TOOLS)/cargo/bin:$$PATH" \
+	@start=$$(date +%s); $(TOOL_ENV) PATH="$(TOOLS)/cargo/bin:$$PATH" \
 		SWITCHBOARD_TEST_KEYRING=1 SWITCHBOARD_REQUIRE_PEERS=1 SWITCHBOARD_REQUIRE_E2E=1 NO_AT_BRIDGE=1 \
 		xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- scripts/with-keyring.sh \
-		$(CARGO) test --workspace $(CARGO_FEATURES)
+		$(CARGO) test --workspace $(CARGO_FEATURES) 2>&1 | tee tests/results/test-rust.log; \
+		scripts/test-times.sh tests/results/test-rust.log; \
+		echo "==> test-rust: cargo test took $$(( $$(date +%s) - start )) s"
 
 conformance: deps ui
 	@echo "==> conformance: cargo build --workspace --all-targets (includes conformance-client)"
