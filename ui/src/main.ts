@@ -20,7 +20,7 @@ import { mountPolicy } from "./features/policy/page";
 import { mountCredentials } from "./features/credentials/page";
 import { applySavedTheme, mountSettings } from "./features/settings/page";
 import { installShortcuts } from "./features/settings/shortcuts";
-import { commands } from "./ipc/bindings";
+import { ipc } from "./ipc/client";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
@@ -56,7 +56,7 @@ function showStartupProblem(root: HTMLElement, problem: string) {
 }
 
 async function start(root: HTMLElement) {
-  const problem = await commands.startupProblem().catch(() => null);
+  const problem = await ipc.startupProblem().catch(() => null);
   if (problem) {
     showStartupProblem(root, problem);
     return;
