@@ -19,7 +19,7 @@ import { h } from "../../app/dom";
 import { attachFindings } from "./findings";
 import { hintsLine, message, parseArguments, reasonLine, sameArguments, warningBox, whoAsks } from "./args";
 import { batchDialog, type BatchHandle } from "./batch";
-import { pipelineAsk } from "../pipelines/ask";
+import { pipelineAsk } from "../pipelines";
 
 export { parseArguments } from "./args";
 

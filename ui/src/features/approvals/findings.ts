@@ -4,7 +4,7 @@
 import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { FindingDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
-import { findingsList } from "../catalog/findings";
+import { findingsList } from "../catalog";
 
 /** The block shown in the prompt, or null for a clean tool. */
 export function approvalFindings(findings: FindingDto[]): HTMLElement | null {

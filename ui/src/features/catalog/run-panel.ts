@@ -8,8 +8,7 @@ import type { ProgressDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { buildSchemaForm } from "./schema-form";
 import { renderContent, renderProgress, renderToolResult } from "./result-view";
-import { mountApp, viewOf } from "../apps/frame";
-import { toMcpResult } from "../apps/bridge";
+import { mountApp, toMcpResult, viewOf } from "../apps";
 import type { ContentDto } from "./result-view";
 
 /** What the panel needs from the outside, so tests can stand in for the IPC. */

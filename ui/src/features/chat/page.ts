@@ -18,12 +18,12 @@ import { LiveTurn, renderMessages, userBubble } from "./messages";
 import { providersDialog } from "./providers";
 import { fillModelPicker } from "./models";
 import { resourcePicker } from "./resource-picker";
-import { skillPicker } from "../skills/skill-picker";
+import { skillPicker } from "../skills";
 import { slashPrompts } from "./slash";
 import { redactionSwitch } from "./redaction-switch";
 import { discoverySwitch } from "./discovery-switch";
-import { agentPicker } from "../runs/agent-picker";
-import { runPanel } from "../runs/panel";
+import { agentPicker } from "../runs";
+import { runPanel } from "../runs";
 import "./chat.css";
 
 

@@ -6,7 +6,7 @@ import { attempt, ipc, IpcFailure, thrown } from "../../ipc/client";
 import type { ContentDto, ImageDto, ResourceDto, ServerContextDto } from "../../ipc/bindings";
 import { h, matchesQuery } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { mimeOf } from "../catalog/result-view";
+import { mimeOf } from "../catalog";
 
 /** Text the host accepts in one message (512 KB); an attachment may not push past it. */
 export const MAX_TEXT = 512 * 1024;

@@ -9,7 +9,7 @@ import type { PromptDto_Serialize, PromptResultDto_Serialize, ServerContextDto_S
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { pressGuard } from "../../app/press-guard";
-import { renderContent } from "../catalog/result-view";
+import { renderContent } from "../catalog";
 import { waitingBar } from "./waiting";
 import "./context.css";
 

@@ -9,7 +9,7 @@ import type { ResourceDto_Serialize, ServerContextDto_Serialize, TemplateDto_Ser
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { pressGuard } from "../../app/press-guard";
-import { renderContent } from "../catalog/result-view";
+import { renderContent } from "../catalog";
 import { expandTemplate, templateVariables } from "./uri-template";
 import { waitingBar } from "./waiting";
 import "./context.css";

@@ -14,7 +14,7 @@ import type {
 import { emptyState, h } from "../../app/dom";
 import { onHostChange } from "../../app/live";
 import { pressGuard } from "../../app/press-guard";
-import { confirmDialog } from "../servers/page";
+import { confirmDialog } from "../../app/confirm";
 import { expiryLabel, registrationLabel } from "./format";
 import { signInDialog } from "./signin";
 import "./credentials.css";

@@ -16,7 +16,7 @@ import type {
   ReplyDto_Deserialize as ReplyDto,
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
-import { renderToolResult, type ToolResultDto } from "../catalog/result-view";
+import { renderToolResult, type ToolResultDto } from "../catalog";
 import { formBody } from "./form";
 import { urlBody } from "./url";
 import { responseBody, samplingBody } from "./sampling";

@@ -14,8 +14,8 @@ import type {
 } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { trustDialog } from "../servers/trust";
-import { loadCosts, REGISTRY_COST_NOTE } from "../catalog/cost";
+import { trustDialog } from "../servers";
+import { loadCosts, REGISTRY_COST_NOTE } from "../catalog";
 import { answersFor, fieldKey, kindLabel, missingRequired, short } from "./form";
 import "./registry.css";
 

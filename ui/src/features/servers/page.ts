@@ -13,6 +13,7 @@ import { h } from "../../app/dom";
 import { pressGuard } from "../../app/press-guard";
 import { errorLine } from "../../app/error-line";
 import { modal } from "../../app/modal";
+import { confirmDialog } from "../../app/confirm";
 import { insecureBadge, reasonAction, rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
@@ -21,14 +22,15 @@ import { pinReviewDialog, reviewLabel } from "./pin-review";
 import { accessPanel } from "./access";
 import { sandboxBadge, sandboxFindings, sandboxPanel } from "./sandbox";
 import { trustDialog } from "./trust";
-import { sparklines } from "../metrics/sparkline";
-import { cardCostLine, loadCosts } from "../catalog/cost";
+import { sparklines } from "../metrics";
+import { cardCostLine, loadCosts } from "../catalog";
 import type { CatalogCostsDto } from "../../ipc/bindings";
-import { signInDialog } from "../credentials/signin";
-import { signInLine } from "../credentials/format";
+import { signInDialog } from "../credentials";
+import { signInLine } from "../credentials";
 import type { ServerCredentialsDto_Serialize as ServerCredentials } from "../../ipc/bindings";
 
 export { trustDialog } from "./trust";
+export { confirmDialog } from "../../app/confirm";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
@@ -377,18 +379,5 @@ export function doctorDialog(d: DoctorDto): HTMLDialogElement {
     h("div", { class: "actions" }, ok),
   ]);
   ok.addEventListener("click", m.close);
-  return m.dialog;
-}
-
-/** A yes/no question whose safe answer (Cancel) has the focus. */
-export function confirmDialog(title: string, text: string, yes: string, onYes: () => void): HTMLDialogElement {
-  const cancel = h("button", { autofocus: true }, "Cancel");
-  const confirm = h("button", { class: "danger" }, yes);
-  const m = modal("confirm-dialog", title, [h("h2", {}, title), h("p", {}, text), h("div", { class: "actions" }, cancel, confirm)]);
-  cancel.addEventListener("click", m.close);
-  confirm.addEventListener("click", () => {
-    onYes();
-    m.close();
-  });
   return m.dialog;
 }
