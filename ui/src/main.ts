@@ -2,25 +2,24 @@
 // and the page it selects; the approval and question dialogs are mounted once above every page.
 import "./styles.css";
 import { h } from "./app/dom";
-import { mountChat } from "./features/chat/page";
-import { mountAgents } from "./features/agents/page";
-import { mountCatalog } from "./features/catalog/page";
-import { mountPipelines } from "./features/pipelines/page";
-import { mountPrompts } from "./features/context/prompts";
-import { mountResources } from "./features/context/resources";
-import { mountSkills } from "./features/skills/page";
-import { mountServers } from "./features/servers/page";
-import { mountRegistry } from "./features/registry/page";
-import { mountApprovals } from "./features/approvals/dialog";
-import { mountQuestions } from "./features/questions/dialog";
-import { mountLinks } from "./features/links/dialog";
-import { mountAudit } from "./features/audit/page";
-import { mountMetrics } from "./features/metrics/page";
-import { mountPolicy } from "./features/policy/page";
-import { mountCredentials } from "./features/credentials/page";
-import { applySavedTheme, mountSettings } from "./features/settings/page";
-import { installShortcuts } from "./features/settings/shortcuts";
-import { commands } from "./ipc/bindings";
+import { mountChat } from "./features/chat";
+import { mountAgents } from "./features/agents";
+import { mountCatalog } from "./features/catalog";
+import { mountPipelines } from "./features/pipelines";
+import { mountPrompts } from "./features/context";
+import { mountResources } from "./features/context";
+import { mountSkills } from "./features/skills";
+import { mountServers } from "./features/servers";
+import { mountRegistry } from "./features/registry";
+import { mountApprovals } from "./features/approvals";
+import { mountQuestions } from "./features/questions";
+import { mountLinks } from "./features/links";
+import { mountAudit } from "./features/audit";
+import { mountMetrics } from "./features/metrics";
+import { mountPolicy } from "./features/policy";
+import { mountCredentials } from "./features/credentials";
+import { applySavedTheme, installShortcuts, mountSettings } from "./features/settings";
+import { ipc } from "./ipc/client";
 
 const pages = {
   chat: { label: "Chat", mount: mountChat },
@@ -56,7 +55,7 @@ function showStartupProblem(root: HTMLElement, problem: string) {
 }
 
 async function start(root: HTMLElement) {
-  const problem = await commands.startupProblem().catch(() => null);
+  const problem = await ipc.startupProblem().catch(() => null);
   if (problem) {
     showStartupProblem(root, problem);
     return;

@@ -4,7 +4,7 @@
 // from someone else's file, so everything shown goes in as text through h(); Rust checks every
 // save and import and answers a refusal with a sentence, shown as it is.
 import "./agents.css";
-import { commands } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import type { AgentDto_Serialize as Agent } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
@@ -95,9 +95,9 @@ export function mountAgents(root: HTMLElement): () => void {
   let opening = 0;
   const fillProviders = async (chosen: string) => {
     const mine = ++opening;
-    const r = await commands.listProviders();
+    const r = await attempt(ipc.listProviders());
     if (mine !== opening) return;
-    const names = r.status === "ok" ? r.data.map((p) => p.name) : [];
+    const names = r instanceof IpcFailure ? [] : r.map((p) => p.name);
     f.provider.replaceChildren(h("option", { value: "" }, "(choose a provider)"),
       ...names.map((n) => h("option", { value: n }, n)),
       ...(chosen && !names.includes(chosen) ? [h("option", { value: chosen }, `${chosen} (not configured)`)] : []));
@@ -131,8 +131,8 @@ export function mountAgents(root: HTMLElement): () => void {
     // Disabled while the save is in flight only: the list's reload after it must not hold the
     // button of the next agent someone is already filling in.
     save.disabled = true;
-    const r = await commands.saveAgent(checked.agent, editing === null).finally(() => (save.disabled = false));
-    if (r.status === "error") return say(formError, r.error.message);
+    const r = await attempt(ipc.saveAgent(checked.agent, editing === null)).finally(() => (save.disabled = false));
+    if (r instanceof IpcFailure) return say(formError, r.message);
     form.hidden = true;
     say(status, `Agent ${checked.agent.name} saved.`);
     await reload();
@@ -150,20 +150,20 @@ export function mountAgents(root: HTMLElement): () => void {
       h("button", { type: "button", class: "agent-edit", onclick: () => open(a), "aria-label": `Edit agent ${a.name}` }, "Edit"),
       h("button", { type: "button", class: "danger agent-remove", "aria-label": `Remove agent ${a.name}`,
         onclick: () => root.append(confirmRemove(a.name, async () => {
-          const r = await commands.removeAgent(a.name);
-          say(error, r.status === "error" ? r.error.message : null);
-          if (r.status === "ok") say(status, `Agent ${a.name} removed.`);
+          const r = await attempt(ipc.removeAgent(a.name));
+          say(error, failureMessage(r));
+          if (!(r instanceof IpcFailure)) say(status, `Agent ${a.name} removed.`);
           await reload();
         })) }, "Remove")));
   let seq = 0;
   const reload = async () => {
     const mine = ++seq;
-    const r = await commands.listAgents();
+    const r = await attempt(ipc.listAgents());
     if (disposed || mine !== seq) return;
-    if (r.status === "error") return say(error, r.error.message);
-    body.replaceChildren(...(r.data.length === 0
+    if (r instanceof IpcFailure) return say(error, r.message);
+    body.replaceChildren(...(r.length === 0
       ? [h("tr", {}, h("td", { colspan: "6", class: "hint agents-empty" }, "No agents yet. An agent is a model with its own instructions, tools and limits; add one with \"New agent\"."))]
-      : r.data.map(row)));
+      : r.map(row)));
   };
 
   // The file.
@@ -173,19 +173,19 @@ export function mountAgents(root: HTMLElement): () => void {
   const exportBtn = h("button", { type: "button", class: "agents-export" }, "Show as TOML");
   const importBtn = h("button", { type: "button", class: "primary agents-import" }, "Import");
   exportBtn.addEventListener("click", async () => {
-    const r = await commands.exportAgents();
-    if (r.status === "error") return say(fileError, r.error.message);
+    const r = await attempt(ipc.exportAgents());
+    if (r instanceof IpcFailure) return say(fileError, r.message);
     say(fileError, null);
-    file.value = r.data;
+    file.value = r;
   });
   importBtn.addEventListener("click", async () => {
     importBtn.disabled = true;
     try {
-      const r = await commands.importAgents(file.value, replace.checked);
-      if (r.status === "error") return say(fileError, r.error.message);
+      const r = await attempt(ipc.importAgents(file.value, replace.checked));
+      if (r instanceof IpcFailure) return say(fileError, r.message);
       say(fileError, null);
-      const n = r.data.added.length + r.data.replaced.length;
-      say(status, `${n} ${n === 1 ? "agent" : "agents"} imported${r.data.replaced.length ? ` (replaced: ${r.data.replaced.join(", ")})` : ""}.`);
+      const n = r.added.length + r.replaced.length;
+      say(status, `${n} ${n === 1 ? "agent" : "agents"} imported${r.replaced.length ? ` (replaced: ${r.replaced.join(", ")})` : ""}.`);
       await reload();
     } finally {
       importBtn.disabled = false;

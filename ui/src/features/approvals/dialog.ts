@@ -12,13 +12,14 @@
 // An answer can be refused by Rust (edited arguments that do not match the tool's schema): the
 // request then stays pending, so the dialog stays open with the reason shown and can be answered
 // again. It closes only once an answer was accepted.
-import { commands, events } from "../../ipc/bindings";
+import { events } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc } from "../../ipc/client";
 import type { ApprovalAnswerDto_Deserialize, ApprovalDto, ConstraintDto, ScopeDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { attachFindings } from "./findings";
 import { hintsLine, message, parseArguments, reasonLine, sameArguments, warningBox, whoAsks } from "./args";
 import { batchDialog, type BatchHandle } from "./batch";
-import { pipelineAsk } from "../pipelines/ask";
+import { pipelineAsk } from "../pipelines";
 
 export { parseArguments } from "./args";
 
@@ -235,8 +236,8 @@ export function approvalDialog(req: ApprovalDto, answer: AnswerFn, onReviewAll?:
 
 /** Answers by nonce; resolves to Rust's refusal, or null when accepted. */
 async function send(nonce: string, a: ApprovalAnswerDto_Deserialize): Promise<string | null> {
-  const r = await commands.answerApproval(nonce, a);
-  return r.status === "error" ? r.error.message : null;
+  const r = await attempt(ipc.answerApproval(nonce, a));
+  return failureMessage(r);
 }
 
 /** Keeps the oldest pending request on screen until none are left. */
@@ -265,7 +266,7 @@ export function mountApprovals(root: HTMLElement): () => void {
     }
     busy = true;
     try {
-      pending = await commands.pendingApprovals();
+      pending = await ipc.pendingApprovals();
       if (shown && !pending.some((p) => p.nonce === shown?.nonce)) {
         // Answered elsewhere or withdrawn (the run was cancelled).
         shown.dialog.remove();

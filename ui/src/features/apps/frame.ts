@@ -11,7 +11,7 @@
 // loads a second document navigated away from its own: it is cut off and reported
 // (`app_navigated`), and Rust refuses whatever other document it asked for.
 import { Channel } from "@tauri-apps/api/core";
-import { commands } from "../../ipc/bindings";
+import { attempt, generated, ipc, IpcFailure, outcome } from "../../ipc/client";
 import type { ProgressDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { AppBridge, toMcpResult } from "./bridge";
@@ -44,9 +44,9 @@ export function viewOf(result: { content: { type: string; uri?: unknown }[] }): 
  * the tool to apps, then asks for approval (naming the app) first. */
 export async function ipcCallTool(frame: string, name: string, args: Record<string, unknown>): Promise<CallOutcome> {
   const channel = new Channel<ProgressDto>();
-  const r = await commands.runAppTool(frame, name, JSON.stringify(args), channel);
-  if (r.status === "ok") return { ok: true, result: toMcpResult(r.data as Parameters<typeof toMcpResult>[0]) };
-  return { ok: false, message: r.error.message };
+  const r = await attempt(ipc.runAppTool(frame, name, JSON.stringify(args), channel));
+  if (!(r instanceof IpcFailure)) return { ok: true, result: toMcpResult(r as Parameters<typeof toMcpResult>[0]) };
+  return { ok: false, message: r.message };
 }
 
 type Opened = { status: "ok"; data: string } | { status: "error"; error: { message: string } };
@@ -86,10 +86,11 @@ export function mountApp(o: MountOptions): HTMLElement {
   const status = h("p", { class: "app-status hint" }, `App ${o.uri} from ${o.server}; its tool calls ask for approval.`);
   const input: AppInput = { toolName: o.toolName, arguments: o.arguments, result: o.result };
   const call = o.callTool ?? ipcCallTool;
-  const openFrame = o.openFrame ?? commands.openAppFrame;
-  const navigated = o.navigated ?? commands.appNavigated;
+  const openFrame = o.openFrame ?? generated.openAppFrame;
+  const navigated = o.navigated ?? generated.appNavigated;
   // By default Rust's `open_app_link`, which checks the URL again and uses the one opener.
-  const openLink: OpenLink | null = o.openLink === undefined ? commands.openAppLink : o.openLink;
+  const openLink: OpenLink | null = o.openLink === undefined ? generated.openAppLink : o.openLink;
+
   // The app asked to open a link: the person sees it and decides; nothing opens without a click.
   const showLink = (url: string) => {
     const note = h("p", { class: "app-link" }, "The app asks to open ", h("code", {}, url));
@@ -97,8 +98,10 @@ export function mountApp(o: MountOptions): HTMLElement {
       const button = h("button", { class: "app-open-link" }, "Open in browser");
       button.addEventListener("click", () => {
         button.disabled = true;
-        void openLink(url).then((r) => {
-          note.append(h("span", { class: r.status === "ok" ? "hint" : "error" }, r.status === "ok" ? " Opened." : ` ${r.error.message}`));
+        void openLink(url).then((x) => {
+          const r = outcome(x);
+          note.append(r instanceof IpcFailure ? h("span", { class: "error" }, ` ${r.message}`) : h("span", { class: "hint" }, " Opened."));
+
         });
       });
       note.append(" ", button);
@@ -123,20 +126,21 @@ export function mountApp(o: MountOptions): HTMLElement {
     },
   });
   const panel = h("section", { class: "app-view", "aria-label": "App" }, status, slot, links, log);
-  void openFrame(o.server, o.uri, o.conversation ?? null, o.agent ?? null).then((r) => {
-    if (r.status === "error") {
-      status.textContent = `This app cannot be shown: ${r.error.message}`;
+  void openFrame(o.server, o.uri, o.conversation ?? null, o.agent ?? null).then((x) => {
+    const r = outcome(x);
+    if (r instanceof IpcFailure) {
+      status.textContent = `This app cannot be shown: ${r.message}`;
       return;
     }
-    frameId = r.data;
+    frameId = r;
     const f = h("iframe", {
       class: "app-frame",
       sandbox: "allow-scripts",
       referrerpolicy: "no-referrer",
       allow: "",
       title: `App of ${o.server}: ${o.uri}`,
-      src: appUrl(r.data),
-      "data-frame": r.data,
+      src: appUrl(r),
+      "data-frame": r,
     });
     f.style.height = "160px";
     let loads = 0;
@@ -146,7 +150,7 @@ export function mountApp(o: MountOptions): HTMLElement {
       // A second document: the app navigated its frame away from its own. Rust refused the
       // other document; the frame is cut off here and closed there (its calls refused).
       bridge.close("it navigated away from its own document");
-      void navigated(r.data);
+      void navigated(r);
     });
     frame = f;
     slot.append(f);

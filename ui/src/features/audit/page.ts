@@ -2,7 +2,7 @@
 // elicitation and sampling answers, newest first, searchable, with a "Verify chain" check.
 // Read-only by construction: the only commands it calls read the log. Every field (server and
 // tool names, rule ids, error text, arguments) is untrusted and goes in as text through h().
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure, thrown } from "../../ipc/client";
 import type { AuditEntryDto_Serialize as Entry, AuditVerifyDto_Serialize as Verify } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
 import "./audit.css";
@@ -89,23 +89,18 @@ export function mountAudit(root: HTMLElement): () => void {
     const mine = append ? seq : ++seq;
     const query = search.value.trim();
     more.disabled = true;
-    let r;
-    try {
-      r = await commands.auditEntries(query === "" ? null : query, append ? next : null, PAGE);
-    } catch (e) {
-      r = { status: "error" as const, error: { code: "internal", message: e instanceof Error ? e.message : String(e) } };
-    }
+    const r = await attempt(ipc.auditEntries(query === "" ? null : query, append ? next : null, PAGE)).catch(thrown);
     if (disposed || mine !== seq) return;
     more.disabled = false;
-    if (r.status === "error") {
-      showError(r.error.message);
+    if (r instanceof IpcFailure) {
+      showError(r.message);
       return;
     }
     showError(null);
-    const views = r.data.entries.map(entryView);
+    const views = r.entries.map(entryView);
     if (append) list.append(...views);
     else list.replaceChildren(...views);
-    next = r.data.next_before;
+    next = r.next_before;
     more.hidden = next === null;
     const none = list.childElementCount === 0;
     empty.hidden = !none;
@@ -128,12 +123,12 @@ export function mountAudit(root: HTMLElement): () => void {
     let text: string;
     let ok = false;
     try {
-      const r = await commands.verifyAudit();
-      if (r.status === "ok") {
-        text = verifyMessage(r.data);
-        ok = r.data.ok;
+      const r = await attempt(ipc.verifyAudit());
+      if (!(r instanceof IpcFailure)) {
+        text = verifyMessage(r);
+        ok = r.ok;
       } else {
-        text = r.error.message;
+        text = r.message;
       }
     } catch (e) {
       text = e instanceof Error ? e.message : String(e);

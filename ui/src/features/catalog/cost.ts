@@ -4,7 +4,7 @@
 // (`catalog_costs`, one call per page): exact for OpenAI models, marked "≈" where they are an
 // estimate. A server that never ran has no known cost; nothing is started to find it out
 // (an unapproved server never runs), so it says so instead of showing a zero.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { CatalogCostsDto, CostModelDto, ServerCostDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -42,8 +42,8 @@ export function turnCost(costs: CatalogCostsDto | null): string {
  * reason for a page or a dialog to fail. */
 export async function loadCosts(): Promise<CatalogCostsDto | null> {
   try {
-    const r = await commands.catalogCosts();
-    return r.status === "ok" ? r.data : null;
+    const r = await attempt(ipc.catalogCosts());
+    return r instanceof IpcFailure ? null : r;
   } catch {
     return null;
   }

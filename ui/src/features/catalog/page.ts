@@ -2,7 +2,7 @@
 // start when needed (opening one starts it), in one virtualised list (thousands stay smooth), filtered by text, server and claimed hints, and a detail pane with the tool's schema,
 // its switch and the "run this tool" form. It follows list_changed live: the host pushes a
 // change event and the page re-reads the catalog, keeping the selection and any typed arguments.
-import { commands } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import type { CatalogCostsDto, ServerToolsDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { createVirtualList } from "../../app/virtual-list";
@@ -76,10 +76,10 @@ export function mountCatalog(root: HTMLElement): () => void {
   const open = (server: string) => {
     if (!lastKnown.has(server) || opened.has(server)) return;
     opened.add(server);
-    void commands.openServer(server).then((r) => {
+    void attempt(ipc.openServer(server)).then((r) => {
       // Opened on its own when a tool is picked: its success is no answer to the person's
       // last action, so it leaves that action's error alone.
-      if (r.status === "error") error.action(r.error.message);
+      if (r instanceof IpcFailure) error.action(r.message);
       void refresh();
     });
   };
@@ -164,14 +164,14 @@ export function mountCatalog(root: HTMLElement): () => void {
 
   const refresh = async () => {
     const mine = ++generation;
-    const r = await commands.catalog();
+    const r = await attempt(ipc.catalog());
     if (mine !== generation) return;
-    error.read(r.status === "error" ? r.error.message : null);
-    if (r.status === "error") return;
-    servers = r.data;
-    const c = await commands.catalogCosts();
+    error.read(failureMessage(r));
+    if (r instanceof IpcFailure) return;
+    servers = r;
+    const c = await attempt(ipc.catalogCosts());
     if (mine !== generation) return;
-    costs = c.status === "ok" ? c.data : null;
+    costs = c instanceof IpcFailure ? null : c;
     lastKnown = new Set(servers.filter((s) => s.last_known_ms != null).map((s) => s.server));
     for (const s of [...opened]) if (!lastKnown.has(s)) opened.delete(s);
     setServerOptions(which, servers.map((s) => s.server));
@@ -179,8 +179,8 @@ export function mountCatalog(root: HTMLElement): () => void {
   };
 
   const toggle = async (server: string, tool: string, enabled: boolean) => {
-    const r = await commands.setToolEnabled(server, tool, enabled);
-    error.action(r.status === "error" ? r.error.message : null);
+    const r = await attempt(ipc.setToolEnabled(server, tool, enabled));
+    error.action(failureMessage(r));
     await refresh();
   };
 

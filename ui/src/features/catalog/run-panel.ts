@@ -3,13 +3,12 @@
 // exact arguments before anything reaches the server (AP-01, AP-03). Cancel withdraws a run that
 // is still waiting, or cancels it at the server once it runs.
 import { Channel } from "@tauri-apps/api/core";
-import { commands } from "../../ipc/bindings";
+import { generated, ipc, IpcFailure, outcome } from "../../ipc/client";
 import type { ProgressDto, ToolDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { buildSchemaForm } from "./schema-form";
 import { renderContent, renderProgress, renderToolResult } from "./result-view";
-import { mountApp, viewOf } from "../apps/frame";
-import { toMcpResult } from "../apps/bridge";
+import { mountApp, toMcpResult, viewOf } from "../apps";
 import type { ContentDto } from "./result-view";
 
 /** What the panel needs from the outside, so tests can stand in for the IPC. */
@@ -26,14 +25,14 @@ export interface RunDeps {
 }
 
 export const ipcRunDeps: RunDeps = {
-  openRun: () => commands.openRun(),
+  openRun: () => ipc.openRun(),
   run: (runId, server, tool, args, onProgress) => {
     const channel = new Channel<ProgressDto>();
     channel.onmessage = onProgress;
-    return commands.runTool(runId, server, tool, args, channel);
+    return generated.runTool(runId, server, tool, args, channel);
   },
-  cancel: (runId) => commands.cancelRun(runId),
-  read: (server, uri) => commands.readResource(server, uri, null),
+  cancel: (runId) => ipc.cancelRun(runId),
+  read: (server, uri) => generated.readResource(server, uri, null),
 };
 
 /** Arguments last sent per tool, so reopening a tool offers them again. */
@@ -74,41 +73,43 @@ export function runPanel(server: string, tool: ToolDto, deps: RunDeps = ipcRunDe
     status.textContent = "Waiting for approval, then for the tool…";
     progress.replaceChildren();
     output.replaceChildren();
-    const r = await deps.run(id, server, tool.name, JSON.stringify(v.value), (p) => {
+    const r = outcome(await deps.run(id, server, tool.name, JSON.stringify(v.value), (p) => {
       if (current !== id) return;
       status.textContent = "Running…";
       progress.replaceChildren(renderProgress({ progress: p.progress ?? 0, total: p.total ?? null, message: p.message ?? null }));
-    });
+    }));
+
     if (current !== id) return;
     current = null;
     runButton.disabled = !tool.enabled;
     cancelButton.hidden = true;
     progress.replaceChildren();
-    if (r.status === "ok") {
-      status.textContent = r.data.is_error ? "The tool ran and reported an error." : "Done.";
-      output.replaceChildren(renderToolResult(r.data, { onOpenResource: (uri) => void open(uri) }));
+    if (!(r instanceof IpcFailure)) {
+      status.textContent = r.is_error ? "The tool ran and reported an error." : "Done.";
+      output.replaceChildren(renderToolResult(r, { onOpenResource: (uri) => void open(uri) }));
       // A result that points to a ui:// view is an MCP App: shown in its jail (features/apps).
       // The view a result links, else the one the tool declares (`_meta.ui.resourceUri`).
       const declared = tool.ui_view ?? null;
-      const view = viewOf(r.data) ?? (declared !== null && /^ui:\/\/./i.test(declared) ? declared : null);
+      const view = viewOf(r) ?? (declared !== null && /^ui:\/\/./i.test(declared) ? declared : null);
       if (view !== null && deps.apps !== false) {
-        const result = toMcpResult(r.data as Parameters<typeof toMcpResult>[0]);
+        const result = toMcpResult(r as Parameters<typeof toMcpResult>[0]);
         output.append(mountApp({ server, uri: view, toolName: tool.name, arguments: v.value, result }));
       }
     } else {
       const why: Record<string, string> = { denied: "Not run: the call was not approved.", cancelled: "Cancelled." };
-      status.textContent = why[r.error.code] ?? "The call failed.";
-      output.replaceChildren(h("p", { class: "error", role: "alert" }, r.error.message));
+      status.textContent = why[r.code] ?? "The call failed.";
+      output.replaceChildren(h("p", { class: "error", role: "alert" }, r.message));
     }
   };
 
   const linked = h("div", { class: "run-linked", "aria-live": "polite" });
   const open = async (uri: string) => {
     linked.replaceChildren(h("p", { class: "hint" }, `Reading ${uri}…`));
-    const r = await deps.read(server, uri);
+    const r = outcome(await deps.read(server, uri));
+
     linked.replaceChildren(
       h("h4", {}, uri),
-      ...(r.status === "ok" ? r.data.map((c) => renderContent(c)) : [h("p", { class: "error", role: "alert" }, r.error.message)]),
+      ...(!(r instanceof IpcFailure) ? r.map((c) => renderContent(c)) : [h("p", { class: "error", role: "alert" }, r.message)]),
     );
   };
 

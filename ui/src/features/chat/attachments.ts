@@ -4,7 +4,7 @@
 // well-formed base64, size-capped; RN-03) and shown as a removable chip with its thumbnail.
 import { h } from "../../app/dom";
 import type { ImageDto } from "../../ipc/bindings";
-import { IMAGE_TYPES, checkBase64, formatBytes, mimeOf } from "../catalog/result-view";
+import { IMAGE_TYPES, checkBase64, formatBytes, mimeOf } from "../catalog";
 
 /** Images one message may carry (the host refuses more). */
 export const MAX_IMAGES = 8;

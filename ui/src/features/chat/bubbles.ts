@@ -2,7 +2,7 @@
 // (safe Markdown). Images are shown only through result-view's allowlist: PNG, JPEG, GIF or WebP
 // with well-formed base64, as data: URLs; anything else becomes a placeholder (RN-01, RN-03).
 import { h } from "../../app/dom";
-import { renderImage } from "../catalog/result-view";
+import { renderImage } from "../catalog";
 
 export interface ImagePart {
   mime_type: string;

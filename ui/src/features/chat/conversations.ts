@@ -1,6 +1,6 @@
 // The conversation list of the Chat page: newest first, full-text search, rename in place and
 // delete with a second click to confirm. Titles, previews and snippets are shown as text.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { ConversationDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -38,8 +38,8 @@ export function conversationList(o: ConversationListOptions): ConversationList {
       field.value = title;
       const done = async (save: boolean) => {
         if (save && field.value.trim() !== "" && field.value !== title) {
-          const r = await commands.renameConversation(id, field.value.trim());
-          if (r.status === "error") o.fail(r.error.message);
+          const r = await attempt(ipc.renameConversation(id, field.value.trim()));
+          if (r instanceof IpcFailure) o.fail(r.message);
         }
         void reload();
       };
@@ -57,8 +57,8 @@ export function conversationList(o: ConversationListOptions): ConversationList {
         del.textContent = "Delete?";
         return;
       }
-      const r = await commands.deleteConversation(id);
-      if (r.status === "error") o.fail(r.error.message);
+      const r = await attempt(ipc.deleteConversation(id));
+      if (r instanceof IpcFailure) o.fail(r.message);
       else o.deleted(id);
       void reload();
     });
@@ -68,16 +68,16 @@ export function conversationList(o: ConversationListOptions): ConversationList {
   async function reload() {
     const q = search.value.trim();
     if (q !== "") {
-      const r = await commands.searchConversations(q);
+      const r = await attempt(ipc.searchConversations(q));
       if (stopped) return;
-      if (r.status === "error") return o.fail(r.error.message);
-      list.replaceChildren(...(r.data.length === 0 ? [h("li", { class: "hint" }, "No match.")] : r.data.map((s) => convItem(s.conversation, s.title, s.snippet))));
+      if (r instanceof IpcFailure) return o.fail(r.message);
+      list.replaceChildren(...(r.length === 0 ? [h("li", { class: "hint" }, "No match.")] : r.map((s) => convItem(s.conversation, s.title, s.snippet))));
       return;
     }
-    const r = await commands.listConversations();
+    const r = await attempt(ipc.listConversations());
     if (stopped) return;
-    if (r.status === "error") return o.fail(r.error.message);
-    const items = [...r.data].sort((a: ConversationDto, b: ConversationDto) => (b.updated_ms ?? 0) - (a.updated_ms ?? 0));
+    if (r instanceof IpcFailure) return o.fail(r.message);
+    const items = [...r].sort((a: ConversationDto, b: ConversationDto) => (b.updated_ms ?? 0) - (a.updated_ms ?? 0));
     list.replaceChildren(...(items.length === 0 ? [h("li", { class: "hint" }, "No conversation yet.")] : items.map((c) => convItem(c.id, c.title, c.preview ?? null))));
   }
 

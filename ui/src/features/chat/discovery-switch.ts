@@ -8,7 +8,7 @@
 // Like the redaction switch it watches the transcript's children to notice a conversation
 // opened or a turn ended, so the page needs only a mount line.
 import { h } from "../../app/dom";
-import { commands } from "../../ipc/bindings";
+import { ipc } from "../../ipc/client";
 import "./discovery.css";
 
 export interface DiscoverySwitchOptions {
@@ -40,10 +40,9 @@ export function describeDiscovery(on: boolean | null, conversation: string | nul
     : { text: "Find tools", title: "Tick to offer the model a search over your tools instead of every tool definition in every request: far fewer tokens per turn with a large catalog. Calls still ask for your approval.", checked: false, enabled: true, hidden: false };
 }
 
-async function call<T>(f: () => Promise<{ status: "ok"; data: T } | { status: "error"; error: { message: string } }>): Promise<{ data: T } | null> {
+async function call<T>(f: () => Promise<T>): Promise<{ data: T } | null> {
   try {
-    const r = await f();
-    return r.status === "ok" ? { data: r.data } : null;
+    return { data: await f() };
   } catch {
     return null;
   }
@@ -75,7 +74,7 @@ export function discoverySwitch(opts: DiscoverySwitchOptions): DiscoverySwitch {
     firstSeen = opts.log.firstElementChild;
     if (conversation === null) return show(pendingOn, null);
     pendingOn = false;
-    const r = await call(() => commands.conversationDiscovery(conversation));
+    const r = await call(() => ipc.conversationDiscovery(conversation));
     if (opts.conversation() !== conversation) return;
     show(r === null ? null : r.data, conversation);
   }
@@ -88,7 +87,7 @@ export function discoverySwitch(opts: DiscoverySwitchOptions): DiscoverySwitch {
       return show(pendingOn, null);
     }
     box.disabled = true;
-    const r = await call(() => commands.setConversationDiscovery(conversation, box.checked));
+    const r = await call(() => ipc.setConversationDiscovery(conversation, box.checked));
     if (r === null) {
       state.textContent = "Find tools: the switch could not be saved";
       el.classList.add("error");

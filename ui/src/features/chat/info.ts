@@ -5,15 +5,11 @@
 import { h } from "../../app/dom";
 import type { ConversationInfoDto, ModelUsageDto } from "../../ipc/bindings";
 import { renderMarkdown } from "./markdown";
+import { formatCost } from "../../app/format";
+
+export { formatCost };
 
 const count = (n: number | null | undefined) => Math.round(n ?? 0).toLocaleString("en-US");
-
-/** Dollars, with enough digits that a small cost does not read as zero. */
-export function formatCost(usd: number): string {
-  if (!Number.isFinite(usd) || usd <= 0) return "$0.00";
-  if (usd < 0.01) return `$${usd.toPrecision(1)}`;
-  return `$${usd.toFixed(2)}`;
-}
 
 function costPart(cost: number | null | undefined, complete: boolean): string {
   const c = cost ?? 0;

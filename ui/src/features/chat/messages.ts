@@ -11,7 +11,7 @@ import { summaryBlock } from "./info";
 import { renderMarkdown } from "./markdown";
 import { toolCard } from "./tool-card";
 import type { ToolCard } from "./tool-card";
-import type { MountOptions } from "../apps/frame";
+import type { MountOptions } from "../apps";
 
 export { userBubble } from "./bubbles";
 

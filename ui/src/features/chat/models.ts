@@ -4,7 +4,7 @@
 // from a server, so they go in as text only (the dom builder never parses markup). Lists load
 // after the dialog is on screen and never hold it up; a failed list says why and the model
 // field still takes free text.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { DetectedRuntimeDto, ModelDto, ProviderDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import "./models.css";
@@ -53,11 +53,11 @@ export async function fillModelPicker(datalist: HTMLDataListElement, name: strin
     models = hit.models;
   } else {
     try {
-      const r = await commands.listProviderModels(name);
-      if (r.status === "error") error = r.error.message;
+      const r = await attempt(ipc.listProviderModels(name));
+      if (r instanceof IpcFailure) error = r.message;
       else {
-        models = r.data.models;
-        error = r.data.error;
+        models = r.models;
+        error = r.error;
         if (error === null) cache.set(name, { at: Date.now(), models });
       }
     } catch (e) {
@@ -78,8 +78,8 @@ function modelItem(provider: string, m: ModelDto, fail: (msg: string) => void, r
     box.checked = m.prompt_tools;
     box.addEventListener("change", async () => {
       box.disabled = true;
-      const r = await commands.setModelToolMode(provider, m.id, box.checked);
-      if (r.status === "error") fail(r.error.message);
+      const r = await attempt(ipc.setModelToolMode(provider, m.id, box.checked));
+      if (r instanceof IpcFailure) fail(r.message);
       forgetModels(provider);
       reload();
     });
@@ -97,12 +97,12 @@ export function providerModels(p: ProviderDto, fail: (msg: string) => void): HTM
   const load = async () => {
     status.hidden = false;
     status.textContent = "Asking the vendor…";
-    const r = await commands.listProviderModels(p.name);
-    if (r.status === "error") {
-      status.textContent = r.error.message;
+    const r = await attempt(ipc.listProviderModels(p.name));
+    if (r instanceof IpcFailure) {
+      status.textContent = r.message;
       return;
     }
-    const { models, error } = r.data;
+    const { models, error } = r;
     status.textContent = error ? `Cannot list the models: ${error}` : models.length === 0 ? "No models listed." : "";
     status.hidden = status.textContent === "";
     list.replaceChildren(...models.map((m) => modelItem(p.name, m, fail, () => void load())));
@@ -127,10 +127,10 @@ function runtimeItem(rt: DetectedRuntimeDto, taken: () => string[], fail: (m: st
   add.addEventListener("click", async () => {
     add.disabled = true;
     const first = rt.models.find((m) => m.tools === "native") ?? rt.models[0];
-    const r = await commands.addProvider(freeName(rt.kind, taken()), rt.kind, rt.base_url, first?.id ?? null, null);
-    if (r.status === "error") {
+    const r = await attempt(ipc.addProvider(freeName(rt.kind, taken()), rt.kind, rt.base_url, first?.id ?? null, null));
+    if (r instanceof IpcFailure) {
       add.disabled = false;
-      return fail(r.error.message);
+      return fail(r.message);
     }
     add.textContent = "Added";
     added();
@@ -145,9 +145,9 @@ function runtimeItem(rt: DetectedRuntimeDto, taken: () => string[], fail: (m: st
 export function detectedRuntimes(taken: () => string[], fail: (m: string) => void, added: () => void): HTMLElement {
   const list = h("ul", {});
   const section = h("section", { class: "pv-detected", hidden: true }, h("h3", {}, "Found on this computer"), list);
-  void Promise.resolve(commands.detectLocalModels()).then((r) => {
-    if (!r || r.status === "error" || r.data.length === 0) return;
-    list.replaceChildren(...r.data.map((rt) => runtimeItem(rt, taken, fail, added)));
+  void Promise.resolve(attempt(ipc.detectLocalModels())).then((r) => {
+    if (!r || r instanceof IpcFailure || r.length === 0) return;
+    list.replaceChildren(...r.map((rt) => runtimeItem(rt, taken, fail, added)));
     section.hidden = false;
   });
   return section;

@@ -6,7 +6,7 @@
 // An agent chosen in the composer runs the turn instead of the picked model; the runs of agents
 // that worked for the conversation show as live trees above the log (features/runs).
 import { Channel } from "@tauri-apps/api/core";
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { ChatEventDto, ChatEventDto_Deserialize, ConversationInfoDto, ProviderDto, TurnInputDto } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
 import { setActionsBusy } from "./actions";
@@ -18,12 +18,12 @@ import { LiveTurn, renderMessages, userBubble } from "./messages";
 import { providersDialog } from "./providers";
 import { fillModelPicker } from "./models";
 import { resourcePicker } from "./resource-picker";
-import { skillPicker } from "../skills/skill-picker";
+import { skillPicker } from "../skills";
 import { slashPrompts } from "./slash";
 import { redactionSwitch } from "./redaction-switch";
 import { discoverySwitch } from "./discovery-switch";
-import { agentPicker } from "../runs/agent-picker";
-import { runPanel } from "../runs/panel";
+import { agentPicker } from "../runs";
+import { runPanel } from "../runs";
 import "./chat.css";
 
 
@@ -124,18 +124,18 @@ export function mountChat(root: HTMLElement): () => void {
   /** The Settings page's default provider and model; none when they cannot be read. */
   async function settingsDefaults(): Promise<{ default_provider?: string | null; default_model?: string | null } | null> {
     try {
-      const st = await commands.getSettings();
-      return st.status === "ok" ? st.data.settings : null;
+      const st = await attempt(ipc.getSettings());
+      return st instanceof IpcFailure ? null : st.settings;
     } catch {
       return null;
     }
   }
 
   async function loadProviders() {
-    const r = await commands.listProviders();
+    const r = await attempt(ipc.listProviders());
     if (stopped) return;
-    if (r.status === "error") return fail(r.error.message);
-    providers = r.data;
+    if (r instanceof IpcFailure) return fail(r.message);
+    providers = r;
     sendBtn.disabled = false;
     const keep = providerSel.value;
     providerSel.replaceChildren(...providers.map((p) => h("option", { value: p.name }, `${p.name}${p.key_set || !p.key_required ? "" : " (no key)"}`)));
@@ -154,8 +154,8 @@ export function mountChat(root: HTMLElement): () => void {
   /** Usage and summaries; a failure here only hides the usage line. */
   async function conversationInfo(id: string): Promise<ConversationInfoDto | null> {
     try {
-      const r = await commands.conversationInfo(id);
-      return r.status === "ok" ? r.data : null;
+      const r = await attempt(ipc.conversationInfo(id));
+      return r instanceof IpcFailure ? null : r;
     } catch {
       return null;
     }
@@ -179,12 +179,12 @@ export function mountChat(root: HTMLElement): () => void {
   async function fork(at: string) {
     if (running !== null || current === null) return;
     fail(null);
-    const r = await commands.forkConversation(current, at, null);
+    const r = await attempt(ipc.forkConversation(current, at, null));
     if (stopped) return;
-    if (r.status === "error") return fail(r.error.message);
-    current = r.data;
+    if (r instanceof IpcFailure) return fail(r.message);
+    current = r;
     await conversations.reload();
-    await openConversation(r.data);
+    await openConversation(r);
   }
 
   async function openConversation(id: string) {
@@ -193,10 +193,10 @@ export function mountChat(root: HTMLElement): () => void {
     fail(null);
     conversations.mark(id);
     runs.show(id);
-    const [r, info] = await Promise.all([commands.loadConversation(id), conversationInfo(id)]);
+    const [r, info] = await Promise.all([attempt(ipc.loadConversation(id)), conversationInfo(id)]);
     if (stopped || current !== id) return;
-    if (r.status === "error") return fail(r.error.message);
-    renderMessages(log, r.data, { summaries: info?.summaries ?? [], actions, conversation: id });
+    if (r instanceof IpcFailure) return fail(r.message);
+    renderMessages(log, r, { summaries: info?.summaries ?? [], actions, conversation: id });
     showUsage(usage, info);
     log.scrollTop = log.scrollHeight;
   }
@@ -224,7 +224,7 @@ export function mountChat(root: HTMLElement): () => void {
     if (!canRun()) return false;
     fail(null);
     note(null);
-    const runId = await commands.openRun();
+    const runId = await ipc.openRun();
     running = runId;
     // A new chat has no id yet: its tree follows the first conversation a run of agents reports.
     if (current === null) runs.expectNew();
@@ -236,8 +236,8 @@ export function mountChat(root: HTMLElement): () => void {
       log.scrollTop = log.scrollHeight;
     };
     const attached = turnInput.kind === "regenerate" ? [] : Array.from(sources);
-    const r = await commands.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, agentPick.value(), current === null ? discovery.pending() : null, channel);
-    if (r.status === "ok") sources.clear();
+    const r = await attempt(ipc.sendMessage(runId, current, providerSel.value, model.value.trim() || null, turnInput, attached, agentPick.value(), current === null ? discovery.pending() : null, channel));
+    if (!(r instanceof IpcFailure)) sources.clear();
     running = null;
     if (stopped) return false;
     turn.render();
@@ -245,15 +245,15 @@ export function mountChat(root: HTMLElement): () => void {
     // (Regenerate, Edit, Fork) would act on messages about to be replaced, and the re-render
     // would then wipe the turn it started.
     try {
-      if (r.status === "error") {
+      if (r instanceof IpcFailure) {
         // Show what the store holds (an edit or a regenerate took messages off the view), then why.
         if (current !== null) await openConversation(current);
-        fail(r.error.message);
+        fail(r.message);
         return false;
       }
-      current = r.data;
+      current = r;
       await conversations.reload();
-      await openConversation(r.data);
+      await openConversation(r);
       if (turn.failedWith !== null && failure.hidden) fail(turn.failedWith);
     } finally {
       if (!stopped) setBusy(false);
@@ -296,7 +296,7 @@ export function mountChat(root: HTMLElement): () => void {
     void attach.addFiles(files);
   });
   stopBtn.addEventListener("click", () => {
-    if (running !== null) void commands.cancelRun(running);
+    if (running !== null) void ipc.cancelRun(running);
   });
 
   const discovery = discoverySwitch({ log, conversation: () => current });
@@ -314,6 +314,6 @@ export function mountChat(root: HTMLElement): () => void {
     conversations.stop();
     runs.stop();
     slash.close();
-    if (running !== null) void commands.cancelRun(running);
+    if (running !== null) void ipc.cancelRun(running);
   };
 }

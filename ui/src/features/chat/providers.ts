@@ -3,7 +3,7 @@
 // form; no command ever returns it, so it is never shown again (SE-05). Local runtimes found on
 // this machine are offered above the list, and each provider's models (with native tool
 // support and the prompt-based tool switch) open under its row (./models.ts).
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { ProviderDto, ProviderKindDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
@@ -16,8 +16,8 @@ function providerRow(p: ProviderDto, onChange: () => void, fail: (m: string) => 
     const value = key.value;
     key.value = "";
     if (value.trim() === "") return;
-    const r = await commands.setProviderKey(p.name, value);
-    if (r.status === "error") fail(r.error.message);
+    const r = await attempt(ipc.setProviderKey(p.name, value));
+    if (r instanceof IpcFailure) fail(r.message);
     onChange();
   });
   const remove = h("button", { type: "button", class: "danger" }, "Remove");
@@ -27,8 +27,8 @@ function providerRow(p: ProviderDto, onChange: () => void, fail: (m: string) => 
       remove.textContent = "Remove?";
       return;
     }
-    const r = await commands.removeProvider(p.name);
-    if (r.status === "error") fail(r.error.message);
+    const r = await attempt(ipc.removeProvider(p.name));
+    if (r instanceof IpcFailure) fail(r.message);
     onChange();
   });
   const keyState = p.key_set ? "key set" : p.key_required ? "key not set" : "no key needed";
@@ -81,10 +81,10 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
     pickKind();
   });
   const refresh = async () => {
-    const r = await commands.listProviders();
-    if (r.status === "error") return fail(r.error.message);
-    names = r.data.map((p) => p.name);
-    list.replaceChildren(...(r.data.length === 0 ? [h("li", { class: "hint" }, "No provider yet: add one below.")] : r.data.map((p) => providerRow(p, changed, fail))));
+    const r = await attempt(ipc.listProviders());
+    if (r instanceof IpcFailure) return fail(r.message);
+    names = r.map((p) => p.name);
+    list.replaceChildren(...(r.length === 0 ? [h("li", { class: "hint" }, "No provider yet: add one below.")] : r.map((p) => providerRow(p, changed, fail))));
   };
   const changed = () => {
     onChange();
@@ -113,11 +113,11 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
     const secret = key.value;
     key.value = "";
     const n = name.value.trim();
-    const r = await commands.addProvider(n, kind.value, baseUrl.value.trim() || null, model.value.trim() || null, ctx.value);
-    if (r.status === "error") return fail(r.error.message);
+    const r = await attempt(ipc.addProvider(n, kind.value, baseUrl.value.trim() || null, model.value.trim() || null, ctx.value));
+    if (r instanceof IpcFailure) return fail(r.message);
     if (secret.trim() !== "") {
-      const k = await commands.setProviderKey(n, secret);
-      if (k.status === "error") fail(k.error.message);
+      const k = await attempt(ipc.setProviderKey(n, secret));
+      if (k instanceof IpcFailure) fail(k.message);
     }
     name.value = "";
     baseUrl.value = "";
@@ -134,7 +134,7 @@ export function providersDialog(onChange: () => void): HTMLDialogElement {
     failure,
     h("div", { class: "actions" }, h("button", { type: "button", onclick: () => close() }, "Close")),
   ]);
-  void Promise.resolve(commands.providerKinds()).then((ks) => {
+  void Promise.resolve(ipc.providerKinds()).then((ks) => {
     kinds = ks;
     kind.replaceChildren(...ks.map((k) => h("option", { value: k.id }, k.name)));
     pickKind();

@@ -10,7 +10,7 @@
 // this module refresh the switch and put each turn's notice back at its turn after every
 // re-render, with nothing but a mount line in the page, which other features edit too.
 import { h } from "../../app/dom";
-import { commands } from "../../ipc/bindings";
+import { ipc } from "../../ipc/client";
 import type { RedactionStateDto } from "../../ipc/bindings";
 import { placeTurnRedactions } from "./messages";
 import "./redaction.css";
@@ -45,10 +45,9 @@ export function describeState(s: RedactionStateDto | null, conversation: string 
 
 /** Calls a command: its data, or `null` when it failed or does not exist (an older back
  *  end, a test without it). */
-async function call<T>(f: () => Promise<{ status: "ok"; data: T } | { status: "error"; error: { message: string } }>): Promise<{ data: T } | null> {
+async function call<T>(f: () => Promise<T>): Promise<{ data: T } | null> {
   try {
-    const r = await f();
-    return r.status === "ok" ? { data: r.data } : null;
+    return { data: await f() };
   } catch {
     return null;
   }
@@ -80,8 +79,8 @@ export function redactionSwitch(opts: RedactionSwitchOptions): RedactionSwitch {
     const provider = opts.provider.value || null;
     shownFor = `${conversation ?? ""}\u0000${provider ?? ""}`;
     const [s, t] = await Promise.all([
-      call(() => commands.redactionState(conversation, provider)),
-      conversation === null ? Promise.resolve(null) : call(() => commands.turnRedactions(conversation)),
+      call(() => ipc.redactionState(conversation, provider)),
+      conversation === null ? Promise.resolve(null) : call(() => ipc.turnRedactions(conversation)),
     ]);
     if (opts.conversation() !== conversation) return;
     show(s?.data ?? null, conversation);
@@ -93,7 +92,7 @@ export function redactionSwitch(opts: RedactionSwitchOptions): RedactionSwitch {
     const conversation = opts.conversation();
     if (conversation === null) return;
     box.disabled = true;
-    const r = await call(() => commands.setConversationRedaction(conversation, box.checked));
+    const r = await call(() => ipc.setConversationRedaction(conversation, box.checked));
     if (r === null) {
       error("Redaction: the switch could not be saved");
       box.disabled = false;

@@ -2,11 +2,11 @@
 // is read until the person picks one (RN-03). Its text contents are appended to the message as a
 // fenced block headed "Attached resource <uri>:"; images of an allowed type become image
 // attachments; anything else is refused with a reason. Every server string goes in as text.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure, thrown } from "../../ipc/client";
 import type { ContentDto, ImageDto, ResourceDto, ServerContextDto } from "../../ipc/bindings";
 import { h, matchesQuery } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { mimeOf } from "../catalog/result-view";
+import { mimeOf } from "../catalog";
 
 /** Text the host accepts in one message (512 KB); an attachment may not push past it. */
 export const MAX_TEXT = 512 * 1024;
@@ -94,14 +94,14 @@ export function resourcePicker(target: ResourceTarget, report: (message: string 
       reading = true;
       status.textContent = `Reading ${uri}…`;
       status.classList.remove("error");
-      const r = await commands.readResource(server, uri, target.conversation()).catch((e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } }));
+      const r = await attempt(ipc.readResource(server, uri, target.conversation())).catch(thrown);
       reading = false;
-      if (r.status === "error") {
-        status.textContent = r.error.message;
+      if (r instanceof IpcFailure) {
+        status.textContent = r.message;
         status.classList.add("error");
         return;
       }
-      const { attached, refused } = attachContents(uri, r.data, target);
+      const { attached, refused } = attachContents(uri, r, target);
       if (attached === 0) {
         status.textContent = refused.join(" ");
         status.classList.add("error");
@@ -113,13 +113,13 @@ export function resourcePicker(target: ResourceTarget, report: (message: string 
       button.focus();
     };
     filter.addEventListener("input", render);
-    void commands.serverContext().then((r) => {
-      if (r.status === "error") {
-        status.textContent = r.error.message;
+    void attempt(ipc.serverContext()).then((r) => {
+      if (r instanceof IpcFailure) {
+        status.textContent = r.message;
         status.classList.add("error");
         return;
       }
-      entries = r.data.flatMap((ctx: ServerContextDto) => ctx.resources.map((res) => ({ server: ctx.server, r: res })));
+      entries = r.flatMap((ctx: ServerContextDto) => ctx.resources.map((res) => ({ server: ctx.server, r: res })));
       if (entries.length === 0) status.textContent = "The running servers offer no resources. Start a server that has some on the Servers page.";
       render();
     }, (e: unknown) => {

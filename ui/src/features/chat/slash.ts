@@ -3,7 +3,7 @@
 // with arguments asks for them in a small form; then get_prompt runs and the text of its messages
 // goes into the composer, to be read and sent by the person (never sent on its own). Every server
 // string goes in as text; ids come from a counter, never from a server's names.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure, thrown } from "../../ipc/client";
 import type { ContentDto, PromptDto, PromptResultDto, ServerContextDto } from "../../ipc/bindings";
 import { h, matchesQuery } from "../../app/dom";
 
@@ -89,15 +89,15 @@ export function slashPrompts(input: HTMLTextAreaElement, target: SlashTarget = {
     const mine = ++seq;
     status.textContent = "Getting the prompt…";
     status.className = "slash-status hint";
-    const r = await commands.getPrompt(ctx.server, p.name, args, target.conversation()).catch((e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } }));
+    const r = await attempt(ipc.getPrompt(ctx.server, p.name, args, target.conversation())).catch(thrown);
     if (mine !== seq) return;
-    if (r.status === "error") {
-      status.textContent = r.error.message;
+    if (r instanceof IpcFailure) {
+      status.textContent = r.message;
       status.className = "slash-status slash-error error";
       return;
     }
     target.from(ctx.server);
-    insert(r.data);
+    insert(r);
   };
 
   const choose = (ctx: ServerContextDto, p: PromptDto) => {
@@ -183,13 +183,13 @@ export function slashPrompts(input: HTMLTextAreaElement, target: SlashTarget = {
     if (loadingFor === seq) return;
     el.replaceChildren(message("slash-status hint", "Loading prompts…"));
     const mine = (loadingFor = seq);
-    commands.serverContext().then((r) => {
+    attempt(ipc.serverContext()).then((r) => {
       if (mine !== seq || mode !== "list") return;
-      if (r.status === "error") {
-        el.replaceChildren(message("slash-error error", r.error.message));
+      if (r instanceof IpcFailure) {
+        el.replaceChildren(message("slash-error error", r.message));
         return;
       }
-      contexts = r.data;
+      contexts = r;
       renderList(QUERY.exec(input.value)?.[1] ?? "");
     }, (e: unknown) => {
       if (mine === seq) el.replaceChildren(message("slash-error error", e instanceof Error ? e.message : String(e)));

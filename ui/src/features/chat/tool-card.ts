@@ -2,10 +2,8 @@
 // (waiting for approval, running with progress, done, error), how long it took and what it
 // returned. Everything in it comes from a model or a server and goes in as text (RN-01).
 import { h } from "../../app/dom";
-import { renderProgress, renderContent } from "../catalog/result-view";
-import type { Progress } from "../catalog/result-view";
-import { mountApp } from "../apps/frame";
-import type { MountOptions } from "../apps/frame";
+import { renderProgress, renderContent, type Progress } from "../catalog";
+import { mountApp, type MountOptions } from "../apps";
 
 export type ToolStatus = "proposed" | "running" | "done" | "error";
 

@@ -3,13 +3,13 @@
 // it. Argument values can be completed by the server when it says it supports completion; the
 // suggestions go into a <datalist> whose id comes from a counter, never from a server name.
 // Every server string goes in as text through h(); message contents go through renderContent.
-import { commands } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import { errorLine } from "../../app/error-line";
 import type { PromptDto_Serialize, PromptResultDto_Serialize, ServerContextDto_Serialize } from "../../ipc/bindings";
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { pressGuard } from "../../app/press-guard";
-import { renderContent } from "../catalog/result-view";
+import { renderContent } from "../catalog";
 import { waitingBar } from "./waiting";
 import "./context.css";
 
@@ -75,9 +75,9 @@ export function mountPrompts(root: HTMLElement): () => void {
           const t = window.setTimeout(async () => {
             timers.delete(t);
             if (disposed) return;
-            const r = await commands.completePromptArgument(server, p.name, a.name, input.value);
-            if (disposed || mine !== seq || r.status === "error") return;
-            datalist.replaceChildren(...r.data.slice(0, MAX_OPTIONS).map((v) => h("option", { value: v })));
+            const r = await attempt(ipc.completePromptArgument(server, p.name, a.name, input.value));
+            if (disposed || mine !== seq || r instanceof IpcFailure) return;
+            datalist.replaceChildren(...r.slice(0, MAX_OPTIONS).map((v) => h("option", { value: v })));
           }, COMPLETE_DELAY);
           timer = t;
           timers.add(t);
@@ -105,8 +105,8 @@ export function mountPrompts(root: HTMLElement): () => void {
       out.replaceChildren(h("p", { class: "hint" }, "Getting the prompt…"));
       let shown: Node[];
       try {
-        const r = await commands.getPrompt(server, p.name, args, null);
-        shown = r.status === "error" ? [h("p", { class: "error", role: "alert" }, r.error.message)] : renderResult(r.data);
+        const r = await attempt(ipc.getPrompt(server, p.name, args, null));
+        shown = r instanceof IpcFailure ? [h("p", { class: "error", role: "alert" }, r.message)] : renderResult(r);
       } catch (err) {
         shown = [h("p", { class: "error", role: "alert" }, err instanceof Error ? err.message : String(err))];
       }
@@ -177,11 +177,11 @@ export function mountPrompts(root: HTMLElement): () => void {
   };
 
   const refresh = async () => {
-    const r = await commands.serverContext();
+    const r = await attempt(ipc.serverContext());
     if (disposed) return;
-    error.read(r.status === "error" ? r.error.message : null);
-    if (r.status === "error") return;
-    servers = r.data;
+    error.read(failureMessage(r));
+    if (r instanceof IpcFailure) return;
+    servers = r;
     void waiting.update();
     // Forget forms of prompts that are gone or changed.
     const live = new Set(servers.flatMap((ctx) => ctx.prompts.map((p) => keyOf(ctx, p))));

@@ -3,13 +3,13 @@
 // any model does. Nothing is read until the user clicks Read (links are never followed on their
 // own, RN-03). Every server string goes in as text through h(); template values are
 // percent-encoded by expandTemplate so a typed value cannot change the shape of the URI.
-import { commands } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import { errorLine } from "../../app/error-line";
 import type { ResourceDto_Serialize, ServerContextDto_Serialize, TemplateDto_Serialize } from "../../ipc/bindings";
 import { emptyState as empty, h, matchesQuery as matches } from "../../app/dom";
 import { onHostChange, setServerOptions } from "../../app/live";
 import { pressGuard } from "../../app/press-guard";
-import { renderContent } from "../catalog/result-view";
+import { renderContent } from "../catalog";
 import { expandTemplate, templateVariables } from "./uri-template";
 import { waitingBar } from "./waiting";
 import "./context.css";
@@ -67,10 +67,10 @@ export function mountResources(root: HTMLElement): () => void {
     heading.focus();
     let shown: Node[];
     try {
-      const r = await commands.readResource(server, uri, null);
-      if (r.status === "error") shown = [h("p", { class: "error", role: "alert" }, r.error.message)];
-      else if (r.data.length === 0) shown = [h("p", { class: "hint" }, "The resource has no contents.")];
-      else shown = r.data.map((c) => renderContent(c, { onOpenResource: (u) => void read(server, u) }));
+      const r = await attempt(ipc.readResource(server, uri, null));
+      if (r instanceof IpcFailure) shown = [h("p", { class: "error", role: "alert" }, r.message)];
+      else if (r.length === 0) shown = [h("p", { class: "hint" }, "The resource has no contents.")];
+      else shown = r.map((c) => renderContent(c, { onOpenResource: (u) => void read(server, u) }));
     } catch (e) {
       shown = [h("p", { class: "error", role: "alert" }, e instanceof Error ? e.message : String(e))];
     }
@@ -157,11 +157,11 @@ export function mountResources(root: HTMLElement): () => void {
   };
 
   const refresh = async () => {
-    const r = await commands.serverContext();
+    const r = await attempt(ipc.serverContext());
     if (disposed) return;
-    error.read(r.status === "error" ? r.error.message : null);
-    if (r.status === "error") return;
-    servers = r.data;
+    error.read(failureMessage(r));
+    if (r instanceof IpcFailure) return;
+    servers = r;
     void waiting.update();
     setServerOptions(which, servers.map((s) => s.server));
     // A host change while a button is pressed waits for the click (app/press-guard.ts).

@@ -2,15 +2,15 @@
 // list what running servers offer, can miss an approved server that has not started yet. This
 // bar names those servers and starts them on request: opening the page never starts anything by
 // itself, the person decides.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import { h } from "../../app/dom";
 
 /** Approved, enabled servers that are not running: they start when needed. */
 export async function waitingServers(): Promise<string[]> {
   try {
-    const r = await commands.listServers();
-    if (r.status !== "ok") return [];
-    return r.data
+    const r = await attempt(ipc.listServers());
+    if (r instanceof IpcFailure) return [];
+    return r
       .filter((s) => s.enabled && s.trust === "trusted" && s.status.kind === "stopped")
       .map((s) => s.name);
   } catch {
@@ -31,9 +31,10 @@ export function waitingBar(what: string, onError: (message: string) => void): { 
     const start = h("button", { class: "start-waiting" }, names.length === 1 ? `Start ${names[0]}` : `Start these ${names.length}`);
     start.addEventListener("click", () => {
       (start as HTMLButtonElement).disabled = true;
-      void Promise.all(names.map((n) => commands.openServer(n))).then((rs) => {
-        const bad = rs.find((r) => r.status === "error");
-        if (bad && bad.status === "error") onError(bad.error.message);
+      void Promise.all(names.map((n) => attempt(ipc.openServer(n)))).then((rs) => {
+        const bad = rs.find((r): r is IpcFailure => r instanceof IpcFailure);
+        if (bad) onError(bad.message);
+
       });
     });
     element.replaceChildren(

@@ -5,7 +5,7 @@
 // is deleted) and Sign in again. A pre-registered client's secret can be stored here; it goes to
 // the keyring and no command ever returns it. Each remote server shows its "Allow insecure
 // (development)" switch (AU-10) with what turning it on means.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type {
   CredentialsDto_Serialize as Credentials,
   ProviderKeyDto as ProviderKey,
@@ -14,7 +14,7 @@ import type {
 import { emptyState, h } from "../../app/dom";
 import { onHostChange } from "../../app/live";
 import { pressGuard } from "../../app/press-guard";
-import { confirmDialog } from "../servers/page";
+import { confirmDialog } from "../../app/confirm";
 import { expiryLabel, registrationLabel } from "./format";
 import { signInDialog } from "./signin";
 import "./credentials.css";
@@ -75,9 +75,9 @@ export function mountCredentials(root: HTMLElement): () => void {
     root.append(confirmDialog(`Revoke the sign-in to ${server}?`,
       "Switchboard asks the authorization server to revoke the tokens (where it offers that) and deletes them from the keyring. The server will ask you to sign in again.",
       "Revoke", () => void (async () => {
-        const r = await commands.signOut(server);
-        if (r.status === "error") say(error, r.error.message);
-        else say(notice, `${server}: ${r.data.message}`);
+        const r = await attempt(ipc.signOut(server));
+        if (r instanceof IpcFailure) say(error, r.message);
+        else say(notice, `${server}: ${r.message}`);
         await refresh();
       })()));
 
@@ -91,9 +91,9 @@ export function mountCredentials(root: HTMLElement): () => void {
       const clientId = id.value.trim();
       if (!clientId) return say(error, "Enter the client id you registered with the server's authorization server.");
       if (secret.value) {
-        const r = await commands.setClientSecret(c.server, secret.value);
+        const r = await attempt(ipc.setClientSecret(c.server, secret.value));
         secret.value = "";
-        if (r.status === "error") return say(error, r.error.message);
+        if (r instanceof IpcFailure) return say(error, r.message);
       }
       say(error, null);
       signIn(c.server, clientId);
@@ -113,11 +113,11 @@ export function mountCredentials(root: HTMLElement): () => void {
     box.addEventListener("change", () => void (async () => {
       const allow = box.checked;
       box.disabled = true;
-      const r = await commands.setAllowInsecure(c.server, allow);
+      const r = await attempt(ipc.setAllowInsecure(c.server, allow));
       box.disabled = false;
-      if (r.status === "error") {
+      if (r instanceof IpcFailure) {
         box.checked = !allow;
-        return say(error, r.error.message);
+        return say(error, r.message);
       }
       say(error, null);
       say(notice, allow
@@ -168,9 +168,9 @@ export function mountCredentials(root: HTMLElement): () => void {
   // the page re-reads on every server change, as a sign-in or a start comes and goes.
   const guard = pressGuard(servers);
   const refresh = async () => {
-    const r = await commands.credentials();
-    if (r.status === "error") return say(error, r.error.message);
-    guard.run(() => render(r.data));
+    const r = await attempt(ipc.credentials());
+    if (r instanceof IpcFailure) return say(error, r.message);
+    guard.run(() => render(r));
   };
   const stop = onHostChange(["servers", "status"], () => void refresh());
   void refresh();

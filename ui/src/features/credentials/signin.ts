@@ -5,7 +5,8 @@
 // waits for Continue; Cancel, there or at any later step, ends the sign-in as "cancelled". The
 // authorization URL itself never reaches the web view: the domain is what a person can judge.
 import { Channel } from "@tauri-apps/api/core";
-import { commands } from "../../ipc/bindings";
+import { generated, IpcFailure, outcome as resultOf } from "../../ipc/client";
+import type { LooseResult } from "../../ipc/client";
 import type {
   SignedInDto_Serialize as SignedIn,
   SignInEventDto,
@@ -16,11 +17,9 @@ import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
 import "./credentials.css";
 
-type Result<T> = { status: "ok"; data: T } | { status: "error"; error: { code: string; message: string } };
-
 /** What the dialog needs from Rust; tests pass fakes. */
 export interface SignInDeps {
-  start: (server: string, clientId: string | null, onEvent: (e: SignInEvent) => void) => Promise<Result<SignedIn>>;
+  start: (server: string, clientId: string | null, onEvent: (e: SignInEvent) => void) => Promise<LooseResult<SignedIn>>;
   answer: (ticket: string, yes: boolean) => Promise<unknown>;
 }
 
@@ -28,9 +27,9 @@ export const ipcSignInDeps: SignInDeps = {
   start: (server, clientId, onEvent) => {
     const channel = new Channel<SignInEventDto>();
     channel.onmessage = (e) => onEvent(e as SignInEvent);
-    return commands.signIn(server, clientId, channel);
+    return generated.signIn(server, clientId, channel);
   },
-  answer: (ticket, yes) => commands.signInContinue(ticket, yes),
+  answer: (ticket, yes) => generated.signInContinue(ticket, yes),
 };
 
 /** The steps in order, with what each row says. */
@@ -122,29 +121,31 @@ export function signInDialog(
     }
   };
 
-  const finish = (r: Result<SignedIn>) => {
+  const finish = (result: LooseResult<SignedIn>) => {
+    const r = resultOf(result);
+
     over = true;
     confirm.hidden = true;
     stop.hidden = true;
     close.hidden = false;
     outcome.hidden = false;
-    if (r.status === "ok") {
+    if (!(r instanceof IpcFailure)) {
       outcome.className = "signin-outcome ok";
-      outcome.textContent = `Signed in${r.data.issuer ? ` at ${r.data.issuer}` : ""}.`;
+      outcome.textContent = `Signed in${r.issuer ? ` at ${r.issuer}` : ""}.`;
     } else {
       // A step left running when the sign-in ended failed with it.
       for (const { li, detail } of rows.values()) {
         if (li.dataset.state !== "started") continue;
         li.dataset.state = "failed";
-        li.dataset.code = r.error.code;
-        detail.textContent = r.error.message;
+        li.dataset.code = r.code;
+        detail.textContent = r.message;
       }
       outcome.className = "signin-outcome bad";
-      outcome.dataset.code = r.error.code;
-      outcome.textContent = r.error.message;
+      outcome.dataset.code = r.code;
+      outcome.textContent = r.message;
     }
     close.focus();
-    done(r.status === "ok");
+    done(!(r instanceof IpcFailure));
   };
   // A start that throws (no IPC at all) ends the dialog with its error like any failure.
   const failed = (err: unknown) => finish({ status: "error", error: { code: "internal", message: String(err) } });

@@ -8,7 +8,8 @@
 //
 // The window never sends a spec back: approval sends the link and the fingerprint it was shown,
 // and the host parses the link again and refuses if what would run is not what was shown.
-import { commands, events } from "../../ipc/bindings";
+import { events } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import type { LinkProposalDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -97,18 +98,18 @@ export function mountLinks(root: HTMLElement): () => void {
     if (open || link === undefined) return;
     open = true;
     const done = () => { open = false; void next(); };
-    const r = await commands.proposeLink(link);
-    if (r.status === "error") {
-      root.append(refusedDialog(r.error.message, done));
+    const r = await attempt(ipc.proposeLink(link));
+    if (r instanceof IpcFailure) {
+      root.append(refusedDialog(r.message, done));
       return;
     }
-    root.append(linkDialog(r.data, async (fingerprint, secrets) => {
-      const a = await commands.approveLink(link, fingerprint, secrets);
-      return a.status === "ok" ? null : a.error.message;
+    root.append(linkDialog(r, async (fingerprint, secrets) => {
+      const a = await attempt(ipc.approveLink(link, fingerprint, secrets));
+      return failureMessage(a);
     }, done));
   };
   const take = async () => {
-    const links = await commands.takeLinks().catch(() => [] as string[]);
+    const links = await ipc.takeLinks().catch(() => [] as string[]);
     queue.push(...links);
     if (!open) void next();
   };

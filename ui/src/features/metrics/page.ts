@@ -6,7 +6,7 @@
 // Tool calls from any process sharing the database (a CLI, a chat session) land in the same
 // tables without a host event, so the page re-reads on a timer while it is visible; the query
 // is one indexed scan of a bounded table.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { MetricsWindowDto } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
 import { pressGuard } from "../../app/press-guard";
@@ -146,15 +146,15 @@ export function mountMetrics(root: HTMLElement): () => void {
   };
 
   const load = async () => {
-    const r = await commands.metricsReport(windowPick.value as MetricsWindowDto);
+    const r = await attempt(ipc.metricsReport(windowPick.value as MetricsWindowDto));
     if (stopped) return;
-    if (r.status === "error") {
-      error.textContent = r.error.message;
+    if (r instanceof IpcFailure) {
+      error.textContent = r.message;
       error.hidden = false;
       return;
     }
     error.hidden = true;
-    report = normalize(r.data);
+    report = normalize(r);
     guard.run(render);
   };
 

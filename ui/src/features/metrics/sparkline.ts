@@ -2,7 +2,7 @@
 // buckets with errors marked, the numbers in a title. Small hand-written SVG rather than a chart
 // per card: a page of 50 cards draws 50 paths, and every card's data comes from ONE report (the
 // host's metrics for all servers), asked once per refresh, not once per card.
-import { commands } from "../../ipc/bindings";
+import { generated, IpcFailure, outcome } from "../../ipc/client";
 import { normalize } from "./shape";
 import type { Point, Report } from "./shape";
 import { svg } from "./svg";
@@ -65,7 +65,7 @@ export function sparkline(server: string, points: Point[], bucketMs: number): SV
 
 /** The cards' sparklines: a slot per server that outlives its card (a card is rebuilt when its
  * row changes), all filled from one report. */
-export function sparklines(read = () => commands.metricsReport("day")) {
+export function sparklines(read = () => generated.metricsReport("day")) {
   const slots = new Map<string, HTMLElement>();
   let report: Report | null = null;
   let inflight: Promise<void> | null = null;
@@ -81,9 +81,10 @@ export function sparklines(read = () => commands.metricsReport("day")) {
   const refresh = (): Promise<void> => {
     inflight ??= (async () => {
       // Without metrics the cards keep what they showed: the sparkline is a hint, not the page.
-      const r = await Promise.resolve().then(read).catch(() => null);
-      if (r?.status === "ok") {
-        report = normalize(r.data);
+      const r = await Promise.resolve().then(read).then((x) => outcome(x)).catch(() => null);
+      if (r !== null && !(r instanceof IpcFailure)) {
+
+        report = normalize(r);
         for (const [name, slot] of slots) fill(name, slot);
       }
     })().finally(() => { inflight = null; });

@@ -5,7 +5,7 @@
 // step's status and structured result. Past runs are listed with Replay (same version, same
 // inputs, asked about again). Definitions and results come from files and servers: everything
 // goes in as text through h().
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { PipelineDto, PipelineRunDto_Serialize as Run } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -48,37 +48,37 @@ export function mountPipelines(root: HTMLElement): () => void {
   };
 
   const loadRuns = async () => {
-    const r = await commands.pipelineRuns(null);
+    const r = await attempt(ipc.pipelineRuns(null));
     if (disposed) return;
-    if (r.status === "error") return say(r.error.message);
-    runs.replaceChildren(...r.data.map((run) => {
+    if (r instanceof IpcFailure) return say(r.message);
+    runs.replaceChildren(...r.map((run) => {
       const again = h("button", { type: "button", class: "pipeline-replay" }, "Replay");
-      again.addEventListener("click", () => void go(() => commands.openRun().then((id) => commands.replayPipelineRun(id, run.id))));
+      again.addEventListener("click", () => void go(() => ipc.openRun().then((id) => attempt(ipc.replayPipelineRun(id, run.id)))));
       return h("li", { class: "pipeline-past", "data-status": run.status },
         `${run.name} v${run.version} ${run.inputs}: ${run.status} `, again);
     }));
   };
 
   const outcome = h("div", { class: "pipeline-outcome" });
-  const go = async (start: () => Promise<Awaited<ReturnType<typeof commands.runPipeline>>>) => {
+  const go = async (start: () => Promise<Awaited<ReturnType<typeof ipc.runPipeline>> | IpcFailure>) => {
     say(null);
     outcome.replaceChildren(h("p", { class: "hint pipeline-running" }, "Waiting for approval, then running…"));
     const r = await start();
     if (disposed) return;
-    if (r.status === "error") {
+    if (r instanceof IpcFailure) {
       outcome.replaceChildren();
-      say(r.error.message);
+      say(r.message);
     } else {
-      outcome.replaceChildren(runView(r.data));
+      outcome.replaceChildren(runView(r));
     }
     await loadRuns();
   };
 
   const show = async (name: string) => {
-    const r = await commands.showPipeline(name, null);
+    const r = await attempt(ipc.showPipeline(name, null));
     if (disposed) return;
-    if (r.status === "error") return say(r.error.message);
-    const p: PipelineDto = r.data;
+    if (r instanceof IpcFailure) return say(r.message);
+    const p: PipelineDto = r;
     const fields = p.inputs.map(([n, schema]) => {
       const input = h("input", { class: "pipeline-input", autocomplete: "off", spellcheck: "false", "data-input": n });
       return { n, schema, input, label: h("label", { class: "pipeline-field" }, h("span", {}, n), input, h("code", { class: "hint" }, schema)) };
@@ -89,7 +89,7 @@ export function mountPipelines(root: HTMLElement): () => void {
     run.addEventListener("click", () => {
       const inputs: Record<string, unknown> = {};
       for (const f of fields) inputs[f.n] = inputValue(f.schema, f.input.value);
-      void go(() => commands.openRun().then((id) => commands.runPipeline(id, p.name, p.version, JSON.stringify(inputs))));
+      void go(() => ipc.openRun().then((id) => attempt(ipc.runPipeline(id, p.name, p.version, JSON.stringify(inputs)))));
     });
     detail.replaceChildren(
       h("h2", {}, `${p.name} v${p.version}`),
@@ -108,15 +108,15 @@ export function mountPipelines(root: HTMLElement): () => void {
   };
 
   const load = async () => {
-    const r = await commands.listPipelines();
+    const r = await attempt(ipc.listPipelines());
     if (disposed) return;
-    if (r.status === "error") return say(r.error.message);
-    list.replaceChildren(...r.data.map((p) => {
+    if (r instanceof IpcFailure) return say(r.message);
+    list.replaceChildren(...r.map((p) => {
       const open = h("button", { type: "button", class: "pipeline-open", "data-pipeline": p.name }, `${p.name} v${p.version}`);
       open.addEventListener("click", () => void show(p.name));
       return h("li", {}, open, p.description ? ` ${p.description}` : "");
     }));
-    if (r.data.length === 0) list.replaceChildren(h("li", { class: "hint" }, "No pipelines yet: add one with `switchboard pipeline add FILE`."));
+    if (r.length === 0) list.replaceChildren(h("li", { class: "hint" }, "No pipelines yet: add one with `switchboard pipeline add FILE`."));
     await loadRuns();
   };
 

@@ -1,7 +1,7 @@
 // "Edit as a file": the user rules as TOML (export_policy), edited in a textarea and saved with
 // import_policy. Rust parses and checks the whole text first: on a mistake it answers with the
 // error and nothing changes; on success the user rules are replaced and the grants stay.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import { h } from "../../app/dom";
 
 export interface EditorSection {
@@ -33,9 +33,9 @@ export function editorSection(onSaved: () => Promise<unknown> | void): EditorSec
       staleNote.hidden = false;
       return;
     }
-    const r = await commands.exportPolicy();
-    if (r.status === "error") return say(error, r.error.message);
-    text.value = r.data;
+    const r = await attempt(ipc.exportPolicy());
+    if (r instanceof IpcFailure) return say(error, r.message);
+    text.value = r;
     dirty = false;
     staleNote.hidden = true;
     revert.disabled = true;
@@ -54,13 +54,13 @@ export function editorSection(onSaved: () => Promise<unknown> | void): EditorSec
     say(status, null);
     say(error, null);
     try {
-      const r = await commands.importPolicy(text.value);
-      if (r.status === "error") {
+      const r = await attempt(ipc.importPolicy(text.value));
+      if (r instanceof IpcFailure) {
         // Rust checked the whole text and kept the policy as it was.
-        say(error, r.error.message);
+        say(error, r.message);
         return;
       }
-      const n = r.data;
+      const n = r;
       dirty = false;
       staleNote.hidden = true;
       revert.disabled = true;

@@ -2,7 +2,7 @@
 // order the policy holds them, each with Remove (a rule) or Revoke (a grant) behind a
 // confirmation, and "Reset all grants". Rule ids, patterns, conditions and notes come from a
 // file the user (or an import) wrote: all of it goes in as text.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { RuleDto_Serialize as Rule } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
@@ -62,13 +62,13 @@ export function rulesSection(host: HTMLElement, onRulesChanged: () => void): Rul
   let seq = 0;
   const reload = async (): Promise<number | null> => {
     const mine = ++seq;
-    const r = await commands.policyRules();
+    const r = await attempt(ipc.policyRules());
     if (mine !== seq) return null;
-    if (r.status === "error") {
-      say(error, r.error.message);
+    if (r instanceof IpcFailure) {
+      say(error, r.message);
       return null;
     }
-    const rules = r.data;
+    const rules = r;
     body.replaceChildren(...(rules.length === 0
       ? [h("tr", {}, h("td", { colspan: "7", class: "hint rules-empty" }, "No rules and no grants: every tool call asks."))]
       : rules.map((x) => row(x, ask))));
@@ -82,8 +82,8 @@ export function rulesSection(host: HTMLElement, onRulesChanged: () => void): Rul
       : `Rule ${r.effect} for ${r.server} › ${r.tool} stops applying; the rules file is rewritten without it.`;
     host.append(confirmPolicy(what, why, r.grant ? "Revoke" : "Remove", async () => {
       say(status, null);
-      const x = await commands.removePolicyRule(r.id);
-      if (x.status === "error") say(error, x.error.message);
+      const x = await attempt(ipc.removePolicyRule(r.id));
+      if (x instanceof IpcFailure) say(error, x.message);
       else say(error, null);
       await reload();
       if (!r.grant) onRulesChanged();
@@ -91,11 +91,11 @@ export function rulesSection(host: HTMLElement, onRulesChanged: () => void): Rul
   };
   reset.addEventListener("click", () => {
     host.append(confirmPolicy("Reset all grants?", "Every \"always\" and \"this conversation\" grant is revoked; those tools ask again. Rules stay.", "Reset grants", async () => {
-      const x = await commands.resetGrants();
-      if (x.status === "error") say(error, x.error.message);
+      const x = await attempt(ipc.resetGrants());
+      if (x instanceof IpcFailure) say(error, x.message);
       else {
         say(error, null);
-        const n = x.data ?? 0;
+        const n = x ?? 0;
         say(status, `${n} ${n === 1 ? "grant" : "grants"} revoked.`);
       }
       await reload();

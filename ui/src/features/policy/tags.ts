@@ -2,7 +2,7 @@
 // "trusted" lets a server's read-only claims relax friction; the other three are the legs of the
 // lethal-trifecta guard, which warns before a conversation combines all three. Tags this page
 // does not know are kept as they are.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import { h } from "../../app/dom";
 
 export const TAGS = [
@@ -36,11 +36,11 @@ function serverTags(server: string, current: string[]): HTMLElement {
     status.classList.remove("error");
     status.textContent = "Saving…";
     try {
-      const r = await commands.setServerTags(server, tags);
-      if (r.status === "error") {
+      const r = await attempt(ipc.setServerTags(server, tags));
+      if (r instanceof IpcFailure) {
         changed.checked = !changed.checked; // not stored: show what is
         status.classList.add("error");
-        status.textContent = r.error.message;
+        status.textContent = r.message;
         return;
       }
       stored = tags;
@@ -70,24 +70,24 @@ export function tagsSection(): TagsSection {
   let seq = 0;
   const reload = async () => {
     const mine = ++seq;
-    const r = await commands.listServers();
+    const r = await attempt(ipc.listServers());
     if (mine !== seq) return;
-    if (r.status === "error") {
+    if (r instanceof IpcFailure) {
       error.hidden = false;
-      error.textContent = r.error.message;
+      error.textContent = r.message;
       return;
     }
-    const names = r.data.map((s) => s.name);
-    const tags = await Promise.all(names.map((n) => commands.serverTags(n)));
+    const names = r.map((s) => s.name);
+    const tags = await Promise.all(names.map((n) => attempt(ipc.serverTags(n))));
     if (mine !== seq) return;
-    const failed = tags.flatMap((t, i) => (t.status === "error" ? [`${names[i]}: ${t.error.message}`] : []));
+    const failed = tags.flatMap((t, i) => (t instanceof IpcFailure ? [`${names[i]}: ${t.message}`] : []));
     error.hidden = failed.length === 0;
     error.textContent = failed.join("\n");
     list.replaceChildren(...(names.length === 0
       ? [h("p", { class: "hint tags-empty" }, "No servers configured yet: add one on the Servers page.")]
       : names.flatMap((n, i) => {
         const t = tags[i];
-        return t && t.status === "ok" ? [serverTags(n, t.data)] : [];
+        return t && !(t instanceof IpcFailure) ? [serverTags(n, t)] : [];
       })));
   };
   const el = h("section", { class: "policy-tags", "aria-labelledby": "policy-tags-title" },

@@ -8,14 +8,15 @@
 // denies the rest, without a reason. Rust checks every answer against its question; a refused
 // answer keeps the dialog open with Rust's reason, to be answered again. One question at a time,
 // oldest first. All untrusted text goes in as text (h()); nothing here loads a URL.
-import { commands, events } from "../../ipc/bindings";
+import { events } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import type {
   ProviderDto_Serialize as ProviderDto,
   QuestionDto_Serialize as QuestionDto,
   ReplyDto_Deserialize as ReplyDto,
 } from "../../ipc/bindings";
 import { h } from "../../app/dom";
-import { renderToolResult, type ToolResultDto } from "../catalog/result-view";
+import { renderToolResult, type ToolResultDto } from "../catalog";
 import { formBody } from "./form";
 import { urlBody } from "./url";
 import { responseBody, samplingBody } from "./sampling";
@@ -211,13 +212,13 @@ export function questionDialog(q: QuestionDto, answer: ReplyFn, opts: QuestionOp
 
 /** Answers by nonce; resolves to Rust's refusal, or null when accepted. */
 async function send(nonce: string, r: ReplyDto): Promise<string | null> {
-  const out = await commands.answerQuestion(nonce, r);
-  return out.status === "error" ? out.error.message : null;
+  const out = await attempt(ipc.answerQuestion(nonce, r));
+  return failureMessage(out);
 }
 
 async function providers(): Promise<ProviderDto[]> {
-  const r = await commands.listProviders();
-  return r.status === "ok" ? (r.data as ProviderDto[]) : [];
+  const r = await attempt(ipc.listProviders());
+  return r instanceof IpcFailure ? [] : (r as ProviderDto[]);
 }
 
 /** Keeps the oldest waiting question on screen until none are left. */
@@ -232,7 +233,7 @@ export function mountQuestions(root: HTMLElement): () => void {
     }
     busy = true;
     try {
-      const pending = (await commands.pendingQuestions()) as QuestionDto[];
+      const pending = (await ipc.pendingQuestions()) as QuestionDto[];
       if (shown && !pending.some((p) => p.nonce === shown?.nonce)) {
         // Answered elsewhere, or withdrawn (the server gave up, the call was cancelled).
         shown.dialog.remove();

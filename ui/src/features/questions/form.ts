@@ -4,7 +4,7 @@
 // warning: the protocol forbids servers to ask for secrets in a form.
 import type { QuestionKindDto_Serialize as QuestionKind } from "../../ipc/bindings";
 import { h } from "../../app/dom";
-import { buildSchemaForm, type FormValue } from "../catalog/schema-form";
+import { buildSchemaForm, type FormValue } from "../catalog";
 
 export type FormQuestion = Extract<QuestionKind, { kind: "form" }>;
 

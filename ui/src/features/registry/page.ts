@@ -5,7 +5,7 @@
 // sent once with the install and go to the keyring. What its tools will cost per turn cannot be
 // known before it runs (registry entries list no tools); the dialog says so, and the trust
 // dialog repeats it for the new server.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type {
   RegistryDetailDto_Serialize as RegistryDetailDto,
   RegistryEntryDto_Serialize as RegistryEntryDto,
@@ -14,8 +14,8 @@ import type {
 } from "../../ipc/bindings";
 import { emptyState, h } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { trustDialog } from "../servers/trust";
-import { loadCosts, REGISTRY_COST_NOTE } from "../catalog/cost";
+import { trustDialog } from "../servers";
+import { loadCosts, REGISTRY_COST_NOTE } from "../catalog";
 import { answersFor, fieldKey, kindLabel, missingRequired, short } from "./form";
 import "./registry.css";
 
@@ -34,14 +34,14 @@ export function mountRegistry(root: HTMLElement): () => void {
 
   const load = async (append: boolean, refresh = false) => {
     const text = query.value.trim();
-    const r = await commands.registrySearch(text === "" ? null : text, append ? cursor : null, refresh);
-    if (r.status === "error") return showError(r.error.message);
+    const r = await attempt(ipc.registrySearch(text === "" ? null : text, append ? cursor : null, refresh));
+    if (r instanceof IpcFailure) return showError(r.message);
     showError(null);
-    notice.textContent = r.data.offline ?? "";
-    notice.hidden = r.data.offline === null;
-    cursor = r.data.next_cursor;
+    notice.textContent = r.offline ?? "";
+    notice.hidden = r.offline === null;
+    cursor = r.next_cursor;
     more.hidden = cursor === null;
-    const rows = r.data.entries.map(row);
+    const rows = r.entries.map(row);
     if (append) list.append(...rows);
     else list.replaceChildren(...(rows.length ? rows : [emptyState("Nothing found", "No active entry matches. Try another name.")]));
   };
@@ -54,20 +54,20 @@ export function mountRegistry(root: HTMLElement): () => void {
       h("button", { type: "button", class: "registry-open", onclick: () => void open(e.name) }, e.installable ? "Details and install…" : "Details"));
 
   const open = async (name: string) => {
-    const r = await commands.registryShow(name);
-    if (r.status === "error") return showError(r.error.message);
-    root.append(detailDialog(r.data, (server) => void review(server)));
+    const r = await attempt(ipc.registryShow(name));
+    if (r instanceof IpcFailure) return showError(r.message);
+    root.append(detailDialog(r, (server) => void review(server)));
   };
 
   // The new server's trust dialog, exactly as the Servers page shows it.
   const review = async (server: string) => {
-    const v = await commands.trustView(server, []);
-    if (v.status === "error") return showError(v.error.message);
-    root.append(trustDialog(v.data, (fp, bindings) => void commands.approveServer(server, fp, bindings).then((a) => {
-      if (a.status === "error") showError(a.error.message);
+    const v = await attempt(ipc.trustView(server, []));
+    if (v instanceof IpcFailure) return showError(v.message);
+    root.append(trustDialog(v, (fp, bindings) => void attempt(ipc.approveServer(server, fp, bindings)).then((a) => {
+      if (a instanceof IpcFailure) showError(a.message);
     }), async (bindings) => {
-      const again = await commands.trustView(server, bindings);
-      return again.status === "error" ? again.error.message : again.data;
+      const again = await attempt(ipc.trustView(server, bindings));
+      return again instanceof IpcFailure ? again.message : again;
     }, loadCosts()));
   };
 
@@ -138,19 +138,19 @@ export function detailDialog(d: RegistryDetailDto, installed: (server: string) =
       return;
     }
     install.disabled = true;
-    const r = await commands.registryInstall({
+    const r = await attempt(ipc.registryInstall({
       registry_name: d.entry.name, version: d.entry.version, option: chosen.index,
       server_name: name.value.trim(), answers: answersFor(chosen.inputs, values),
-    });
+    }));
     values.clear();
-    if (r.status === "error") {
-      failure.textContent = r.error.message;
+    if (r instanceof IpcFailure) {
+      failure.textContent = r.message;
       failure.hidden = false;
       install.disabled = false;
       return;
     }
     close();
-    installed(r.data);
+    installed(r);
   })());
   renderFields();
   return dialog;

@@ -2,7 +2,7 @@
 // above, as always; an agent profile runs the turn instead, with its own provider, model, system
 // prompt, tool scope and budget, and may delegate to other agents (the run tree shows them).
 // While an agent is chosen the provider and model pickers do not apply, and the hint says so.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { AgentDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -45,15 +45,15 @@ export function agentPicker(changed: (agent: string | null) => void): AgentPicke
   select.addEventListener("input", picked);
 
   async function reload() {
-    let r: Awaited<ReturnType<typeof commands.listAgents>>;
+    let r: Awaited<ReturnType<typeof ipc.listAgents>> | IpcFailure;
     try {
-      r = await commands.listAgents();
+      r = await attempt(ipc.listAgents());
     } catch {
       return;
     }
-    if (r.status === "error") return;
-    const same = r.data.length === agents.length && r.data.every((a, i) => a.name === agents[i]?.name);
-    agents = r.data;
+    if (r instanceof IpcFailure) return;
+    const same = r.length === agents.length && r.every((a, i) => a.name === agents[i]?.name);
+    agents = r;
     // Unchanged names: the options stay as they are (an open list is not redrawn under the mouse).
     if (same && select.options.length === agents.length + 1) return show();
     const keep = select.value;

@@ -3,7 +3,8 @@
 // ended (`HostChanged { kind: agent_runs, conversation }`). A new chat has no id until its first
 // turn ends, so while one runs the panel follows the first conversation a run reports
 // (`expectNew`). Running nodes show their time so far, redrawn each second from what was read.
-import { commands, events } from "../../ipc/bindings";
+import { events } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { AgentRunDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { renderRun } from "./tree";
@@ -54,11 +55,11 @@ export function runPanel(delayMs = 100): RunPanel {
       error.hidden = true;
       return draw();
     }
-    const r = await commands.conversationAgentRuns(id);
+    const r = await attempt(ipc.conversationAgentRuns(id));
     if (stopped || mine !== seq) return;
-    error.hidden = r.status === "ok";
-    error.textContent = r.status === "ok" ? "" : `The runs of agents could not be read: ${r.error.message}`;
-    if (r.status === "ok") runs = r.data as AgentRunDto[];
+    error.hidden = !(r instanceof IpcFailure);
+    error.textContent = r instanceof IpcFailure ? `The runs of agents could not be read: ${r.message}` : "";
+    if (!(r instanceof IpcFailure)) runs = r as AgentRunDto[];
     draw();
   }
 

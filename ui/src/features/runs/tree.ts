@@ -6,7 +6,7 @@
 // Every string here (tasks, agent names, reasons) is untrusted and goes in as text.
 import { h } from "../../app/dom";
 import type { AgentRunDto, AgentRunNodeDto, RunTotalsDto } from "../../ipc/bindings";
-import { formatCost } from "../chat/info";
+import { formatCost } from "../../app/format";
 
 /** A node with the nodes it delegated to. */
 export interface TreeNode {

@@ -3,7 +3,7 @@
 // (AP-05). Loaded when the section is first opened; every change is saved at once and the list
 // shown is what Rust stored (resolved paths, no duplicates). Paths are typed (the desktop has no
 // file picker); Rust checks each one is an existing folder.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { ResultReviewDto, RootDto_Serialize as RootDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -60,12 +60,12 @@ export function accessPanel(server: string): HTMLDetailsElement {
     busy(true);
     say(rootsStatus, "Saving…");
     try {
-      const r = await commands.setServerRoots(server, folders);
-      if (r.status === "error") {
-        say(rootsStatus, r.error.message, true);
+      const r = await attempt(ipc.setServerRoots(server, folders));
+      if (r instanceof IpcFailure) {
+        say(rootsStatus, r.message, true);
         return false;
       }
-      roots = r.data as RootDto[];
+      roots = r as RootDto[];
       render();
       say(rootsStatus, done);
       return true;
@@ -89,20 +89,20 @@ export function accessPanel(server: string): HTMLDetailsElement {
   review.addEventListener("change", async () => {
     review.disabled = true;
     say(reviewStatus, "Saving…");
-    const r = await commands.setResultReview(server, review.value as ResultReviewDto);
+    const r = await attempt(ipc.setResultReview(server, review.value as ResultReviewDto));
     review.disabled = false;
-    if (r.status === "error") say(reviewStatus, r.error.message, true);
+    if (r instanceof IpcFailure) say(reviewStatus, r.message, true);
     else say(reviewStatus, "Saved.");
   });
   const load = async () => {
-    const [rs, rv] = await Promise.all([commands.serverRoots(server), commands.resultReview(server)]);
-    if (rs.status === "error") say(rootsStatus, rs.error.message, true);
+    const [rs, rv] = await Promise.all([attempt(ipc.serverRoots(server)), attempt(ipc.resultReview(server))]);
+    if (rs instanceof IpcFailure) say(rootsStatus, rs.message, true);
     else {
-      roots = rs.data as RootDto[];
+      roots = rs as RootDto[];
       render();
     }
-    if (rv.status === "error") say(reviewStatus, rv.error.message, true);
-    else review.value = rv.data;
+    if (rv instanceof IpcFailure) say(reviewStatus, rv.message, true);
+    else review.value = rv;
   };
 
   const details = h("details", { class: "server-access", "data-server": server },

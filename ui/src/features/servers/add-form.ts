@@ -3,7 +3,7 @@
 // server's own namespace; the form never reads them back: editing shows a stored secret as "set"
 // or "not set", and leaving it empty keeps it (SE-05). Another namespace's secret (a provider's
 // key) can only be bound in the approval dialog.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { AddServerRequest, FormEntryDto, ServerFormDto, ValueEntry } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { confirmReplace } from "./confirm-replace";
@@ -90,15 +90,15 @@ export function addServerDialog(onAdded: () => void, existing?: ServerFormDto): 
   form.addEventListener("input", check);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const send = (replace: boolean) => (existing ? commands.updateServer(request(), replace) : commands.addServer(request(), replace));
+    const send = (replace: boolean) => (existing ? attempt(ipc.updateServer(request(), replace)) : attempt(ipc.addServer(request(), replace)));
     let r = await send(false);
     // A secret is stored already under a name this server would use (left over from an earlier
     // server of the same name): replaced only when the person says so.
-    if (r.status === "error" && r.error.code === "secret_exists" && (await confirmReplace(r.error.message))) {
+    if (r instanceof IpcFailure && r.code === "secret_exists" && (await confirmReplace(r.message))) {
       r = await send(true);
     }
-    if (r.status === "error") {
-      failure.textContent = r.error.message;
+    if (r instanceof IpcFailure) {
+      failure.textContent = r.message;
       failure.hidden = false;
       return;
     }

@@ -4,7 +4,7 @@
 // `switchboard server trace`); this file only turns the controls into a filter, renders
 // what comes back as text (RN-04: server output never becomes markup) and shows the export
 // for copying, as the app's other exports do (the web view writes no files).
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { InspectedDto_Serialize as InspectedDto, TraceFilterDto_Deserialize as TraceFilterDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import "./inspector.css";
@@ -83,13 +83,13 @@ export function inspectorPanel(name: string): HTMLElement {
   let seq = 0;
   const load = async () => {
     const mine = ++seq;
-    const r = await commands.inspectTrace(name, toFilter(controls()));
+    const r = await attempt(ipc.inspectTrace(name, toFilter(controls())));
     if (mine !== seq) return;
-    if (r.status === "error") return fail(r.error.message);
+    if (r instanceof IpcFailure) return fail(r.message);
     fail(null);
-    const n = r.data.length;
+    const n = r.length;
     count.textContent = `${n} ${n === 1 ? "message" : "messages"}${n > 500 ? " (newest 500 shown; the export has all)" : ""}`;
-    list.replaceChildren(...r.data.slice(-500).map(inspectedLine));
+    list.replaceChildren(...r.slice(-500).map(inspectedLine));
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const soon = () => {
@@ -100,10 +100,10 @@ export function inspectorPanel(name: string): HTMLElement {
   for (const el of [direction, errors]) el.addEventListener("change", () => void load());
   refresh.addEventListener("click", () => void load());
   exportBtn.addEventListener("click", async () => {
-    const r = await commands.exportTrace(name, toFilter(controls()));
-    if (r.status === "error") return fail(r.error.message);
+    const r = await attempt(ipc.exportTrace(name, toFilter(controls())));
+    if (r instanceof IpcFailure) return fail(r.message);
     fail(null);
-    out.value = r.data;
+    out.value = r;
     out.hidden = false;
     copy.hidden = false;
     copy.textContent = "Copy";

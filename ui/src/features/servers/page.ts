@@ -1,7 +1,8 @@
 // The servers page: every configured server with its live status, and the trust dialog that
 // shows exactly what a server runs, or where it connects, before it may start (SP-01, SP-10). All calls go through the
 // generated bindings.
-import { commands, events } from "../../ipc/bindings";
+import { events } from "../../ipc/bindings";
+import { attempt, failureMessage, ipc, IpcFailure } from "../../ipc/client";
 import type {
   AddServerRequest,
   DoctorDto,
@@ -12,6 +13,7 @@ import { h } from "../../app/dom";
 import { pressGuard } from "../../app/press-guard";
 import { errorLine } from "../../app/error-line";
 import { modal } from "../../app/modal";
+import { confirmDialog } from "../../app/confirm";
 import { insecureBadge, reasonAction, rowBadge, sortRows, trustLabel } from "./format";
 import { addServerDialog } from "./add-form";
 import { logsDialog } from "./logs";
@@ -20,14 +22,15 @@ import { pinReviewDialog, reviewLabel } from "./pin-review";
 import { accessPanel } from "./access";
 import { sandboxBadge, sandboxFindings, sandboxPanel } from "./sandbox";
 import { trustDialog } from "./trust";
-import { sparklines } from "../metrics/sparkline";
-import { cardCostLine, loadCosts } from "../catalog/cost";
+import { sparklines } from "../metrics";
+import { cardCostLine, loadCosts } from "../catalog";
 import type { CatalogCostsDto } from "../../ipc/bindings";
-import { signInDialog } from "../credentials/signin";
-import { signInLine } from "../credentials/format";
+import { signInDialog } from "../credentials";
+import { signInLine } from "../credentials";
 import type { ServerCredentialsDto_Serialize as ServerCredentials } from "../../ipc/bindings";
 
 export { trustDialog } from "./trust";
+export { confirmDialog } from "../../app/confirm";
 
 export function mountServers(root: HTMLElement): () => void {
   const list = h("section", { class: "list", "aria-live": "polite" });
@@ -61,13 +64,13 @@ export function mountServers(root: HTMLElement): () => void {
   // Each card's calls over 24 h (issue 16): one report for every card, a slot that outlives it.
   const spark = sparklines();
   const refresh = async () => {
-    const [r, c] = await Promise.all([commands.listServers(), commands.credentials()]);
+    const [r, c] = await Promise.all([attempt(ipc.listServers()), attempt(ipc.credentials())]);
     announceFirstRender();
-    error.read(r.status === "error" ? r.error.message : null);
-    if (r.status === "error") return;
-    rows = r.data as ServerRow[];
+    error.read(failureMessage(r));
+    if (r instanceof IpcFailure) return;
+    rows = r as ServerRow[];
     for (const n of [...costSlots.keys()]) if (!rows.some((x) => x.name === n)) costSlots.delete(n);
-    signIns = new Map(c.status === "ok" ? c.data.servers.filter((s) => s.remote).map((s) => [s.server, s]) : []);
+    signIns = new Map(c instanceof IpcFailure ? [] : c.servers.filter((s) => s.remote).map((s) => [s.server, s]));
     const drawn = rows;
     guard.run(() => render(drawn));
     void priceCards();
@@ -110,62 +113,62 @@ export function mountServers(root: HTMLElement): () => void {
     root.append(confirmDialog(`Sign out of ${name}?`,
       "Switchboard asks the authorization server to revoke the tokens (where it offers that) and deletes them from the keyring. The server will ask you to sign in again.",
       "Sign out", () => void (async () => {
-        const r = await commands.signOut(name);
-        if (r.status === "error") showError(r.error.message);
-        else showNotice(`${name}: ${r.data.message}`);
+        const r = await attempt(ipc.signOut(name));
+        if (r instanceof IpcFailure) showError(r.message);
+        else showNotice(`${name}: ${r.message}`);
         await refresh();
       })()));
 
-  const act = async (p: Promise<{ status: "ok" } | { status: "error"; error: { message: string } }>) => {
-    const r = await p;
-    showError(r.status === "error" ? r.error.message : null);
+  const act = async (p: Promise<unknown>) => {
+    showError(failureMessage(await attempt(p)));
     await refresh();
   };
 
   const review = async (name: string) => {
-    const r = await commands.trustView(name, []);
-    if (r.status === "error") return showError(r.error.message);
-    const rebind = async (bindings: Parameters<typeof commands.trustView>[1]) => {
-      const v = await commands.trustView(name, bindings);
-      return v.status === "error" ? v.error.message : v.data;
+    const r = await attempt(ipc.trustView(name, []));
+    if (r instanceof IpcFailure) return showError(r.message);
+    const rebind = async (bindings: Parameters<typeof ipc.trustView>[1]) => {
+      const v = await attempt(ipc.trustView(name, bindings));
+      return v instanceof IpcFailure ? v.message : v;
     };
-    root.append(trustDialog(r.data, (fp, bindings) => act(commands.approveServer(name, fp, bindings)), rebind, loadCosts()));
+    root.append(trustDialog(r, (fp, bindings) => act(ipc.approveServer(name, fp, bindings)), rebind, loadCosts()));
   };
 
   // TD-02: what changed in its tools since approved; approving sends back the surface shown.
   const reviewPins = async (name: string) => {
-    const r = await commands.pinReview(name);
-    if (r.status === "error") return showError(r.error.message);
-    const surface = r.data.surface;
-    root.append(pinReviewDialog(r.data, async (names) => {
-      const a = await commands.approvePinChanges(name, names, surface);
+    const r = await attempt(ipc.pinReview(name));
+    if (r instanceof IpcFailure) return showError(r.message);
+    const surface = r.surface;
+    root.append(pinReviewDialog(r, async (names) => {
+      const a = await attempt(ipc.approvePinChanges(name, names, surface));
       void refresh();
-      return a.status === "error" ? a.error.message : null;
+      return failureMessage(a);
     }, loadCosts()));
   };
 
   const diagnose = async (name: string) => {
-    const r = await commands.doctor(name);
-    if (r.status === "error") return showError(r.error.message);
-    root.append(doctorDialog(r.data));
+    const r = await attempt(ipc.doctor(name));
+    if (r instanceof IpcFailure) return showError(r.message);
+    root.append(doctorDialog(r));
   };
 
   const showLogs = async (name: string) => {
-    const r = await commands.serverLogs(name);
-    if (r.status === "error") return showError(r.error.message);
-    root.append(logsDialog(name, r.data as LogsDto));
+    const r = await attempt(ipc.serverLogs(name));
+    if (r instanceof IpcFailure) return showError(r.message);
+    root.append(logsDialog(name, r as LogsDto));
   };
 
   const edit = async (name: string) => {
-    const r = await commands.serverForm(name);
-    if (r.status === "error") return showError(r.error.message);
-    root.append(addServerDialog(() => void refresh(), r.data));
+    const r = await attempt(ipc.serverForm(name));
+    if (r instanceof IpcFailure) return showError(r.message);
+    root.append(addServerDialog(() => void refresh(), r));
+
   };
 
   const remove = (name: string) => {
     root.append(
       confirmDialog(`Remove ${name}?`, "Its configuration, approval and saved logs are deleted. Secrets stay in the keyring.", "Remove", () =>
-        act(commands.removeServer(name)),
+        act(ipc.removeServer(name)),
       ),
     );
   };
@@ -248,16 +251,16 @@ export function mountServers(root: HTMLElement): () => void {
           ? h("button", { class: "primary", onclick: () => review(s.name) }, "Review and approve…")
           : null,
         s.status.kind === "running" || s.status.kind === "starting" || s.status.kind === "backoff"
-          ? h("button", { onclick: () => act(commands.stopServer(s.name)) }, "Stop")
+          ? h("button", { onclick: () => act(ipc.stopServer(s.name)) }, "Stop")
           : null,
         s.status.kind === "running" || s.status.kind === "failed" || s.status.kind === "backoff"
-          ? h("button", { class: "restart", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Restart")
+          ? h("button", { class: "restart", onclick: () => act(ipc.startServer(s.name)), disabled: !s.enabled }, "Restart")
           : s.status.kind === "starting" || (trust && s.trust !== "unresolvable")
             ? null
-            : h("button", { class: "start", onclick: () => act(commands.startServer(s.name)), disabled: !s.enabled }, "Start"),
-        h("button", { onclick: () => act(commands.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
+            : h("button", { class: "start", onclick: () => act(ipc.startServer(s.name)), disabled: !s.enabled }, "Start"),
+        h("button", { onclick: () => act(ipc.setServerEnabled(s.name, !s.enabled)) }, s.enabled ? "Disable" : "Enable"),
         h("label", { class: "always-on", title: "Always on: starts with the app and keeps running. Otherwise it starts when its tools are needed and stops when idle (Settings)." },
-          h("input", { type: "checkbox", class: "always-on-toggle", checked: s.always_on, disabled: !s.enabled, onchange: () => act(commands.setAlwaysOn(s.name, !s.always_on)) }),
+          h("input", { type: "checkbox", class: "always-on-toggle", checked: s.always_on, disabled: !s.enabled, onchange: () => act(ipc.setAlwaysOn(s.name, !s.always_on)) }),
           " Always on"),
         h("button", { class: "edit", onclick: () => edit(s.name) }, "Edit"),
         h("button", { class: "diagnose", onclick: () => diagnose(s.name) }, "Diagnose"),
@@ -280,7 +283,7 @@ export function mountServers(root: HTMLElement): () => void {
           h("h2", {}, "No servers yet"),
           h("p", {}, "New to MCP? Add the official sample server, which demonstrates tools, resources and prompts. You will see exactly what it runs before it starts."),
           h("div", { class: "actions first-run" },
-            h("button", { class: "primary sample", onclick: () => act(commands.addServer(sampleServer(), false)) }, "Add the sample server"),
+            h("button", { class: "primary sample", onclick: () => act(ipc.addServer(sampleServer(), false)) }, "Add the sample server"),
             h("button", { class: "import", onclick: () => root.append(importDialog((msg) => { showNotice(msg); void refresh(); })) }, "Import from another app…"),
           ),
           h("p", {}, "Already use Claude Desktop, VS Code or Cursor? “Import…” brings their servers over. Or use “Add server”, or from a terminal `switchboard server add NAME -- COMMAND ARGS...`."),
@@ -347,7 +350,7 @@ function announceFirstRender() {
   if (firstRenderAnnounced) return;
   firstRenderAnnounced = true;
   // After this frame is drawn, not before.
-  requestAnimationFrame(() => void Promise.resolve().then(() => commands.windowReady()).catch(() => undefined));
+  requestAnimationFrame(() => void Promise.resolve().then(() => ipc.windowReady()).catch(() => undefined));
 }
 
 /** The first-run sample: the reference server from npm, pinned so what is approved is what runs. */
@@ -376,18 +379,5 @@ export function doctorDialog(d: DoctorDto): HTMLDialogElement {
     h("div", { class: "actions" }, ok),
   ]);
   ok.addEventListener("click", m.close);
-  return m.dialog;
-}
-
-/** A yes/no question whose safe answer (Cancel) has the focus. */
-export function confirmDialog(title: string, text: string, yes: string, onYes: () => void): HTMLDialogElement {
-  const cancel = h("button", { autofocus: true }, "Cancel");
-  const confirm = h("button", { class: "danger" }, yes);
-  const m = modal("confirm-dialog", title, [h("h2", {}, title), h("p", {}, text), h("div", { class: "actions" }, cancel, confirm)]);
-  cancel.addEventListener("click", m.close);
-  confirm.addEventListener("click", () => {
-    onYes();
-    m.close();
-  });
   return m.dialog;
 }

@@ -5,11 +5,11 @@
 // from, so Rust refuses it if the server changed again while the dialog was open. With the
 // catalog's costs it also says what approving the held tools adds to every turn (issue 16).
 import type { CatalogCostsDto } from "../../ipc/bindings";
-import { heldCost } from "../catalog/cost";
+import { heldCost } from "../catalog";
 import type { ChangeDto_Serialize as ChangeDto, PinReviewDto_Serialize as PinReviewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { modal } from "../../app/modal";
-import { findingsList } from "../catalog/findings";
+import { findingsList } from "../catalog";
 
 /** Sends an approval (`null` = everything); resolves to why it was refused, or null. */
 export type ApproveFn = (names: string[] | null) => Promise<string | null>;

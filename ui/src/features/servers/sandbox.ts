@@ -7,7 +7,7 @@
 // app's data) is never offered by a finding; typed in by the person it is granted only after a
 // separate confirmation that says what it holds, and the approval is then voided.
 // Every change is saved at once and what is shown is what Rust stored.
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { SandboxDto, SandboxFindingDto, ServerRow_Serialize as ServerRow } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 
@@ -68,24 +68,24 @@ export function withoutDomain(s: SandboxDto, list: "allow_domains" | "deny_domai
 export function sandboxFindings(server: string, onGranted: (msg: string) => void): HTMLElement {
   const box = h("div", { class: "sandbox-findings", role: "status" });
   const load = async () => {
-    const r = await commands.sandboxFindings(server);
-    if (r.status === "error") {
-      box.replaceChildren(h("p", { class: "error" }, r.error.message));
+    const r = await attempt(ipc.sandboxFindings(server));
+    if (r instanceof IpcFailure) {
+      box.replaceChildren(h("p", { class: "error" }, r.message));
       return;
     }
-    const found = r.data as SandboxFindingDto[];
+    const found = r as SandboxFindingDto[];
     box.replaceChildren(...found.map((f) => {
       const label = grantLabel(f);
       const grant = label ? h("button", { class: "primary grant-sandbox" }, label) : null;
       grant?.addEventListener("click", async () => {
         grant.disabled = true;
-        const g = await commands.grantSandboxFinding(server, f.kind, f.path ?? null);
-        if (g.status === "error") {
+        const g = await attempt(ipc.grantSandboxFinding(server, f.kind, f.path ?? null));
+        if (g instanceof IpcFailure) {
           grant.disabled = false;
-          box.append(h("p", { class: "error" }, g.error.message));
+          box.append(h("p", { class: "error" }, g.message));
           return;
         }
-        onGranted(g.data.approval_kept ? `${label}: done; ${server} restarts with it.` : `${label}: done; review and approve ${server} again.`);
+        onGranted(g.approval_kept ? `${label}: done; ${server} restarts with it.` : `${label}: done; review and approve ${server} again.`);
       });
       return h("p", { class: "sandbox-finding", "data-kind": f.kind }, f.message, " ", grant);
     }));
@@ -153,13 +153,13 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     controls().forEach((c) => (c.disabled = true));
     say("Saving…");
     try {
-      const r = await commands.setServerSandbox(server, next);
-      if (r.status === "error") {
-        say(r.error.message, true);
+      const r = await attempt(ipc.setServerSandbox(server, next));
+      if (r instanceof IpcFailure) {
+        say(r.message, true);
         return false;
       }
-      current = r.data.sandbox;
-      say(r.data.approval_kept ? `${done} It stays approved.` : `${done} Review and approve it before it starts.`);
+      current = r.sandbox;
+      say(r.approval_kept ? `${done} It stays approved.` : `${done} Review and approve it before it starts.`);
       return true;
     } finally {
       controls().forEach((c) => (c.disabled = false));
@@ -172,9 +172,9 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
     if (!next.ok) return say(next.why, true);
     if (list !== "deny") {
       // SP-12: a credential store needs its own confirmation, which says what it holds.
-      const store = await commands.sandboxCredentialStore(path.value.trim());
-      if (store.status === "error") return say(store.error.message, true);
-      if (store.data != null) return askUnmask(next.sandbox, list, path.value.trim(), store.data);
+      const store = await attempt(ipc.sandboxCredentialStore(path.value.trim()));
+      if (store instanceof IpcFailure) return say(store.message, true);
+      if (store != null) return askUnmask(next.sandbox, list, path.value.trim(), store);
     }
     if (await save(next.sandbox, "Saved.")) path.value = "";
     path.focus();
@@ -225,9 +225,9 @@ export function sandboxPanel(server: string): HTMLDetailsElement {
   details.addEventListener("toggle", async () => {
     if (!details.open || loaded) return;
     loaded = true;
-    const r = await commands.serverSandbox(server);
-    if (r.status === "error") return say(r.error.message, true);
-    current = r.data;
+    const r = await attempt(ipc.serverSandbox(server));
+    if (r instanceof IpcFailure) return say(r.message, true);
+    current = r;
     render();
   });
   return details;

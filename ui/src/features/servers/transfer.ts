@@ -2,7 +2,7 @@
 // which servers would be added (under which names), which values move to the keyring, and
 // what is dropped; nothing is stored until the user confirms, and nothing starts or connects
 // afterwards (every server, local or remote, waits for the trust dialog).
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { FormatDto, ImportPreviewDto, NoteDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { confirmReplace } from "./confirm-replace";
@@ -75,17 +75,17 @@ export function importDialog(onImported: (message: string) => void): HTMLDialogE
     confirm.disabled = true;
     failure.hidden = true;
     if (text.value.trim() === "") return preview.replaceChildren();
-    const r = await commands.importPreview(text.value, chosen());
+    const r = await attempt(ipc.importPreview(text.value, chosen()));
     if (mine !== seq) return;
-    if (r.status === "error") {
+    if (r instanceof IpcFailure) {
       preview.replaceChildren();
-      failure.textContent = r.error.message;
+      failure.textContent = r.message;
       failure.hidden = false;
       return;
     }
-    preview.replaceChildren(previewView(r.data));
-    confirm.disabled = r.data.servers.length === 0;
-    confirm.textContent = `Import ${r.data.servers.length} server${r.data.servers.length === 1 ? "" : "s"}`;
+    preview.replaceChildren(previewView(r));
+    confirm.disabled = r.servers.length === 0;
+    confirm.textContent = `Import ${r.servers.length} server${r.servers.length === 1 ? "" : "s"}`;
   };
   let timer: number | undefined;
   text.addEventListener("input", () => {
@@ -107,20 +107,20 @@ export function importDialog(onImported: (message: string) => void): HTMLDialogE
   cancel.addEventListener("click", m.close);
   confirm.addEventListener("click", async () => {
     confirm.disabled = true;
-    let r = await commands.importConfig(text.value, chosen(), false);
-    if (r.status === "error" && r.error.code === "secret_exists" && (await confirmReplace(r.error.message))) {
-      r = await commands.importConfig(text.value, chosen(), true);
+    let r = await attempt(ipc.importConfig(text.value, chosen(), false));
+    if (r instanceof IpcFailure && r.code === "secret_exists" && (await confirmReplace(r.message))) {
+      r = await attempt(ipc.importConfig(text.value, chosen(), true));
     }
-    if (r.status === "error") {
-      failure.textContent = r.error.message;
+    if (r instanceof IpcFailure) {
+      failure.textContent = r.message;
       failure.hidden = false;
       confirm.disabled = false;
       return;
     }
     text.value = "";
     m.close();
-    const secrets = r.data.secrets_stored.length;
-    onImported(`Imported ${r.data.added.join(", ")}${secrets > 0 ? `; ${secrets} secret${secrets === 1 ? "" : "s"} stored in the keyring` : ""}. Nothing starts or connects before you approve it: review each server.`);
+    const secrets = r.secrets_stored.length;
+    onImported(`Imported ${r.added.join(", ")}${secrets > 0 ? `; ${secrets} secret${secrets === 1 ? "" : "s"} stored in the keyring` : ""}. Nothing starts or connects before you approve it: review each server.`);
   });
   return m.dialog;
 }
@@ -141,15 +141,15 @@ export function exportDialog(): HTMLDialogElement {
     h("div", { class: "actions" }, close, copy),
   ]);
   const load = async () => {
-    const r = await commands.exportConfig(format.value as FormatDto);
-    if (r.status === "error") {
-      failure.textContent = r.error.message;
+    const r = await attempt(ipc.exportConfig(format.value as FormatDto));
+    if (r instanceof IpcFailure) {
+      failure.textContent = r.message;
       failure.hidden = false;
       return;
     }
     failure.hidden = true;
-    out.value = r.data.text;
-    notes.replaceChildren(...r.data.notes.map((n) => h("li", {}, n)));
+    out.value = r.text;
+    notes.replaceChildren(...r.notes.map((n) => h("li", {}, n)));
   };
   format.addEventListener("change", () => void load());
   close.addEventListener("click", m.close);

@@ -7,7 +7,7 @@
 // the catalog's costs, the dialog also says what the server's tools add to every turn, or that
 // this is unknown until it first runs (issue 16): said before the person decides.
 import type { CatalogCostsDto } from "../../ipc/bindings";
-import { enableCostNote } from "../catalog/cost";
+import { enableCostNote } from "../catalog";
 import type { BindingRequest_Deserialize as BindingRequest, TrustViewDto_Serialize as TrustViewDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 

@@ -9,7 +9,7 @@
 // keeps the form as typed and says why. A problem reading the settings file is shown at the
 // top, as Rust words it (what was reset and where the old file was kept).
 import "./settings.css";
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { LogLevelDto, ProviderDto, SettingsView_Serialize as SettingsView, ThemeDto } from "../../ipc/bindings";
 import { h } from "../../app/dom";
 import { applyTheme } from "./theme";
@@ -83,15 +83,15 @@ export function mountSettings(root: HTMLElement): () => void {
   };
 
   const load = async () => {
-    const [view, list] = await Promise.all([commands.getSettings(), commands.listProviders()]);
+    const [view, list] = await Promise.all([attempt(ipc.getSettings()), attempt(ipc.listProviders())]);
     if (disposed) return;
-    if (list.status === "ok") providers = list.data;
-    if (view.status === "error") {
-      status.textContent = `The settings could not be read: ${view.error.message}`;
+    if (!(list instanceof IpcFailure)) providers = list;
+    if (view instanceof IpcFailure) {
+      status.textContent = `The settings could not be read: ${view.message}`;
       status.className = "settings-status error";
       return;
     }
-    show(view.data);
+    show(view);
   };
 
   save.addEventListener("click", async () => {
@@ -107,14 +107,14 @@ export function mountSettings(root: HTMLElement): () => void {
     save.disabled = true;
     status.textContent = "Saving…";
     status.className = "settings-status";
-    const r = await commands.saveSettings(form.settings).finally(() => (save.disabled = false));
+    const r = await attempt(ipc.saveSettings(form.settings)).finally(() => (save.disabled = false));
     if (disposed) return;
-    if (r.status === "error") {
-      status.textContent = `Not saved: ${r.error.message}`;
+    if (r instanceof IpcFailure) {
+      status.textContent = `Not saved: ${r.message}`;
       status.className = "settings-status error";
       return;
     }
-    show(r.data);
+    show(r);
     status.textContent = "Saved.";
     status.className = "settings-status notice";
   });
@@ -163,6 +163,6 @@ export function mountSettings(root: HTMLElement): () => void {
 
 /** At start-up: the saved theme, before any page needs it. */
 export async function applySavedTheme(): Promise<void> {
-  const r = await commands.getSettings().catch(() => null);
-  if (r && r.status === "ok") applyTheme(r.data.settings.theme);
+  const r = await attempt(ipc.getSettings()).catch(() => null);
+  if (r && !(r instanceof IpcFailure)) applyTheme(r.settings.theme);
 }

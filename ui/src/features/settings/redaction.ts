@@ -5,7 +5,7 @@
 // nothing then. The per-conversation switch lives in the chat; models on this machine are
 // exempt whatever is set here.
 import { h } from "../../app/dom";
-import { commands } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure } from "../../ipc/client";
 import type { RedactionSettingsDto } from "../../ipc/bindings";
 
 /** The patterns typed, one a line, blank lines dropped. */
@@ -40,9 +40,9 @@ export function redactionSection(): { el: HTMLElement; load(): Promise<void> } {
   };
 
   async function load(): Promise<void> {
-    const r = await commands.getRedactionSettings();
-    if (r.status === "error") return say(`The redaction settings could not be read: ${r.error.message}`, "error");
-    show(r.data);
+    const r = await attempt(ipc.getRedactionSettings());
+    if (r instanceof IpcFailure) return say(`The redaction settings could not be read: ${r.message}`, "error");
+    show(r);
   }
 
   save.addEventListener("click", async () => {
@@ -51,9 +51,9 @@ export function redactionSection(): { el: HTMLElement; load(): Promise<void> } {
     if (bad !== null) return say(`Not saved: the pattern ${bad}`, "error");
     save.disabled = true;
     say("Saving…", "");
-    const r = await commands.saveRedactionSettings({ enabled: enabled.checked, patterns: list }).finally(() => (save.disabled = false));
-    if (r.status === "error") return say(`Not saved: ${r.error.message}`, "error");
-    show(r.data);
+    const r = await attempt(ipc.saveRedactionSettings({ enabled: enabled.checked, patterns: list })).finally(() => (save.disabled = false));
+    if (r instanceof IpcFailure) return say(`Not saved: ${r.message}`, "error");
+    show(r);
     say("Saved.", "notice");
   });
 

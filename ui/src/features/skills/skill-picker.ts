@@ -4,8 +4,8 @@
 // attaches it. A skill never approved, or changed since, shows what it lists (and what changed)
 // with an "Approve" button naming the fingerprint shown, so an approval covers exactly what was
 // seen. Every server string goes in as text.
-import { commands } from "../../ipc/bindings";
-import type { ServerSkillsDto, SkillDto } from "../../ipc/bindings";
+import { attempt, ipc, IpcFailure, thrown } from "../../ipc/client";
+import type { SkillDto } from "../../ipc/bindings";
 import { h, matchesQuery } from "../../app/dom";
 import { modal } from "../../app/modal";
 import "./skills.css";
@@ -23,8 +23,6 @@ export interface SkillTarget {
   from(server: string): void;
 }
 
-type Outcome<T> = { status: "ok"; data: T } | { status: "error"; error: { message: string } };
-const failed = (e: unknown) => ({ status: "error" as const, error: { message: e instanceof Error ? e.message : String(e) } });
 
 /** A fenced block headed by the skill, that no backtick run inside `text` can close early. */
 export function skillBlock(name: string, uri: string, text: string): string {
@@ -63,11 +61,11 @@ export function skillRow(s: SkillDto, actions: { attach?: () => void; approved: 
     const approve = h("button", { type: "button", class: "skill-approve" }, "Approve");
     approve.addEventListener("click", async () => {
       approve.disabled = true;
-      const r: Outcome<SkillDto> = await commands.approveSkill(s.server, s.name, s.fingerprint).catch(failed);
+      const r = await attempt(ipc.approveSkill(s.server, s.name, s.fingerprint)).catch(thrown);
       approve.disabled = false;
-      if (r.status === "error") return actions.report(r.error.message);
+      if (r instanceof IpcFailure) return actions.report(r.message);
       actions.report(null);
-      actions.approved(r.data);
+      actions.approved(r);
     });
     row.append(approve);
   } else if (actions.attach !== undefined) {
@@ -80,14 +78,15 @@ export function skillRow(s: SkillDto, actions: { attach?: () => void; approved: 
 
 /** Loads the skills of the running servers into `list`, with `status` saying how it went. */
 async function load(list: HTMLElement, status: HTMLElement, row: (s: SkillDto, rerender: () => void) => HTMLElement, filter?: HTMLInputElement): Promise<void> {
-  const r: Outcome<ServerSkillsDto[]> = await commands.listSkills().catch(failed);
-  if (r.status === "error") {
-    status.textContent = r.error.message;
+  const r = await attempt(
+ipc.listSkills()).catch(thrown);
+  if (r instanceof IpcFailure) {
+    status.textContent = r.message;
     status.classList.add("error");
     return;
   }
-  const skills = r.data.flatMap((s) => s.skills);
-  const problems = r.data.filter((s) => s.error !== null).map((s) => `${s.server}: ${s.error}`);
+  const skills = r.flatMap((s) => s.skills);
+  const problems = r.filter((s) => s.error !== null).map((s) => `${s.server}: ${s.error}`);
   const render = () => {
     const q = filter?.value.trim().toLowerCase() ?? "";
     const shown = skills.filter((s) => matchesQuery(q, s.server, s.name, s.description, s.uri));
@@ -133,10 +132,10 @@ export function skillPicker(target: SkillTarget, report: (message: string | null
       reading = true;
       say(null);
       status.textContent = `Reading ${s.name}…`;
-      const r = await commands.readSkill(s.server, s.name, target.conversation()).catch(failed);
+      const r = await attempt(ipc.readSkill(s.server, s.name, target.conversation())).catch(thrown);
       reading = false;
-      if (r.status === "error") return say(r.error.message);
-      const why = attachSkill(s.name, r.data.uri, r.data.text, target);
+      if (r instanceof IpcFailure) return say(r.message);
+      const why = attachSkill(s.name, r.uri, r.text, target);
       if (why !== null) return say(why);
       target.from(s.server);
       report(null);
