@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::fake_llm::FakeLlm;
-use crate::{fake_server, run_cli};
+use crate::run_cli;
 
 /// The API key stored for the provider when the real keyring is available.
 pub const KEY: &str = "sk-chatCANARY-0123456789abcdefghij";
@@ -26,22 +26,7 @@ pub fn ok(o: &std::process::Output) -> String {
 /// (make test) the provider is an OpenAI one with a key; without, a keyless Ollama profile
 /// over the same wire format. Returns whether the keyring was used.
 pub fn setup_chat(data: &Path, llm: &FakeLlm, extra: &[&str]) -> bool {
-    let fake = fake_server();
-    let Some(fake) = fake.to_str() else {
-        panic!("the fake server's path is not UTF-8");
-    };
-    ok(&run_cli(
-        data,
-        &["server", "add", "demo", "--", fake],
-        "",
-        &[],
-    ));
-    ok(&run_cli(
-        data,
-        &["server", "trust", "demo", "--yes"],
-        "",
-        &[],
-    ));
+    crate::scenario::AppData::on(data).approved_fake("demo", &[]);
     let keyring = std::env::var_os("SWITCHBOARD_TEST_KEYRING").is_some();
     let base = llm.openai_base();
     let kind = if keyring { "openai" } else { "ollama" };

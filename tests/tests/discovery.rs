@@ -24,7 +24,7 @@ use switchboard_core::llm::tokens::Counter;
 use switchboard_tests::chat_cli::{newest_conversation, ok};
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
-use switchboard_tests::scenario::{send_collect, turn};
+use switchboard_tests::scenario::{send_collect, turn, AppData};
 use switchboard_tests::*;
 
 /// The tool definitions of a recorded request, as (name, the definition as sent), either wire.
@@ -357,43 +357,9 @@ async fn chat_discover_switches_the_conversation_and_the_cli_asks_before_the_cal
     ]))
     .await
     .unwrap();
-    let fake = fake_server();
-    ok(&run_cli(
-        data,
-        &[
-            "server",
-            "add",
-            "demo",
-            "--",
-            fake.to_str().unwrap(),
-            "--tools",
-            "50",
-        ],
-        "",
-        &[],
-    ));
-    ok(&run_cli(
-        data,
-        &["server", "trust", "demo", "--yes"],
-        "",
-        &[],
-    ));
-    ok(&run_cli(
-        data,
-        &[
-            "provider",
-            "add",
-            "fake",
-            "--kind",
-            "ollama",
-            "--base-url",
-            &llm.openai_base(),
-            "--model",
-            "m1",
-        ],
-        "",
-        &[],
-    ));
+    AppData::on(data)
+        .approved_fake("demo", &["--tools", "50"])
+        .provider("fake", "ollama", &llm.openai_base(), "m1");
     let o = run_cli(
         data,
         &["chat", "--model", "fake", "--discover", "use tool 3"],

@@ -15,7 +15,7 @@ use switchboard_tests::*;
 const WAIT: Duration = Duration::from_secs(30);
 
 async fn launch(driver: &Driver) -> Session {
-    let s = app_window(&driver).await;
+    let s = app_window(driver).await;
     s.wait_text(r#"article[data-name="keep"] .badge"#, "running", WAIT)
         .await
         .unwrap();

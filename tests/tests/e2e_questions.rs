@@ -38,7 +38,7 @@ fn add_provider(data: &Path, llm: &FakeLlm) {
 
 /// Starts the app and waits until `server` runs.
 async fn open_app(driver: &Driver, server: &str) -> Session {
-    let s = app_window(&driver).await;
+    let s = app_window(driver).await;
     s.wait_text(
         &format!(r#"article[data-name="{server}"] .badge"#),
         "running",

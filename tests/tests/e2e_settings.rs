@@ -19,7 +19,7 @@ const CTRL: &str = "\u{E009}";
 const PAGE_DOWN: &str = "\u{E00F}";
 
 async fn open(driver: &Driver) -> Session {
-    let s = app_window(&driver).await;
+    let s = app_window(driver).await;
     s.wait_for(".tabs", WAIT).await.unwrap();
     s
 }

@@ -68,7 +68,7 @@ fn hand_offs(log: &Path) -> usize {
 /// Runs the server's `whoami` from the catalog's run form, allows it in the approval dialog and
 /// returns what the tool answered; panics with the window's words when the call did not succeed.
 async fn run_whoami(s: &Session, shot: &str) -> String {
-    open_tool(&s, "remote", "whoami").await;
+    open_tool(s, "remote", "whoami").await;
     s.click_on(".run-panel button.run", WAIT).await.unwrap();
     // The dialog is up only once the run started, so the status below is this run's.
     s.wait_text(".approval-dialog", "whoami", WAIT)

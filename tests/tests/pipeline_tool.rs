@@ -137,7 +137,7 @@ async fn model_calling(tool: &str, args: Value) -> FakeLlm {
 /// Sends one message to `llm` in the background; every approval asked meanwhile is answered
 /// with `answer`. Returns what was asked.
 async fn turn(host: &Host, llm: &FakeLlm, answer: Answer) -> Vec<(RequestKind, String, Value)> {
-    let provider = keyless_provider(&host, "fake", llm.openai_base()).await;
+    let provider = keyless_provider(host, "fake", llm.openai_base()).await;
     let sender = host.clone();
     let run = tokio::spawn(async move {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();

@@ -58,7 +58,7 @@ async fn sample(host: &Host, provider: &str) -> (String, String) {
             .await
             .unwrap()
     });
-    let q = next_question(&host, Duration::from_secs(15)).await;
+    let q = next_question(host, Duration::from_secs(15)).await;
     let Question::Sampling(prompt) = q.question.clone() else {
         panic!("{q:?}")
     };
@@ -73,7 +73,7 @@ async fn sample(host: &Host, provider: &str) -> (String, String) {
         },
     )
     .unwrap();
-    let q = next_question(&host, Duration::from_secs(15)).await;
+    let q = next_question(host, Duration::from_secs(15)).await;
     let Question::SamplingResponse(resp) = q.question.clone() else {
         panic!("{q:?}")
     };
