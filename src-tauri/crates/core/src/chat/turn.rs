@@ -27,7 +27,7 @@ use tracing::Instrument;
 
 use super::cap::{cap_parts, read_output_spec, to_parts, Outputs, READ_OUTPUT_TOOL};
 use super::events::ChatEvent;
-use super::tools::{Started, ToolRunner};
+use super::tools::{Started, ToolCall, ToolRunner};
 use crate::ids::{ConversationId, ProviderName};
 use crate::llm::limits::Price;
 use crate::llm::{
@@ -592,7 +592,14 @@ async fn run_calls(
                             }
                             edited
                         });
-                        let r = tools.run(tool, map, cancel, ptx, stx).await;
+                        let call = ToolCall {
+                            tool,
+                            arguments: map,
+                            cancel,
+                            progress: ptx,
+                            started: stx,
+                        };
+                        let r = tools.run(call).await;
                         let edited = forward.await.ok().flatten();
                         match r {
                             Ok(result) => {
@@ -603,7 +610,7 @@ async fn run_calls(
                                 }
                                 (full, parts, result.is_error)
                             }
-                            Err(why) => refused(why),
+                            Err(why) => refused(why.to_string()),
                         }
                     }
                     (Some(_), _) => refused("The arguments must be a JSON object.".into()),
