@@ -198,6 +198,65 @@ fn from_step(
     ))
 }
 
+/// Plans the argument `name` of the step at `i` (its tool `tool`, with `input` its schema
+/// when known): where its value comes from, checked against what the tool takes.
+/// `Err(Some)` says what is wrong; `Err(None)`: another step's error already says it.
+fn plan_arg(
+    p: &Pipeline,
+    i: usize,
+    known: &[Known],
+    tool: &str,
+    input: Option<&Value>,
+    name: &str,
+    source: ArgSource,
+) -> Result<PlannedArg, Option<String>> {
+    let target = match input {
+        Some(input) => match property(input, name) {
+            Some(t) => Some(t),
+            None if closed(input) => {
+                return Err(Some(format!("{tool} takes no argument of that name")));
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let (flow, source_types) = match source {
+        ArgSource::Literal(v) => (
+            FlowSource::Literal { value: v.clone() },
+            Some(BTreeSet::from([type_of(&v)])),
+        ),
+        ArgSource::Input(n) => match p.inputs.iter().find(|i| i.name == n) {
+            Some(decl) => (
+                FlowSource::Input { name: n },
+                types(&decl.schema, &decl.schema),
+            ),
+            None => {
+                return Err(Some(format!(
+                    "it uses the input {n:?}, which the pipeline does not declare"
+                )));
+            }
+        },
+        ArgSource::From {
+            step: from,
+            pointer,
+        } => from_step(p, i, known, from, pointer)?,
+    };
+    if let (Some(target), Some(input)) = (target, input) {
+        let want = types(input, target);
+        if !compatible(source_types.as_ref(), want.as_ref()) {
+            return Err(Some(format!(
+                "it would get {} but {tool} wants {}",
+                show(source_types.as_ref()),
+                show(want.as_ref())
+            )));
+        }
+    }
+    Ok(PlannedArg {
+        name: name.to_owned(),
+        source: flow,
+    })
+}
+
 /// Checks `p` against the tools `tools` describes (`Err` says why a tool is not available).
 /// Every mistake is reported, not just the first.
 pub fn check(
@@ -256,70 +315,12 @@ pub fn check(
         }
         let mut args = Vec::new();
         for (name, source) in sources {
-            let target = match input {
-                Some(input) => match property(input, name) {
-                    Some(t) => Some(t),
-                    None if closed(input) => {
-                        err(
-                            Some(name),
-                            format!("{} takes no argument of that name", step.tool),
-                        );
-                        continue;
-                    }
-                    None => None,
-                },
-                None => None,
-            };
-            let (flow, source_types) = match source {
-                ArgSource::Literal(v) => (
-                    FlowSource::Literal { value: v.clone() },
-                    Some(BTreeSet::from([type_of(&v)])),
-                ),
-                ArgSource::Input(n) => match p.inputs.iter().find(|i| i.name == n) {
-                    Some(decl) => (
-                        FlowSource::Input { name: n },
-                        types(&decl.schema, &decl.schema),
-                    ),
-                    None => {
-                        err(
-                            Some(name),
-                            format!("it uses the input {n:?}, which the pipeline does not declare"),
-                        );
-                        continue;
-                    }
-                },
-                ArgSource::From {
-                    step: from,
-                    pointer,
-                } => match from_step(p, i, &known, from, pointer) {
-                    Ok(flow) => flow,
-                    Err(Some(why)) => {
-                        err(Some(name), why);
-                        continue;
-                    }
-                    // That step's own error says why its tool is unknown.
-                    Err(None) => continue,
-                },
-            };
-            if let (Some(target), Some(input)) = (target, input) {
-                let want = types(input, target);
-                if !compatible(source_types.as_ref(), want.as_ref()) {
-                    err(
-                        Some(name),
-                        format!(
-                            "it would get {} but {} wants {}",
-                            show(source_types.as_ref()),
-                            step.tool,
-                            show(want.as_ref())
-                        ),
-                    );
-                    continue;
-                }
+            match plan_arg(p, i, &known, &step.tool, input, name, source) {
+                Ok(arg) => args.push(arg),
+                Err(Some(why)) => err(Some(name), why),
+                // That step's own error says why its tool is unknown.
+                Err(None) => {}
             }
-            args.push(PlannedArg {
-                name: name.to_owned(),
-                source: flow,
-            });
         }
         steps.push(PlannedStep {
             index,
