@@ -88,7 +88,7 @@ impl Host {
         .await
     }
 
-    /// 2. Decides the call: from the policy in memory, confirmed by the one append that puts
+    /// Phase 2, decide: from the policy in memory, confirmed by the one append that puts
     /// the decision on disk (with the start, when allowed: one sync before the call leaves);
     /// when the policy changed or could not be checked, again from the store. An agent's
     /// `ask` and a crossing put-back tighten what the policy says.
@@ -126,10 +126,10 @@ impl Host {
         }
     }
 
-    /// 3. Acts on the decision: a refusal ends the call (and its trail); a question is
-    /// answered by the pipeline's approval when it covers the call, else by a person. Returns
-    /// the arguments the call runs with (the person may have edited them), what its start
-    /// tells, and the trail for the call's phases.
+    /// Phase 3, acting on the decision: a refusal ends the call (and its trail); a question
+    /// is answered by the pipeline's approval when it covers the call, else by a person.
+    /// Returns the arguments the call runs with (the person may have edited them), what its
+    /// start tells, and the trail for the call's phases.
     async fn settle<'t>(
         &self,
         at: &Target<'_>,
@@ -193,8 +193,8 @@ impl Host {
         }
     }
 
-    /// 3. Asks a person: a refusal ends the call; an edit is checked and decided again; a
-    /// grant the person makes while approving is kept and audited.
+    /// Phase 3, ask a person: a refusal ends the call; an edit is checked and decided again;
+    /// a grant the person makes while approving is kept and audited.
     async fn ask_for<'t>(
         &self,
         at: &Target<'_>,
@@ -247,9 +247,9 @@ impl Host {
         Ok((arguments, started, trail))
     }
 
-    /// 5. Calls the server, metered and audited; 6. has the result reviewed when a person
-    /// wants to see it first; 7. notes what a model's or an app's result brought into its
-    /// conversation (AP-10).
+    /// Phases 5 to 7: calls the server, metered and audited; has the result reviewed when a
+    /// person wants to see it first; notes what a model's or an app's result brought into
+    /// its conversation (AP-10).
     async fn call_reviewed(
         &self,
         at: &Target<'_>,
