@@ -52,6 +52,37 @@ fn is_app_origin(url: &tauri::Url) -> bool {
 /// The longest the servers kept always on wait for the window's first page.
 const ALWAYS_ON_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Sends the host's changes to the web view as typed events until the host closes.
+async fn forward_host_events(
+    handle: tauri::AppHandle,
+    mut host_events: tokio::sync::broadcast::Receiver<switchboard_core::events::HostEvent>,
+) {
+    use tauri_specta::Event;
+    loop {
+        match host_events.recv().await {
+            Ok(e) => {
+                if let Some(ev) = ipc::events::HostChanged::from_host(&e) {
+                    let _ = ev.emit(&handle);
+                }
+            }
+            // Missed some: the pages and both dialogs re-read everything, so no
+            // approval or question is left unseen.
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                use ipc::events::ChangeKind;
+                for kind in [
+                    ChangeKind::Servers,
+                    ChangeKind::Approvals,
+                    ChangeKind::Questions,
+                    ChangeKind::AgentRuns,
+                ] {
+                    let _ = ipc::events::HostChanged::of(kind).emit(&handle);
+                }
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+        }
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let data_dir = std::env::var_os("SWITCHBOARD_DATA_DIR")
         .map(std::path::PathBuf::from)
@@ -122,7 +153,7 @@ fn main() -> anyhow::Result<()> {
     });
     let builder = ipc::specta_builder::<tauri::Wry>();
     let shutdown = host.clone();
-    let mut host_events = host.subscribe();
+    let host_events = host.subscribe();
     let app = tauri::Builder::default()
         .plugin(navigation_lock())
         .register_asynchronous_uri_scheme_protocol(apps::SCHEME, apps::serve)
@@ -149,33 +180,7 @@ fn main() -> anyhow::Result<()> {
                 }
             });
             // Host changes become typed events for the web view.
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                use tauri_specta::Event;
-                loop {
-                    match host_events.recv().await {
-                        Ok(e) => {
-                            if let Some(ev) = ipc::events::HostChanged::from_host(&e) {
-                                let _ = ev.emit(&handle);
-                            }
-                        }
-                        // Missed some: the pages and both dialogs re-read everything, so no
-                        // approval or question is left unseen.
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            use ipc::events::ChangeKind;
-                            for kind in [
-                                ChangeKind::Servers,
-                                ChangeKind::Approvals,
-                                ChangeKind::Questions,
-                                ChangeKind::AgentRuns,
-                            ] {
-                                let _ = ipc::events::HostChanged::of(kind).emit(&handle);
-                            }
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                    }
-                }
-            });
+            tauri::async_runtime::spawn(forward_host_events(app.handle().clone(), host_events));
             Ok(())
         })
         .build(context)

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
 use switchboard_core::approval::{Answer, ApprovalRequest, Effect, Scope, Source};
-use switchboard_core::chat::ToolRunner;
+use switchboard_core::chat::{ToolCall, ToolRunner};
 use switchboard_core::host::{AgentTools, Host, HostTools, Lineage};
 use switchboard_core::ids::{ConversationId, ProviderName};
 use switchboard_core::mcp::catalog::ToolResult;
@@ -60,12 +60,11 @@ fn agent_tools(
 /// Runs `llm_name` through `tools` as a turn would.
 async fn call(tools: &dyn ToolRunner, llm_name: &str, args: Value) -> Result<ToolResult, String> {
     let tool = tools.resolve(llm_name).expect("the tool is offered");
-    let (ptx, _prx) = tokio::sync::mpsc::unbounded_channel();
-    let (stx, _srx) = tokio::sync::oneshot::channel();
     let args: Map<String, Value> = args.as_object().unwrap().clone();
     tools
-        .run(tool, args, CancellationToken::new(), ptx, stx)
+        .run(ToolCall::new(tool, args, CancellationToken::new()))
         .await
+        .map_err(|e| e.to_string())
 }
 
 /// Waits (bounded) for the next question and gives it `answer`.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 use switchboard_core::agent_data::{AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope};
-use switchboard_core::chat::ToolRunner;
+use switchboard_core::chat::{ToolCall, ToolRunner};
 use switchboard_core::host::{AgentTools, Host, HostTools, Lineage, StateAuthor};
 use switchboard_core::ids::{ConversationId, ProviderName, RunId};
 use switchboard_tests::scenario::host_with_recorder;
@@ -76,18 +76,8 @@ async fn the_scope_hides_tools_and_a_deny_refuses_before_the_server() {
 
     // The denied tool is refused here; the server never sees it.
     let add = tools.resolve("fs__add").unwrap();
-    let (ptx, _prx) = tokio::sync::mpsc::unbounded_channel();
-    let (stx, _srx) = tokio::sync::oneshot::channel();
-    let refused = tools
-        .run(
-            add,
-            args(json!({"a": 1, "b": 2})),
-            CancellationToken::new(),
-            ptx,
-            stx,
-        )
-        .await
-        .unwrap_err();
+    let call = ToolCall::new(add, args(json!({"a": 1, "b": 2})), CancellationToken::new());
+    let refused = tools.run(call).await.unwrap_err().to_string();
     assert!(refused.contains("does not allow"), "{refused}");
     assert!(received(&record).is_empty(), "{:?}", received(&record));
     host.shutdown().await;

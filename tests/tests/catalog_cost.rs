@@ -62,6 +62,7 @@ fn wire_json(wire: Wire, name: &str, t: &switchboard_core::mcp::catalog::ToolInf
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn every_tool_and_server_is_priced_live_stopped_disabled_and_never_run() {
     let (host, _tmp) = test_host().await;
     let h = start_trusted(&host, fake_spec("fs", &[])).await;

@@ -15,6 +15,7 @@ fn sent_messages(body: &serde_json::Value) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn regenerate_edit_and_fork_keep_every_branch() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();

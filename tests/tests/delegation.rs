@@ -71,6 +71,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_supervisor_delegates_to_an_agent_on_another_vendor_through_shared_state() {
     let sup = FakeLlm::spawn(Scenario::new([
         delegate("summariser", "Summarise the three findings."),

@@ -100,6 +100,7 @@ fn call(id: &str, name: &str, args: Value) -> ScriptedCall {
     ScriptedCall::new(id, name, &[&args.to_string()])
 }
 
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn find_load_call(kind: &str) {
     let llm = FakeLlm::spawn(Scenario::new([
         Reply::calls(vec![call("c1", FIND_TOOL, json!({"query": "gen_0042"}))]),
@@ -338,6 +339,7 @@ async fn a_5000_tool_catalog_costs_under_2_percent_with_discovery() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn chat_discover_switches_the_conversation_and_the_cli_asks_before_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();

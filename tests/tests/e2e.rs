@@ -41,6 +41,7 @@ async fn approve(
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn servers_page_shows_status_stderr_and_gates_on_trust() {
     if !e2e_available() {
         return;
@@ -420,6 +421,7 @@ async fn servers_page_shows_status_stderr_and_gates_on_trust() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
     if !e2e_available() {
         return;
@@ -573,6 +575,7 @@ async fn add_a_server_through_the_form_approve_it_and_see_its_tools() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
     if !e2e_available() {
         return;
@@ -686,6 +689,7 @@ async fn a_catalog_of_5000_tools_stays_usable_and_follows_list_changed() {
 /// "connect", and a field bound to a provider's key in the dialog shows that binding before
 /// anything is approved. Nothing is approved here.
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn the_trust_dialog_shows_values_urls_headers_and_bindings() {
     if !e2e_available() {
         return;

@@ -64,6 +64,7 @@ fn setup(data: &Path, sup: &FakeLlm, sub: &FakeLlm) -> bool {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn the_chat_shows_a_supervisors_run_tree_live_and_the_approval_names_the_agent() {
     if !e2e_available() {
         return;

@@ -12,6 +12,7 @@ use switchboard_tests::*;
 const WAIT: Duration = Duration::from_secs(30);
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn the_agents_page_lists_adds_and_refuses_profiles() {
     if !e2e_available() {
         return;

@@ -256,6 +256,7 @@ async fn audited(host: &switchboard_core::host::Host, needle: &str) -> Vec<Audit
 /// is refused and audited, and a frame reported as navigated away is closed (its document and
 /// its calls refused after).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn an_app_calls_as_itself_only_what_its_server_shows_to_apps() {
     let (host, _dir) = test_host_with(|b| b.apps(true)).await;
     let py = python();
@@ -400,6 +401,7 @@ async fn an_app_calls_as_itself_only_what_its_server_shows_to_apps() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reaches_nothing() {
     if !e2e_available() {
         return;
@@ -567,6 +569,7 @@ async fn an_app_renders_in_its_jail_its_call_is_approved_and_a_hostile_app_reach
 /// In the chat: a model's call of a tool that declares a view shows the app under the call's
 /// card, in the same jail, once the person approved the call; nothing shows before.
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
     use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
     use switchboard_tests::fake_llm::FakeLlm;
@@ -666,6 +669,7 @@ fn audit_cli(data: &Path, needle: &str) -> Vec<serde_json::Value> {
 /// server's document: the jail refuses it (the other server's document is never read), the
 /// window stops the app, and both are audited.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn an_app_in_the_window_is_refused_hidden_tools_a_models_grant_and_other_documents() {
     use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
     use switchboard_tests::fake_llm::FakeLlm;

@@ -47,6 +47,7 @@ async fn text_with(s: &Session, css: &str, after: &str, expected: u64) -> String
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn cards_catalog_and_inspector_show_what_the_host_computes() {
     if !e2e_available() {
         return;

@@ -93,6 +93,7 @@ async fn chat_sends_a_message_approves_a_tool_call_and_shows_the_answer() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn deny_with_reason_edit_stop_switch_vendor_regenerate_restart_and_fork() {
     if !e2e_available() {
         return;

@@ -77,6 +77,7 @@ fn drawn(v: &Value) -> bool {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn the_metrics_page_and_the_card_sparkline_show_the_calls_made() {
     if !e2e_available() {
         return;

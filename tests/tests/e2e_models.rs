@@ -19,6 +19,7 @@ const WAIT: Duration = Duration::from_secs(30);
 
 // Multi-threaded: the fake keeps answering while the CLI below blocks this thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn a_detected_ollama_is_added_and_a_model_without_tools_gets_prompt_tools() {
     if !e2e_available() {
         return;

@@ -15,6 +15,7 @@ use switchboard_tests::*;
 const WAIT: Duration = Duration::from_secs(30);
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn a_pipeline_runs_from_the_page_after_its_approval_as_a_whole() {
     if !e2e_available() {
         return;

@@ -113,6 +113,7 @@ async fn no_question(s: &Session) {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn a_server_asks_with_a_form_a_url_and_a_sampling_request() {
     if !e2e_available() {
         return;
@@ -448,6 +449,7 @@ async fn a_server_asks_with_a_form_a_url_and_a_sampling_request() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn parallel_calls_are_approved_as_a_batch_and_a_changed_tool_waits_for_review() {
     if !e2e_available() {
         return;

@@ -73,6 +73,7 @@ async fn wait_notices(s: &Session, n: usize) -> Vec<String> {
 const NOTICE: &str = "Redacted before sending to OpenAI: 1 API key, 1 e-mail address";
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn the_window_redacts_says_so_at_the_turn_and_switches_off_per_conversation() {
     if !e2e_available() {
         return;

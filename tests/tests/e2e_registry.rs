@@ -19,6 +19,7 @@ const WAIT: Duration = Duration::from_secs(30);
 const SECRET: &str = "e2e-CANARY-registry-key";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn registry_page_lists_installs_and_hands_over_to_the_trust_dialog() {
     if !e2e_available() {
         return;

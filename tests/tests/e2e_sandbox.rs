@@ -109,6 +109,7 @@ async fn the_card_offers_to_grant_what_the_sandbox_blocked() {
 /// domain row stores an allowed domain, refuses what is no domain with the reason, and
 /// removes a domain.
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn the_card_confirms_a_credential_store_and_edits_the_domain_lists() {
     if !e2e_available() {
         return;

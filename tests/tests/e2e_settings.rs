@@ -76,6 +76,7 @@ async fn keys(s: &Session, text: &str) {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn theme_and_idle_time_survive_a_restart_and_shortcuts_move_between_pages() {
     if !e2e_available() {
         return;

@@ -115,6 +115,7 @@ async fn running_signed_in(s: &Session, fake: &FakeOAuth) {
 /// Issue 12's desktop journey: sign in, call, restart, call without signing in, expire the
 /// access token, call again (refreshed silently), sign out (revoked, gone from the keyring).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // a window scenario, step by step: it reads top to bottom
 async fn sign_in_call_restart_refresh_and_sign_out_in_the_window() {
     if !e2e_available() {
         return;

@@ -313,6 +313,7 @@ async fn the_resource_refuses_requests_without_a_valid_token() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_full_authorization_code_round_trip_gives_a_token_the_resource_accepts() {
     let fake = start().await;
     let reg = register(&fake, "none").await;

@@ -82,6 +82,7 @@ async fn hand_over_audits(host: &Host) -> Vec<(String, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_hand_over_to_an_anthropic_model_carries_the_tool_turn_translated() {
     let sup = FakeLlm::spawn(Scenario::new([
         call("call_e", "fs__echo", serde_json::json!({"text": "ready"})),

@@ -133,6 +133,7 @@ fn data_dir() -> (tempfile::TempDir, PathBuf) {
 /// other writers change servers, rules and conversations; afterwards the chain verifies and
 /// every call's entries are there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn clis_and_the_app_calling_at_once_keep_one_valid_audit_chain() {
     let (_tmp, dir) = data_dir();
     let fake = fake_server();

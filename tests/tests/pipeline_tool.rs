@@ -365,6 +365,7 @@ async fn bad_inputs_are_refused_before_anything_is_asked_or_sent() {
 /// step its profile says to ask about asks after the whole was approved, and a profile that
 /// denies a step or leaves it out of scope refuses the pipeline before anything is asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn an_agent_runs_a_pipeline_as_itself_within_its_profile() {
     use switchboard_core::agent_data::{
         AgentName, AgentProfile, PolicyTightening, Tighten, ToolScope,

@@ -357,6 +357,7 @@ async fn a_failing_step_stops_the_run() {
 /// the policy (without a terminal or `--yes` the first step is refused and nothing is sent),
 /// the JSON output carries every step, and a bad mapping fails before anything is sent.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 fn the_cli_adds_shows_runs_and_replays() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");

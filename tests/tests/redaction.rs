@@ -150,6 +150,7 @@ fn answer_one(host: &Host) -> tokio::task::JoinHandle<(String, Value)> {
     })
 }
 
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn nothing_leaves_for(kind: &str) {
     let llm = FakeLlm::spawn(Scenario::new([
         Reply::calls(vec![ScriptedCall::new(

@@ -68,6 +68,7 @@ fn refuse_all(
 /// RD-01: asked (whatever the rules say), audited by kind and digest, nothing sent when
 /// refused; back to the server it came from, silent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_value_from_one_server_goes_to_another_only_when_the_person_says_so() {
     let llm = FakeLlm::spawn(Scenario::new([
         Reply::calls(vec![ScriptedCall::new("call_1", "notes__env", &["{}"])]),

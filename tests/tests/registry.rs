@@ -275,6 +275,7 @@ fn fake_npx(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn install_adds_an_unapproved_server_that_runs_the_exact_argv_once_approved() {
     let reg = FakeRegistry::start(hostile_entries()).await;
     let work = tempfile::tempdir().unwrap();
@@ -442,6 +443,7 @@ async fn remote_entries_keep_their_headers_with_secrets_in_the_keyring() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn cli_searches_shows_and_installs_with_secrets_from_stdin_into_the_keyring() {
     if !keyring_available() {
         return;

@@ -33,6 +33,7 @@ async fn call(
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn what_one_agent_writes_another_reads_with_its_author() {
     let (host, _dir) = test_host().await;
     let run = RunId::random();

@@ -67,6 +67,7 @@ fn ok_stdout(o: &std::process::Output, what: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn history_show_and_agent_runs_print_the_tree_its_total_and_each_agents_cost() {
     // Usage each scripted model reports, per reply: (input, output).
     let planner_usage = [(10_000, 1_000), (12_000, 500), (14_000, 800)];
@@ -315,6 +316,7 @@ async fn history_show_and_agent_runs_print_the_tree_its_total_and_each_agents_co
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_conversations_cost_counts_its_answers_and_its_delegated_agents_once() {
     // The supervisor answers in the conversation (its answers are stored messages); the worker
     // it delegates to is a task node whose calls are stored only in the run tree.

@@ -106,6 +106,7 @@ async fn tree_when(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_stalled_sub_agent_shows_its_call_and_spend_while_it_runs() {
     let (sup_first, sup_last) = ((1_000, 100), (1_500, 50));
     let (work_first, work_last) = ((4_000, 300), (5_000, 200));

@@ -641,6 +641,7 @@ fn without_user_namespaces_a_sandboxed_server_fails_closed() {
 /// unread. A grant of `~/.ssh` typed without `--unmask` is refused; typed with it, it works and
 /// voids the approval, so the consent view is seen again before the key is readable.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 fn a_denial_naming_a_credential_store_is_never_turned_into_a_grant() {
     let c = Canary::new();
     let data = tempfile::tempdir().unwrap();

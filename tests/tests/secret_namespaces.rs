@@ -74,6 +74,7 @@ impl Listener {
 /// server's own, unset secret, not the provider key), and the key is never sent unless the
 /// person binds it on purpose.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 fn an_imported_remote_server_neither_connects_nor_gets_the_provider_key() {
     if !keyring_available() {
         return;
@@ -333,6 +334,7 @@ fn a_credential_given_to_server_add_lives_in_the_keyring() {
 /// The trust view on the command line shows env values and flags loader variables; a remote
 /// server's shows its URL and headers with their bindings. Needs no keyring.
 #[test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 fn the_cli_consent_view_shows_values_bindings_and_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();

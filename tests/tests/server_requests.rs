@@ -165,6 +165,7 @@ async fn sampling_waits_for_the_person_and_a_denial_is_an_error_for_the_server()
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn forms_are_checked_and_urls_are_checked_before_anyone_sees_them() {
     let dir = tempfile::tempdir().unwrap();
     let browser_out = dir.path().join("opened.txt");

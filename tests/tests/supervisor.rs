@@ -36,6 +36,7 @@ fn received(record: &Path) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn a_supervisor_runs_the_conversation_delegates_across_vendors_and_hands_over() {
     let sup = FakeLlm::spawn(Scenario::new([
         call(

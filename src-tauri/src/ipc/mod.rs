@@ -178,6 +178,7 @@ impl From<HostError> for IpcError {
 }
 
 /// The registry of every command and event: the one place bindings are generated from.
+#[allow(clippy::too_many_lines)] // the registry of every command, one a line: the list is the point
 pub fn specta_builder<R: tauri::Runtime>() -> tauri_specta::Builder<R> {
     tauri_specta::Builder::<R>::new()
         .events(tauri_specta::collect_events![

@@ -192,6 +192,7 @@ fn ratio(name: String, value: Option<f64>, goal: Goal) -> Ratio {
 
 /// The ratios of the targets (switchboard's `Host::call_tool` row against the
 /// TypeScript SDK and the raw pipe), then a few for information.
+#[allow(clippy::too_many_lines)] // the report's ratios, one after another
 pub fn ratios(clients: &[ClientSummary]) -> Vec<Ratio> {
     let get = |key: &str| clients.iter().find(|c| c.key == key);
     let fig = |key: &str, c: usize| get(key).and_then(|s| s.at(c)).cloned();

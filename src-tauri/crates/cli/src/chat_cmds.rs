@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use switchboard_core::agent_data::AgentName;
+use switchboard_core::agent_data::{AgentName, AgentProfile};
 use switchboard_core::chat::{ChatEvent, TurnEnd};
 use switchboard_core::host::{Host, SendRequest, TurnInput};
 use switchboard_core::ids::{ConversationId, MessageId};
@@ -233,47 +233,7 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
                 .await?;
             errln!("added provider {name}; set its key with `switchboard provider set-key {name}` if it needs one");
         }
-        ProviderCmd::List => {
-            let list = ctx.host.models().list_providers().await?;
-            let settings = ctx.host.redaction().settings();
-            let redacted = |p: &switchboard_core::host::ProviderView| {
-                settings.applies(p.profile.id, p.base_url.as_deref(), None)
-            };
-            if ctx.json {
-                let rows: Vec<_> = list
-                    .iter()
-                    .map(|p| {
-                        serde_json::json!({"name": p.name, "kind": p.profile.id, "base_url": p.base_url,
-                                           "model": p.model, "key_set": p.key_set,
-                                           "key_required": p.profile.key_required,
-                                           "redacted": redacted(p)})
-                    })
-                    .collect();
-                output::json(&rows)?;
-            } else if list.is_empty() {
-                outln!("no providers; add one with `switchboard provider add NAME --kind openai`");
-            } else {
-                for p in list {
-                    let key = match (p.key_set, p.profile.key_required) {
-                        (true, _) => "key set",
-                        (false, true) => "key NOT set",
-                        (false, false) => "no key needed",
-                    };
-                    let redaction = match (redacted(&p), settings.enabled) {
-                        (true, _) => "redacted",
-                        (false, true) => "local: not redacted",
-                        (false, false) => "redaction off",
-                    };
-                    outln!(
-                        "{}\t{}\t{}\t{}\t{key}\t{redaction}",
-                        p.name,
-                        p.profile.id,
-                        p.base_url.as_deref().unwrap_or("-"),
-                        p.model.as_deref().unwrap_or("-")
-                    );
-                }
-            }
-        }
+        ProviderCmd::List => list_providers(ctx).await?,
         ProviderCmd::UnmarkLocal { host } => {
             if ctx.host.redaction().unmark_local(&host).await? {
                 errln!("{host} is no longer marked local");
@@ -316,13 +276,128 @@ pub async fn provider(ctx: &Ctx, cmd: ProviderCmd) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `provider list`: each provider, its key and whether what goes to it is redacted.
+async fn list_providers(ctx: &Ctx) -> anyhow::Result<()> {
+    let list = ctx.host.models().list_providers().await?;
+    let settings = ctx.host.redaction().settings();
+    let redacted = |p: &switchboard_core::host::ProviderView| {
+        settings.applies(p.profile.id, p.base_url.as_deref(), None)
+    };
+    if ctx.json {
+        let rows: Vec<_> = list
+            .iter()
+            .map(|p| {
+                serde_json::json!({"name": p.name, "kind": p.profile.id, "base_url": p.base_url,
+                                   "model": p.model, "key_set": p.key_set,
+                                   "key_required": p.profile.key_required,
+                                   "redacted": redacted(p)})
+            })
+            .collect();
+        output::json(&rows)?;
+    } else if list.is_empty() {
+        outln!("no providers; add one with `switchboard provider add NAME --kind openai`");
+    } else {
+        for p in list {
+            let key = match (p.key_set, p.profile.key_required) {
+                (true, _) => "key set",
+                (false, true) => "key NOT set",
+                (false, false) => "no key needed",
+            };
+            let redaction = match (redacted(&p), settings.enabled) {
+                (true, _) => "redacted",
+                (false, true) => "local: not redacted",
+                (false, false) => "redaction off",
+            };
+            outln!(
+                "{}\t{}\t{}\t{}\t{key}\t{redaction}",
+                p.name,
+                p.profile.id,
+                p.base_url.as_deref().unwrap_or("-"),
+                p.model.as_deref().unwrap_or("-")
+            );
+        }
+    }
+    Ok(())
+}
+
 pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     let agent = a.agent.as_deref().map(AgentName::new).transpose()?;
     let profile = match &agent {
         Some(name) => Some(ctx.host.agent(name).await?),
         None => None,
     };
-    let (provider, model) = match (&profile, a.model.as_deref()) {
+    let (provider, model) = provider_and_model(ctx, profile.as_ref(), a.model.as_deref()).await?;
+    let conversation = a
+        .conversation
+        .as_deref()
+        .map(ConversationId::parse)
+        .transpose()
+        .context("--conversation is not a conversation id")?;
+    let input = turn_input(&a)?;
+    let conversation = conversation_of(ctx, &a, conversation).await?;
+    ctx.host.recover_interrupted().await?;
+    crate::catalog_cmds::bring_up(ctx, None).await?;
+
+    // Ctrl-C stops the turn through the host, like the desktop's Stop button.
+    let run = ctx.host.open_run();
+    let (host, stop) = (ctx.host.clone(), run.clone());
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            host.cancel_run(&stop);
+        }
+    });
+    let done = CancellationToken::new();
+    // A server's sampling request during the turn is answered by the conversation's model.
+    let sampling = crate::approve::SamplingChoice {
+        provider: Some(provider.clone()),
+        model: model.clone(),
+    };
+    // A chat is answered line by line, from a terminal or from answers piped in.
+    let approver = crate::approve::spawn_approver(
+        ctx.host.clone(),
+        done.clone(),
+        sampling,
+        crate::approve::ApprovalMode::Prompt,
+    );
+    let (tx, rx) = mpsc::unbounded_channel();
+    let printer = tokio::spawn(print_events(rx, ctx.json));
+    let result = ctx
+        .host
+        .send_message(
+            SendRequest {
+                conversation,
+                provider: Host::provider_name(&provider)?,
+                model,
+                input,
+                max_steps: a.max_steps,
+                attached: Vec::new(),
+                run: Some(run),
+                agent,
+                discovery: None,
+            },
+            tx,
+        )
+        .await;
+    done.cancel();
+    let failed = printer.await.ok().flatten();
+    let _ = approver.await;
+    ctrl_c.abort();
+    let outcome = result?;
+    errln!("conversation {}", outcome.conversation);
+    if let Some(a) = &outcome.agent {
+        errln!("answered by agent {a}; `switchboard history show` has its run tree");
+    }
+    exit_of(outcome.end, failed)
+}
+
+/// The provider and model that answer: the agent's, else `--model PROVIDER[:MODEL]`, else
+/// the only provider configured.
+async fn provider_and_model(
+    ctx: &Ctx,
+    profile: Option<&AgentProfile>,
+    model: Option<&str>,
+) -> anyhow::Result<(String, Option<String>)> {
+    Ok(match (profile, model) {
         (Some(p), _) => (p.provider.to_string(), p.model.clone()),
         (None, Some(m)) => match m.split_once(':') {
             Some((p, model)) => (p.to_owned(), Some(model.to_owned())),
@@ -336,14 +411,17 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
                 _ => bail!("several providers are configured; choose one with --model PROVIDER[:MODEL]"),
             }
         }
-    };
-    let conversation = a
-        .conversation
-        .as_deref()
-        .map(ConversationId::parse)
-        .transpose()
-        .context("--conversation is not a conversation id")?;
-    let input = turn_input(&a)?;
+    })
+}
+
+/// The conversation to send to: `given`, or a new one when redaction or discovery is
+/// switched for it, with those switches applied; `None` lets the host start one.
+async fn conversation_of(
+    ctx: &Ctx,
+    a: &ChatArgs,
+    given: Option<ConversationId>,
+) -> anyhow::Result<Option<ConversationId>> {
+    let conversation = given;
     // Redaction and discovery are switched per conversation, so a new one is made first.
     let conversation = match conversation {
         None if a.no_redact || a.discover => {
@@ -372,149 +450,110 @@ pub async fn chat(ctx: &Ctx, a: ChatArgs) -> anyhow::Result<ExitCode> {
     if let (Some(c), true) = (&conversation, a.discover || a.no_discover) {
         ctx.host.set_conversation_discovery(c, a.discover).await?;
     }
-    ctx.host.recover_interrupted().await?;
-    crate::catalog_cmds::bring_up(ctx, None).await?;
+    Ok(conversation)
+}
 
-    // Ctrl-C stops the turn through the host, like the desktop's Stop button.
-    let run = ctx.host.open_run();
-    let (host, stop) = (ctx.host.clone(), run.clone());
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            host.cancel_run(&stop);
+/// Prints a turn's events as they come: JSON lines with `--json`, else the answer on stdout
+/// and what happens around it on stderr. Returns why the turn failed, if it did: `main`
+/// reports that like any other error.
+async fn print_events(mut rx: mpsc::UnboundedReceiver<ChatEvent>, json: bool) -> Option<String> {
+    let mut failed = None;
+    while let Some(ev) = rx.recv().await {
+        if let ChatEvent::Failed { error } = &ev {
+            failed = Some(error.clone());
         }
-    });
-    let done = CancellationToken::new();
-    // A server's sampling request during the turn is answered by the conversation's model.
-    let sampling = crate::approve::SamplingChoice {
-        provider: Some(provider.clone()),
-        model: model.clone(),
-    };
-    // A chat is answered line by line, from a terminal or from answers piped in.
-    let approver = crate::approve::spawn_approver(
-        ctx.host.clone(),
-        done.clone(),
-        sampling,
-        crate::approve::ApprovalMode::Prompt,
-    );
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let json = ctx.json;
-    // Returns why the turn failed, if it did: `main` reports that like any other error.
-    let printer = tokio::spawn(async move {
-        let mut failed = None;
-        while let Some(ev) = rx.recv().await {
-            if let ChatEvent::Failed { error } = &ev {
-                failed = Some(error.clone());
-            }
-            if json {
-                let line = serde_json::to_string(&ev).unwrap_or_default();
-                outln!("{}", output::json_inert(&line));
-                continue;
-            }
-            match ev {
-                ChatEvent::TextDelta { text } => out!("{}", output::inert(&text)),
-                ChatEvent::ToolResult {
-                    call_id,
-                    is_error,
-                    content,
-                    duration_ms,
-                    ..
-                } => {
-                    let chars: usize = content
-                        .iter()
-                        .map(|c| match c {
-                            switchboard_core::llm::ResultPart::Text { text } => text.len(),
-                            _ => 0,
-                        })
-                        .sum();
-                    errln!(
-                        "[{call_id}: {} in {duration_ms} ms, {} back to the model]",
-                        if is_error { "error" } else { "done" },
-                        output::count(chars, "character", "characters")
-                    );
-                }
-                ChatEvent::Done { usage, .. } => {
-                    outln!();
-                    errln!(
-                        "[{} in, {} out]",
-                        output::count(usage.input_tokens, "token", "tokens"),
-                        usage.output_tokens
-                    );
-                }
-                ChatEvent::Failed { .. } => outln!(),
-                ChatEvent::HandedOver { from, to, .. } => {
-                    errln!("[agent {from} handed the conversation over to agent {to}]")
-                }
-                ChatEvent::Cancelled => errln!("\n[stopped]"),
-                ChatEvent::Redacted { counts } => errln!(
-                    "[redacted before sending: {}]",
-                    counts
-                        .iter()
-                        .map(|c| c.label.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                ChatEvent::ToolsCost {
-                    tools,
-                    tokens,
-                    estimate,
-                    share_percent,
-                    ..
-                } => errln!(
-                    "[tools: {}{} tokens for {}, {share_percent:.1}% of the context]",
-                    if estimate { "~" } else { "" },
-                    tokens,
-                    output::count(tools, "definition", "definitions")
-                ),
-                ChatEvent::ToolsOverBudget {
-                    tokens,
-                    context_window,
-                    share_percent,
-                    limit_percent,
-                } => errln!(
-                    "WARNING: the tool definitions take {tokens} of the model's {context_window} \
-                     tokens ({share_percent:.0}%, over the {limit_percent}% set); switch off \
-                     servers or tools you do not need (`switchboard catalog` shows what each costs)"
-                ),
-                ChatEvent::Compacted { messages, .. } => errln!(
-                    "[{} summarized to fit the model's context; `history show` has the summary]",
-                    if messages == 1 {
-                        "1 earlier message was".to_owned()
-                    } else {
-                        format!("{messages} earlier messages were")
-                    }
-                ),
-                _ => {}
-            }
+        if json {
+            let line = serde_json::to_string(&ev).unwrap_or_default();
+            outln!("{}", output::json_inert(&line));
+        } else {
+            print_event(ev);
         }
-        failed
-    });
-    let result = ctx
-        .host
-        .send_message(
-            SendRequest {
-                conversation,
-                provider: Host::provider_name(&provider)?,
-                model,
-                input,
-                max_steps: a.max_steps,
-                attached: Vec::new(),
-                run: Some(run),
-                agent,
-                discovery: None,
-            },
-            tx,
-        )
-        .await;
-    done.cancel();
-    let failed = printer.await.ok().flatten();
-    let _ = approver.await;
-    ctrl_c.abort();
-    let outcome = result?;
-    errln!("conversation {}", outcome.conversation);
-    if let Some(a) = &outcome.agent {
-        errln!("answered by agent {a}; `switchboard history show` has its run tree");
     }
-    match outcome.end {
+    failed
+}
+
+/// One event for a person reading the terminal.
+fn print_event(ev: ChatEvent) {
+    match ev {
+        ChatEvent::TextDelta { text } => out!("{}", output::inert(&text)),
+        ChatEvent::ToolResult {
+            call_id,
+            is_error,
+            content,
+            duration_ms,
+            ..
+        } => {
+            let chars: usize = content
+                .iter()
+                .map(|c| match c {
+                    switchboard_core::llm::ResultPart::Text { text } => text.len(),
+                    _ => 0,
+                })
+                .sum();
+            errln!(
+                "[{call_id}: {} in {duration_ms} ms, {} back to the model]",
+                if is_error { "error" } else { "done" },
+                output::count(chars, "character", "characters")
+            );
+        }
+        ChatEvent::Done { usage, .. } => {
+            outln!();
+            errln!(
+                "[{} in, {} out]",
+                output::count(usage.input_tokens, "token", "tokens"),
+                usage.output_tokens
+            );
+        }
+        ChatEvent::Failed { .. } => outln!(),
+        ChatEvent::HandedOver { from, to, .. } => {
+            errln!("[agent {from} handed the conversation over to agent {to}]")
+        }
+        ChatEvent::Cancelled => errln!("\n[stopped]"),
+        ChatEvent::Redacted { counts } => errln!(
+            "[redacted before sending: {}]",
+            counts
+                .iter()
+                .map(|c| c.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ChatEvent::ToolsCost {
+            tools,
+            tokens,
+            estimate,
+            share_percent,
+            ..
+        } => errln!(
+            "[tools: {}{} tokens for {}, {share_percent:.1}% of the context]",
+            if estimate { "~" } else { "" },
+            tokens,
+            output::count(tools, "definition", "definitions")
+        ),
+        ChatEvent::ToolsOverBudget {
+            tokens,
+            context_window,
+            share_percent,
+            limit_percent,
+        } => errln!(
+            "WARNING: the tool definitions take {tokens} of the model's {context_window} \
+             tokens ({share_percent:.0}%, over the {limit_percent}% set); switch off \
+             servers or tools you do not need (`switchboard catalog` shows what each costs)"
+        ),
+        ChatEvent::Compacted { messages, .. } => errln!(
+            "[{} summarized to fit the model's context; `history show` has the summary]",
+            if messages == 1 {
+                "1 earlier message was".to_owned()
+            } else {
+                format!("{messages} earlier messages were")
+            }
+        ),
+        _ => {}
+    }
+}
+
+/// The exit code of a turn that ended with `end`; `failed` is the error a failed turn sent.
+fn exit_of(end: TurnEnd, failed: Option<String>) -> anyhow::Result<ExitCode> {
+    match end {
         TurnEnd::Done(_) => Ok(ExitCode::SUCCESS),
         TurnEnd::Cancelled => Ok(ExitCode::from(crate::errors::exit::CANCELLED)),
         TurnEnd::StepLimit => Err(CliError::Turn {
@@ -539,6 +578,64 @@ fn conversation_id(s: &str) -> anyhow::Result<ConversationId> {
     ConversationId::parse(s).with_context(|| format!("{s:?} is not a conversation id"))
 }
 
+/// `history show`: the conversation's messages, summaries and tool calls, what it cost,
+/// and its agents' run trees.
+async fn show_history(ctx: &Ctx, id: &ConversationId) -> anyhow::Result<()> {
+    let host = &ctx.host;
+    let summaries = host.summaries(id).await?;
+    for m in host.messages(id).await? {
+        let who = match m.message.role {
+            switchboard_core::llm::Role::User => "user",
+            switchboard_core::llm::Role::Assistant => "assistant",
+        };
+        outln!(
+            "#{} {who} ({:?}): {}",
+            m.id,
+            m.status,
+            output::inert(&m.message.text())
+        );
+        for s in summaries.iter().filter(|s| s.through == m.id) {
+            outln!(
+                "  [summary of {}, sent to models instead of them]\n  {}",
+                output::count(s.messages, "earlier message", "earlier messages"),
+                output::inert(&s.text).replace('\n', "\n  ")
+            );
+        }
+        for (id, name, args) in m.message.tool_calls() {
+            outln!(
+                "  tool call {}: {} {}",
+                output::inert(id),
+                output::name(name),
+                output::inert(&args.to_string())
+            );
+        }
+    }
+    // The whole conversation: its answers plus what agents spent on tasks for it (each
+    // run's own total follows under its tree).
+    let usage = ctx.host.conversation_usage(id).await?;
+    let tasks = if usage.tasks == Default::default() {
+        String::new()
+    } else {
+        format!(
+            " (answers plus {}+{} tokens agents spent on tasks)",
+            usage.tasks.input_tokens, usage.tasks.output_tokens
+        )
+    };
+    outln!(
+        "tokens: {} in, {} out; {}{tasks}",
+        usage.total.input_tokens,
+        usage.total.output_tokens,
+        match (usage.cost_complete, usage.cost_usd) {
+            (true, c) => format!("about ${c:.2} at list prices"),
+            (false, c) if c > 0.0 =>
+                format!("about ${c:.2} at list prices plus models of unknown price"),
+            (false, _) => "cost unknown (no list price for the model)".into(),
+        }
+    );
+    crate::run_tree::print_conversation_runs(host, id).await?;
+    Ok(())
+}
+
 pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
     let host = &ctx.host;
     match cmd {
@@ -558,60 +655,7 @@ pub async fn history(ctx: &Ctx, cmd: HistoryCmd) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        HistoryCmd::Show { id } => {
-            let id = conversation_id(&id)?;
-            let summaries = host.summaries(&id).await?;
-            for m in host.messages(&id).await? {
-                let who = match m.message.role {
-                    switchboard_core::llm::Role::User => "user",
-                    switchboard_core::llm::Role::Assistant => "assistant",
-                };
-                outln!(
-                    "#{} {who} ({:?}): {}",
-                    m.id,
-                    m.status,
-                    output::inert(&m.message.text())
-                );
-                for s in summaries.iter().filter(|s| s.through == m.id) {
-                    outln!(
-                        "  [summary of {}, sent to models instead of them]\n  {}",
-                        output::count(s.messages, "earlier message", "earlier messages"),
-                        output::inert(&s.text).replace('\n', "\n  ")
-                    );
-                }
-                for (id, name, args) in m.message.tool_calls() {
-                    outln!(
-                        "  tool call {}: {} {}",
-                        output::inert(id),
-                        output::name(name),
-                        output::inert(&args.to_string())
-                    );
-                }
-            }
-            // The whole conversation: its answers plus what agents spent on tasks for it (each
-            // run's own total follows under its tree).
-            let usage = ctx.host.conversation_usage(&id).await?;
-            let tasks = if usage.tasks == Default::default() {
-                String::new()
-            } else {
-                format!(
-                    " (answers plus {}+{} tokens agents spent on tasks)",
-                    usage.tasks.input_tokens, usage.tasks.output_tokens
-                )
-            };
-            outln!(
-                "tokens: {} in, {} out; {}{tasks}",
-                usage.total.input_tokens,
-                usage.total.output_tokens,
-                match (usage.cost_complete, usage.cost_usd) {
-                    (true, c) => format!("about ${c:.2} at list prices"),
-                    (false, c) if c > 0.0 =>
-                        format!("about ${c:.2} at list prices plus models of unknown price"),
-                    (false, _) => "cost unknown (no list price for the model)".into(),
-                }
-            );
-            crate::run_tree::print_conversation_runs(host, &id).await?;
-        }
+        HistoryCmd::Show { id } => show_history(ctx, &conversation_id(&id)?).await?,
         HistoryCmd::Search { query } => {
             for hit in host.search_conversations(&query, 50).await? {
                 let snippet = hit

@@ -197,6 +197,7 @@ fn no_response_carries_a_secret_value() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // a table of hostile cases, one per entry
 fn hostile_inputs_get_typed_errors_and_the_app_keeps_answering() {
     let app = app();
     let long = "a".repeat(100_000);
@@ -616,6 +617,7 @@ fn provider_keys_never_come_back() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // a table of hostile cases, one per entry
 fn hostile_chat_inputs_get_typed_errors() {
     let app = app();
     let long = "a".repeat(100_000);

@@ -34,6 +34,7 @@ fn pct(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// Measures `chat-delta`.
+#[allow(clippy::too_many_lines)] // a benchmark run, measured step by step
 pub(super) async fn figures(plan: &ChatPlan, r: &mut ChatReport) -> Result<()> {
     let n = plan.deltas.max(1);
     let cpu = |s: &Sample| s.cpu.as_secs_f64();

@@ -32,6 +32,7 @@ async fn cold_store(c: &corpus::Corpus, conv: &ConversationId) -> Result<Store> 
 }
 
 /// Measures `chat-open` and `chat-search` as selected.
+#[allow(clippy::too_many_lines)] // a benchmark run, measured step by step
 pub(super) async fn figures(plan: &ChatPlan, r: &mut ChatReport) -> Result<()> {
     let per = plan.corpus.clamp(1, PER_CONVERSATION);
     let c = corpus::ensure(&plan.dir, plan.corpus, per).await?;

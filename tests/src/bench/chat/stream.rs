@@ -25,15 +25,17 @@ use crate::seed::Rng;
 use anyhow::{anyhow, bail, Context, Result};
 use futures::future::BoxFuture;
 use futures::StreamExt;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 use switchboard_core::chat::cap::{read_output_spec, Outputs};
-use switchboard_core::chat::{run_turn, ChatEvent, ToolRunner, TurnConfig, TurnEnd};
+use switchboard_core::chat::{
+    run_turn, ChatEvent, ToolCall, ToolError, ToolRunner, TurnConfig, TurnEnd,
+};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::llm::{
     ChatRequest, EventStream, LlmError, Message, Provider, RetryPolicy, StopReason, StreamEvent,
     ToolSpec, Usage,
 };
-use switchboard_core::mcp::catalog::{Progress, ToolResult};
+use switchboard_core::mcp::catalog::ToolResult;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -94,15 +96,8 @@ impl ToolRunner for NoTools {
         None
     }
 
-    fn run(
-        &self,
-        _tool: ToolRef,
-        _arguments: Map<String, Value>,
-        _cancel: CancellationToken,
-        _progress: mpsc::UnboundedSender<Progress>,
-        _started: tokio::sync::oneshot::Sender<switchboard_core::host::Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        Box::pin(async { Err("no tools in this benchmark".to_owned()) })
+    fn run(&self, _call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        Box::pin(async { Err(ToolError::Failed("no tools in this benchmark".into())) })
     }
 }
 

@@ -23,5 +23,5 @@ pub mod turn;
 mod tests;
 
 pub use events::ChatEvent;
-pub use tools::{Started, ToolRunner};
+pub use tools::{Started, ToolCall, ToolError, ToolRunner};
 pub use turn::{run_turn, OfferHook, TurnBudget, TurnConfig, TurnEnd};

@@ -157,14 +157,14 @@ impl ToolRunner for Runner {
         })
     }
 
-    fn run(
-        &self,
-        tool: ToolRef,
-        arguments: Map<String, Value>,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Progress>,
-        started: tokio::sync::oneshot::Sender<super::Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+    fn run(&self, call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        let ToolCall {
+            tool,
+            arguments,
+            cancel,
+            progress,
+            started,
+        } = call;
         // `edit` behaves as if the person changed the path before approving.
         let arguments = if tool.tool.as_ref() == "edit" {
             let mut edited = Map::new();
@@ -198,7 +198,9 @@ impl ToolRunner for Runner {
             match &*tool.tool {
                 "read" | "edit" => Ok(ok(format!("read {}", Value::Object(arguments)))),
                 "big" => Ok(ok("x".repeat(50_000))),
-                "deny" => Err("The user did not allow this call (no).".into()),
+                "deny" => Err(ToolError::DeniedByPerson {
+                    reason: "no".into(),
+                }),
                 "slow" => {
                     let _ = progress.send(Progress {
                         progress: 1.0,
@@ -206,9 +208,9 @@ impl ToolRunner for Runner {
                         message: None,
                     });
                     cancel.cancelled().await;
-                    Err("The call was cancelled.".into())
+                    Err(ToolError::Cancelled)
                 }
-                _ => Err("unknown".into()),
+                _ => Err(ToolError::Failed("unknown".into())),
             }
         })
     }

@@ -20,15 +20,15 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::cap::{cap_parts, read_output_spec, to_parts, Outputs, READ_OUTPUT_TOOL};
 use super::events::ChatEvent;
-use super::tools::{Started, ToolRunner};
-use crate::ids::{ConversationId, ProviderName};
+use super::tools::{Started, ToolCall, ToolRunner};
+use crate::ids::{ConversationId, ProviderName, ToolRef};
 use crate::llm::limits::Price;
 use crate::llm::{
     Assembler, ChatRequest, LlmError, Message, Part, Provider, ResultPart, Role, StopReason,
@@ -258,6 +258,62 @@ fn turn_span(cfg: &TurnConfig, provider: &dyn Provider) -> tracing::Span {
     span
 }
 
+/// The next model request. The tools are asked for before every model call: a runner may
+/// offer more as the turn goes (progressive discovery offers a tool from the step after it
+/// was loaded), and the offer hook hears when they changed since the `offered` last time.
+fn request(
+    tools: &dyn ToolRunner,
+    cfg: &TurnConfig,
+    transcript: &[Message],
+    offered: &mut Option<Vec<String>>,
+    emit: &impl Fn(ChatEvent),
+) -> ChatRequest {
+    let mut specs = tools.specs();
+    let names: Vec<String> = specs.iter().map(|t| t.name.clone()).collect();
+    if let (Some(before), Some(hook)) = (&*offered, &cfg.on_offer) {
+        if *before != names {
+            for e in (hook.0)(&specs) {
+                emit(e);
+            }
+        }
+    }
+    *offered = Some(names);
+    specs.push(read_output_spec());
+    ChatRequest {
+        model: cfg.model.clone(),
+        system: cfg.system.clone(),
+        messages: transcript.to_vec(),
+        tools: specs,
+        max_tokens: cfg.max_tokens,
+        temperature: cfg.temperature,
+    }
+}
+
+/// How many of `calls` fit in the `left` tool calls of a budget, and the tool calls they
+/// send; and how many calls are counted. Each call costs the tool calls it sends (a
+/// pipeline, its steps): the calls run in the model's order while they fit what is left;
+/// the first that does not, and every one after it, is refused.
+fn fitting(
+    tools: &dyn ToolRunner,
+    calls: &[(String, String, Value)],
+    left: Option<usize>,
+) -> (usize, usize, usize) {
+    let costs: Vec<usize> = calls
+        .iter()
+        .filter(|c| c.1 != READ_OUTPUT_TOOL)
+        .map(|c| tools.calls_in(&c.1).max(1))
+        .collect();
+    let (mut fit, mut spent) = (0, 0);
+    for cost in &costs {
+        if left.is_some_and(|l| spent + cost > l) {
+            break;
+        }
+        spent += cost;
+        fit += 1;
+    }
+    (fit, spent, costs.len())
+}
+
 /// The state loop of [`run_turn`], inside its span.
 async fn turn(
     provider: &dyn Provider,
@@ -285,27 +341,7 @@ async fn turn(
             ),
             State::Ask => {
                 steps += 1;
-                // Asked before every model call: a runner may offer more as the turn goes
-                // (progressive discovery offers a tool from the step after it was loaded).
-                let mut specs = tools.specs();
-                let names: Vec<String> = specs.iter().map(|t| t.name.clone()).collect();
-                if let (Some(before), Some(hook)) = (&offered, &cfg.on_offer) {
-                    if *before != names {
-                        for e in (hook.0)(&specs) {
-                            emit(e);
-                        }
-                    }
-                }
-                offered = Some(names);
-                specs.push(read_output_spec());
-                let req = ChatRequest {
-                    model: cfg.model.clone(),
-                    system: cfg.system.clone(),
-                    messages: transcript.clone(),
-                    tools: specs,
-                    max_tokens: cfg.max_tokens,
-                    temperature: cfg.temperature,
-                };
+                let req = request(tools, cfg, transcript, &mut offered, &emit);
                 match ask(provider, req, cfg.idle_timeout, &cancel, &emit).await {
                     Ok((message, call_usage, stop)) => {
                         usage.add(call_usage);
@@ -332,27 +368,12 @@ async fn turn(
                     .tool_calls
                     .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
                 let left = limit.map(|max| max.saturating_sub(calls_sent));
-                // Each call costs the tool calls it sends (a pipeline, its steps): the calls run
-                // in the model's order while they fit what is left; the first that does not,
-                // and every one after it, is refused.
-                let costs: Vec<usize> = calls
-                    .iter()
-                    .filter(|c| c.1 != READ_OUTPUT_TOOL)
-                    .map(|c| tools.calls_in(&c.1).max(1))
-                    .collect();
-                let (mut fit, mut spent) = (0, 0);
-                for cost in &costs {
-                    if left.is_some_and(|l| spent + cost > l) {
-                        break;
-                    }
-                    spent += cost;
-                    fit += 1;
-                }
+                let (fit, spent, counted) = fitting(tools, &calls, left);
                 calls_sent += spent;
                 let allowed = left.map(|_| fit);
                 let results =
                     run_calls(tools, outputs, cfg, calls, allowed, &cancel, &events).await;
-                let over = fit < costs.len();
+                let over = fit < counted;
                 let message = Message {
                     role: Role::User,
                     parts: results,
@@ -485,6 +506,139 @@ fn edited_note(edited: &Value) -> ResultPart {
     }
 }
 
+/// A call of the model's, resolved, waiting to run.
+struct Pending {
+    id: String,
+    name: String,
+    args: Value,
+    /// The server tool behind the name, if any.
+    resolved: Option<ToolRef>,
+    /// Whether the runner answers it itself.
+    local: bool,
+    /// Whether it is past the tool-call budget.
+    over: bool,
+}
+
+/// What a call gave: the full result (for the record), the parts the model reads, and
+/// whether it is an error.
+type Outcome = (Option<Value>, Vec<ResultPart>, bool);
+
+/// A refusal the model reads.
+fn refused(why: String) -> Outcome {
+    (None, vec![ResultPart::Text { text: why }], true)
+}
+
+/// A result the model reads.
+fn answered(result: &ToolResult) -> Outcome {
+    (
+        serde_json::to_value(result).ok(),
+        to_parts(result),
+        result.is_error,
+    )
+}
+
+/// Runs one call (or refuses it) and says what it gave and how long it took.
+async fn run_one(
+    tools: &dyn ToolRunner,
+    call: Pending,
+    cancel: CancellationToken,
+    events: &mpsc::UnboundedSender<ChatEvent>,
+) -> (String, Option<Value>, Vec<ResultPart>, bool, Duration) {
+    let started = Instant::now();
+    let Pending {
+        id,
+        name,
+        args,
+        resolved,
+        local,
+        over,
+    } = call;
+    let (full, parts, is_error) = match (resolved, args) {
+        _ if over => refused(
+            "Not run: the tool-call budget of this agent does not cover it (a \
+             pipeline counts each of its steps); answer with what you have."
+                .into(),
+        ),
+        (None, Value::Object(map)) if local => match tools.run_local(&name, map, cancel).await {
+            Ok(result) => answered(&result),
+            Err(why) => refused(why),
+        },
+        (None, _) if local => refused("The arguments must be a JSON object.".into()),
+        (None, _) => refused(format!(
+            "There is no tool named {name:?}. Use one of the tools offered."
+        )),
+        (Some(_), Value::String(raw)) => refused(format!(
+            "The arguments are not valid JSON: {}",
+            raw.chars().take(200).collect::<String>()
+        )),
+        (Some(_), other) if !other.is_object() => {
+            refused("The arguments must be a JSON object.".into())
+        }
+        (Some(tool), Value::Object(map)) => {
+            run_server_call(tools, &id, tool, map, cancel, events).await
+        }
+        (Some(_), _) => refused("The arguments must be a JSON object.".into()),
+    };
+    (id, full, parts, is_error, started.elapsed())
+}
+
+/// Runs a call of a server's tool: "running" is told only once it is approved and sent,
+/// then its progress; a result the person edited the arguments of says so first.
+async fn run_server_call(
+    tools: &dyn ToolRunner,
+    id: &str,
+    tool: ToolRef,
+    arguments: Map<String, Value>,
+    cancel: CancellationToken,
+    events: &mpsc::UnboundedSender<ChatEvent>,
+) -> Outcome {
+    let (ptx, mut prx) = mpsc::unbounded_channel();
+    let (stx, srx) = tokio::sync::oneshot::channel::<Started>();
+    let forward_id = id.to_owned();
+    let forward_events = events.clone();
+    // "Running" only once the call is approved and sent; then its progress.
+    let forward = tokio::spawn(async move {
+        let edited = match srx.await {
+            Ok(started) => {
+                let edited = started.edited.map(Value::Object);
+                let _ = forward_events.send(ChatEvent::ToolRunning {
+                    call_id: forward_id.clone(),
+                    edited_arguments: edited.clone(),
+                    allowed_by: started.allowed_by,
+                });
+                edited
+            }
+            Err(_) => None,
+        };
+        while let Some(progress) = prx.recv().await {
+            let _ = forward_events.send(ChatEvent::ToolProgress {
+                call_id: forward_id.clone(),
+                progress,
+            });
+        }
+        edited
+    });
+    let call = ToolCall {
+        tool,
+        arguments,
+        cancel,
+        progress: ptx,
+        started: stx,
+    };
+    let r = tools.run(call).await;
+    let edited = forward.await.ok().flatten();
+    match r {
+        Ok(result) => {
+            let (full, mut parts, is_error) = answered(&result);
+            if let Some(edited) = edited {
+                parts.insert(0, edited_note(&edited));
+            }
+            (full, parts, is_error)
+        }
+        Err(why) => refused(why.to_string()),
+    }
+}
+
 /// Runs one answer's calls concurrently and returns the result parts in the model's order.
 async fn run_calls(
     tools: &dyn ToolRunner,
@@ -515,7 +669,14 @@ async fn run_calls(
         } else {
             let local = resolved.is_none() && tools.is_local(&name);
             let over = allowed.is_some_and(|a| external.len() >= a);
-            external.push((id, name, args, resolved, local, over));
+            external.push(Pending {
+                id,
+                name,
+                args,
+                resolved,
+                local,
+                over,
+            });
         }
     }
     let mut done: Vec<(String, Vec<ResultPart>, bool)> = Vec::new();
@@ -532,85 +693,7 @@ async fn run_calls(
     }
     let runs = external
         .into_iter()
-        .map(|(id, name, args, resolved, local, over)| {
-            let cancel = cancel.child_token();
-            async move {
-                let started = Instant::now();
-                let refused = |why: String| (None, vec![ResultPart::Text { text: why }], true);
-                let done = |r: Result<ToolResult, String>| match r {
-                    Ok(result) => (
-                        serde_json::to_value(&result).ok(),
-                        to_parts(&result),
-                        result.is_error,
-                    ),
-                    Err(why) => refused(why),
-                };
-                let (full, parts, is_error) = match (resolved, args) {
-                    _ if over => refused(
-                        "Not run: the tool-call budget of this agent does not cover it (a \
-                         pipeline counts each of its steps); answer with what you have."
-                            .into(),
-                    ),
-                    (None, Value::Object(map)) if local => {
-                        done(tools.run_local(&name, map, cancel).await)
-                    }
-                    (None, _) if local => refused("The arguments must be a JSON object.".into()),
-                    (None, _) => refused(format!(
-                        "There is no tool named {name:?}. Use one of the tools offered."
-                    )),
-                    (Some(_), Value::String(raw)) => refused(format!(
-                        "The arguments are not valid JSON: {}",
-                        raw.chars().take(200).collect::<String>()
-                    )),
-                    (Some(_), other) if !other.is_object() => {
-                        refused("The arguments must be a JSON object.".into())
-                    }
-                    (Some(tool), Value::Object(map)) => {
-                        let (ptx, mut prx) = mpsc::unbounded_channel();
-                        let (stx, srx) = tokio::sync::oneshot::channel::<Started>();
-                        let forward_id = id.clone();
-                        let forward_events = events.clone();
-                        // "Running" only once the call is approved and sent; then its progress.
-                        let forward = tokio::spawn(async move {
-                            let edited = match srx.await {
-                                Ok(started) => {
-                                    let edited = started.edited.map(Value::Object);
-                                    let _ = forward_events.send(ChatEvent::ToolRunning {
-                                        call_id: forward_id.clone(),
-                                        edited_arguments: edited.clone(),
-                                        allowed_by: started.allowed_by,
-                                    });
-                                    edited
-                                }
-                                Err(_) => None,
-                            };
-                            while let Some(progress) = prx.recv().await {
-                                let _ = forward_events.send(ChatEvent::ToolProgress {
-                                    call_id: forward_id.clone(),
-                                    progress,
-                                });
-                            }
-                            edited
-                        });
-                        let r = tools.run(tool, map, cancel, ptx, stx).await;
-                        let edited = forward.await.ok().flatten();
-                        match r {
-                            Ok(result) => {
-                                let full = serde_json::to_value(&result).ok();
-                                let mut parts = to_parts(&result);
-                                if let Some(edited) = edited {
-                                    parts.insert(0, edited_note(&edited));
-                                }
-                                (full, parts, result.is_error)
-                            }
-                            Err(why) => refused(why),
-                        }
-                    }
-                    (Some(_), _) => refused("The arguments must be a JSON object.".into()),
-                };
-                (id, full, parts, is_error, started.elapsed())
-            }
-        });
+        .map(|call| run_one(tools, call, cancel.child_token(), events));
     let finished = futures::future::join_all(runs).await;
     for (id, full, parts, is_error, took) in finished {
         let (parts, whole) = cap_parts(&id, parts, cfg.output_cap);

@@ -21,7 +21,6 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::chat_agent::{hand_over_spec, parse_hand_over, HandOver, HandOverSlot, HAND_OVER_TOOL};
@@ -34,10 +33,10 @@ use super::{
 use crate::agent_data::{AgentName, AgentProfile, Tighten};
 use crate::approval::audit::{AuditContext, AuditEvent};
 use crate::approval::Acting;
-use crate::chat::{Started, ToolRunner, TurnEnd};
+use crate::chat::{ToolCall, ToolError, ToolRunner, TurnEnd};
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
-use crate::mcp::catalog::{Content, Progress, ToolResult};
+use crate::mcp::catalog::{Content, ToolResult};
 
 /// The tools one agent sees in one run.
 pub struct AgentTools {
@@ -222,17 +221,11 @@ impl ToolRunner for AgentTools {
             .filter(|r| in_scope(&self.profile, r))
     }
 
-    fn run(
-        &self,
-        tool: ToolRef,
-        arguments: Map<String, Value>,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+    fn run(&self, call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        let tool = &call.tool;
         // `resolve` already kept out-of-scope tools away; this is the second lock on the door.
-        if !in_scope(&self.profile, &tool) {
-            let why = format!("There is no tool named {tool} for this agent.");
+        if !in_scope(&self.profile, tool) {
+            let why = ToolError::OutOfScope { tool: tool.clone() };
             return Box::pin(async move { Err(why) });
         }
         let ask = match self
@@ -245,10 +238,10 @@ impl ToolRunner for AgentTools {
                 self.profile.name
             )),
             Some(Tighten::Deny) => {
-                let why = format!(
-                    "Agent {}'s policy does not allow {tool}; do without it.",
-                    self.profile.name
-                );
+                let why = ToolError::DeniedByAgent {
+                    agent: self.profile.name.to_string(),
+                    tool: tool.clone(),
+                };
                 return Box::pin(async move { Err(why) });
             }
         };
@@ -256,8 +249,7 @@ impl ToolRunner for AgentTools {
             acting: self.acting(),
             ask,
         };
-        self.inner
-            .run_as(tool, arguments, Some(agent), cancel, progress, started)
+        self.inner.run_as(call, Some(agent))
     }
 
     fn is_local(&self, llm_name: &str) -> bool {

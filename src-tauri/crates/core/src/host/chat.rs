@@ -11,18 +11,18 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod seat;
 mod writer;
 
-use super::chat_agent::{HandOver, Seat, MAX_HAND_OVERS, TAKE_OVER};
+use super::chat_agent::{HandOver, MAX_HAND_OVERS, TAKE_OVER};
 use super::delegation::{Lineage, Live};
-use super::HostTools;
 use super::{Host, HostError};
 use crate::agent_data::AgentProfile;
-use crate::chat::{compact, run_turn, ChatEvent, ToolRunner, TurnConfig, TurnEnd};
+use crate::chat::{compact, run_turn, ChatEvent, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, MessageId, ProviderName, RunId, ServerId};
-use crate::llm::{Message, Part, Provider, Role};
-use crate::models::ProviderView;
+use crate::llm::{Message, Part, Role};
 use crate::store::{MessageStatus, NewSummary, StoreError, StoredMessage};
+use seat::{Answering, Layers, Place, Seated};
 use writer::Writer;
 
 /// What the model is told before the conversation.
@@ -96,6 +96,16 @@ pub struct SendOutcome {
     pub agent: Option<crate::agent_data::AgentName>,
 }
 
+/// What every seat of one turn shares: the conversation, the person's message as a task,
+/// the step limit, where events go and the run's cancel token.
+struct Turn<'a> {
+    conversation: ConversationId,
+    task: String,
+    max_steps: Option<usize>,
+    events: &'a mpsc::UnboundedSender<ChatEvent>,
+    cancel: &'a CancellationToken,
+}
+
 impl Host {
     /// Flags answers that were streaming when a previous process died (ST-02). Call once at
     /// start, in a process that runs chats. Work of another live process on the same data
@@ -116,16 +126,15 @@ impl Host {
         // is written, and a turn alone on the data directory sweeps what a dead one left.
         let (_working, _) = self.working().await?;
         let run = self.claim_run(req.run.as_ref(), None)?;
-        let cancel = run.cancel.clone();
         for s in &req.attached {
             self.server(s).await?;
         }
         // An agent answers with its own provider and model; otherwise the request names them.
-        let mut agent = match &req.agent {
+        let agent = match &req.agent {
             Some(a) => Some(self.agent(a).await?),
             None => None,
         };
-        let (mut provider_name, mut model, mut provider, mut view) = self
+        let answering = self
             .answering(agent.as_ref(), &req.provider, req.model.clone())
             .await?;
         let task = match &req.input {
@@ -136,13 +145,47 @@ impl Host {
             .text(),
             TurnInput::Regenerate => "(answer the last message again)".to_owned(),
         };
+        let conversation = self
+            .conversation_for(req.conversation.as_ref(), &req.input)
+            .await?;
+        // Committed before the provider is called: a crash from here on loses no input. What
+        // the message brings from servers counts in the conversation's flow from now on.
+        self.inner
+            .store
+            .add_conversation_sources(conversation.as_str(), &req.attached)
+            .await?;
+        if let Some(on) = req.discovery {
+            self.set_conversation_discovery(&conversation, on).await?;
+        }
+        let begun = self
+            .record_input(&conversation, req.input, &answering)
+            .await?;
+        // A turn offers the tools of every enabled server: those that start when needed start.
+        self.start_for_turn().await?;
+        let turn = Turn {
+            conversation,
+            task,
+            max_steps: req.max_steps,
+            events: &events,
+            cancel: &run.cancel,
+        };
+        self.answer(&turn, agent, answering, begun).await
+    }
+
+    /// The conversation a send goes to: `given`, which must exist, or a new one titled after
+    /// the message.
+    async fn conversation_for(
+        &self,
+        given: Option<&ConversationId>,
+        input: &TurnInput,
+    ) -> Result<ConversationId, HostError> {
         let store = &self.inner.store;
-        let conversation = match (&req.conversation, &req.input) {
+        match (given, input) {
             (Some(id), _) => {
                 store.get_conversation(id).await?.ok_or_else(|| {
                     HostError::Store(StoreError::NotFound(format!("conversation {id}")))
                 })?;
-                id.clone()
+                Ok(id.clone())
             }
             (None, TurnInput::Message(parts)) => {
                 let text = Message {
@@ -156,39 +199,40 @@ impl Host {
                 } else {
                     &title
                 };
-                store.create_conversation(title.trim()).await?.id
+                Ok(store.create_conversation(title.trim()).await?.id)
             }
-            (None, _) => {
-                return Err(HostError::Invalid(
-                    "edit and regenerate need a conversation".into(),
-                ))
-            }
-        };
-        // Committed before the provider is called: a crash from here on loses no input. What
-        // the message brings from servers counts in the conversation's flow from now on.
-        store
-            .add_conversation_sources(conversation.as_str(), &req.attached)
-            .await?;
-        if let Some(on) = req.discovery {
-            self.set_conversation_discovery(&conversation, on).await?;
+            (None, _) => Err(HostError::Invalid(
+                "edit and regenerate need a conversation".into(),
+            )),
         }
-        let mut begun = None;
-        match req.input {
+    }
+
+    /// Stores what the turn answers: the person's message, their edit (replacing the message
+    /// and what followed), or, to regenerate, the answer row it opens (returned).
+    async fn record_input(
+        &self,
+        conversation: &ConversationId,
+        input: TurnInput,
+        answering: &Answering,
+    ) -> Result<Option<MessageId>, HostError> {
+        let store = &self.inner.store;
+        match input {
             TurnInput::Message(parts) => {
                 check_parts(&parts)?;
                 store
                     .append_message(
-                        &conversation,
+                        conversation,
                         &Message {
                             role: Role::User,
                             parts,
                         },
                     )
                     .await?;
+                Ok(None)
             }
             TurnInput::Edit { message, parts } => {
                 check_parts(&parts)?;
-                let visible = store.load_messages(&conversation).await?;
+                let visible = store.load_messages(conversation).await?;
                 let editable = visible.iter().any(|m| {
                     m.id == message
                         && m.message.role == Role::User
@@ -204,7 +248,7 @@ impl Host {
                 }
                 store
                     .edit_and_resend(
-                        &conversation,
+                        conversation,
                         message,
                         &Message {
                             role: Role::User,
@@ -212,199 +256,205 @@ impl Host {
                         },
                     )
                     .await?;
+                Ok(None)
             }
-            TurnInput::Regenerate => {
-                begun = Some(
-                    store
-                        .regenerate(&conversation, provider_name.as_str(), &model)
-                        .await?,
-                );
-            }
+            TurnInput::Regenerate => Ok(Some(
+                store
+                    .regenerate(conversation, answering.name.as_str(), &answering.model)
+                    .await?,
+            )),
         }
+    }
 
-        // A turn offers the tools of every enabled server: those that start when needed start.
-        self.start_for_turn().await?;
-        // With an agent, the message is a run: the agent its root, hand-overs below it.
-        let mut lineage = Lineage::root(conversation.clone());
+    /// Answers the stored message: the plain model once, or the agent and whoever it hands
+    /// the conversation over to (at most [`MAX_HAND_OVERS`] times), each a seat of the turn.
+    /// With an agent, the message is a run: the agent its root, hand-overs below it.
+    async fn answer(
+        &self,
+        turn: &Turn<'_>,
+        mut agent: Option<AgentProfile>,
+        mut answering: Answering,
+        mut begun: Option<MessageId>,
+    ) -> Result<SendOutcome, HostError> {
+        let mut lineage = Lineage::root(turn.conversation.clone());
         let mut from: Option<HandOver> = None;
         let mut hand_overs = 0;
         loop {
-            // Issue 16: what leaves for a cloud model is redacted (compaction's summary
-            // request too), and the model's placeholders are restored in its tool calls.
-            let (door, redaction) =
-                self.inner
-                    .redaction
-                    .redacting(provider, &view, &conversation, &events);
-            provider = door;
-            let tools = HostTools::load(self, &conversation).await?;
-            let supervised = match &agent {
-                Some(p) => Some(
-                    self.supervise(
-                        p,
-                        Seat {
-                            lineage: &lineage,
-                            task: &task,
-                            model: &model,
-                            profile_id: provider.profile_id(),
-                            from: from.as_ref(),
-                            hand_overs,
-                        },
-                        tools.clone(),
-                    )
-                    .await?,
-                ),
-                None => None,
+            let place = Place {
+                agent: agent.as_ref(),
+                lineage: &lineage,
+                from: from.as_ref(),
+                hand_overs,
             };
-            let runner: &dyn ToolRunner = match &supervised {
-                Some(s) => &s.tools,
-                None => tools.as_ref(),
-            };
-            // Issue 16: a search over the catalog and the tools loaded, instead of every tool.
-            let discovering = self
-                .discovering(&conversation, agent.as_ref(), runner)
+            let (end, handed) = self
+                .answer_seat(turn, &place, answering, begun.take())
                 .await?;
-            let runner: &dyn ToolRunner = match &discovering {
-                Some(d) => d,
-                None => runner,
-            };
-            let restoring = redaction
-                .clone()
-                .map(|r| crate::outbound::Restoring::new(runner, r));
-            let runner: &dyn ToolRunner = match &restoring {
-                Some(r) => r,
-                None => runner,
-            };
-            let mut cfg = TurnConfig::new(model.clone());
-            cfg.conversation = Some(conversation.clone());
-            cfg.provider = Some(provider_name.clone());
-            if let Some(n) = req.max_steps {
-                cfg.max_steps = n;
-            }
-            let window = crate::llm::limits::context_window(&model, view.context_window);
-            // Issue 16: what the definitions cost, and a warning (not a refusal) past the share;
-            // told again when the turn offers other tools (progressive discovery loads some).
-            for ev in self.tools_cost_events(provider.profile_id(), &model, window, &runner.specs())
-            {
-                let _ = events.send(ev);
-            }
-            cfg.on_offer = Some(crate::chat::OfferHook(std::sync::Arc::new({
-                let (host, model) = (self.clone(), model.clone());
-                let profile = provider.profile_id().to_owned();
-                move |specs: &[crate::llm::ToolSpec]| {
-                    host.tools_cost_events(&profile, &model, window, specs)
-                }
-            })));
-            let (system, mut transcript) = self
-                .context(
-                    &conversation,
-                    provider.as_ref(),
-                    &model,
-                    window,
-                    &runner.specs(),
-                    &events,
-                    &cancel,
-                )
-                .await?;
-            cfg.system = Some(match &supervised {
-                Some(s) => s.system(&system),
-                None => system,
-            });
-            if discovering.is_some() {
-                cfg.system = cfg
-                    .system
-                    .map(|s| super::discovery::with_discovery_prompt(&s));
-            }
-            if let Some(s) = &supervised {
-                cfg.budget = s.budget.clone();
-            }
-            if from.is_some() {
-                transcript.push(Message::user_text(TAKE_OVER));
-            }
-            let (tx, rx) = mpsc::unbounded_channel();
-            let (tap_tx, tap_rx) = mpsc::unbounded_channel();
-            let mut outputs = crate::chat::cap::Outputs::default();
-            let writer = Writer {
-                host: self,
-                conversation: &conversation,
-                provider: provider_name.as_str(),
-                model: &model,
-            };
-            // A supervised turn's node shows its calls, tokens and cost while it runs.
-            let live = Live::new(
-                self,
-                &lineage,
-                supervised.as_ref().map(|s| s.node.clone()),
-                cfg.budget.price,
-            );
-            let tally = live.pump(rx, tap_tx);
-            let (end, tally, written) = tokio::join!(
-                run_turn(
-                    provider.as_ref(),
-                    runner,
-                    &mut outputs,
-                    &cfg,
-                    &mut transcript,
-                    cancel.clone(),
-                    tx,
-                ),
-                tally,
-                writer.run(tap_rx, events.clone(), begun.take()),
-            );
-            drop(restoring);
-            drop(discovering);
-            written?;
-            self.inner
-                .redaction
-                .audit_redaction(redaction.as_ref(), &conversation, provider.profile_id())
-                .await;
-            let Some(s) = supervised else {
-                return Ok(SendOutcome {
-                    conversation,
-                    end,
-                    agent: None,
-                });
-            };
-            self.finish_node(&lineage, &s.node, &end, &tally, &cfg.budget)
-                .await?;
-            let next = s.slot.lock().ok().and_then(|mut h| h.take());
             let answered = agent.as_ref().map(|p| p.name.clone());
-            let (TurnEnd::Done(_), Some(h)) = (&end, next) else {
+            let next = handed.filter(|_| hand_overs < MAX_HAND_OVERS);
+            let Some((node, h)) = next else {
                 return Ok(SendOutcome {
-                    conversation,
+                    conversation: turn.conversation.clone(),
                     end,
                     agent: answered,
                 });
             };
-            if hand_overs == MAX_HAND_OVERS {
-                return Ok(SendOutcome {
-                    conversation,
-                    end,
-                    agent: answered,
-                });
-            }
             hand_overs += 1;
-            let next_profile = self.agent(&h.to).await?;
-            (provider_name, model, provider, view) = self
-                .answering(Some(&next_profile), &next_profile.provider, None)
-                .await?;
-            // Audited once the next agent can take the turn (it exists, its provider answers).
-            super::agent_tools::HandOn {
-                from: &h.from,
-                to: &h.to,
-                hand_over: true,
-                text: &h.note,
-            }
-            .audit(self, &lineage, super::chat_agent::HAND_OVER_TOOL)
-            .await;
-            let _ = events.send(ChatEvent::HandedOver {
-                from: h.from.to_string(),
-                to: h.to.to_string(),
-                note: h.note.clone(),
-            });
-            lineage.parent_node = Some(s.node);
+            let next_profile;
+            (next_profile, answering) = self.hand_on(turn, &lineage, &h).await?;
+            lineage.parent_node = Some(node);
             agent = Some(next_profile);
             from = Some(h);
         }
+    }
+
+    /// Runs one seat of the turn. Returns how it ended and, when its agent finished and asked
+    /// to hand the conversation over, its run-tree node and the hand-over.
+    async fn answer_seat(
+        &self,
+        turn: &Turn<'_>,
+        place: &Place<'_>,
+        answering: Answering,
+        begun: Option<MessageId>,
+    ) -> Result<(TurnEnd, Option<(String, HandOver)>), HostError> {
+        let conversation = &turn.conversation;
+        let seated = self
+            .seat(answering, place, conversation, &turn.task, turn.events)
+            .await?;
+        let layers = seated.runner(self, conversation, place.agent).await?;
+        let (cfg, mut transcript) = self.turn_config(turn, &seated, &layers).await?;
+        if place.from.is_some() {
+            transcript.push(Message::user_text(TAKE_OVER));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (tap_tx, tap_rx) = mpsc::unbounded_channel();
+        let mut outputs = crate::chat::cap::Outputs::default();
+        let writer = Writer {
+            host: self,
+            conversation,
+            provider: seated.name.as_str(),
+            model: &seated.model,
+        };
+        // A supervised turn's node shows its calls, tokens and cost while it runs.
+        let live = Live::new(
+            self,
+            place.lineage,
+            seated.supervised.as_ref().map(|s| s.node.clone()),
+            cfg.budget.price,
+        );
+        let tally = live.pump(rx, tap_tx);
+        let (end, tally, written) = tokio::join!(
+            run_turn(
+                seated.provider.as_ref(),
+                layers.runner.as_ref(),
+                &mut outputs,
+                &cfg,
+                &mut transcript,
+                turn.cancel.clone(),
+                tx,
+            ),
+            tally,
+            writer.run(tap_rx, turn.events.clone(), begun),
+        );
+        drop(layers);
+        written?;
+        self.inner
+            .redaction
+            .audit_redaction(
+                seated.redaction.as_ref(),
+                conversation,
+                seated.provider.profile_id(),
+            )
+            .await;
+        let Some(s) = seated.supervised else {
+            return Ok((end, None));
+        };
+        self.finish_node(place.lineage, &s.node, &end, &tally, &cfg.budget)
+            .await?;
+        let next = s.slot.lock().ok().and_then(|mut h| h.take());
+        match (&end, next) {
+            (TurnEnd::Done(_), Some(h)) => Ok((end, Some((s.node, h)))),
+            _ => Ok((end, None)),
+        }
+    }
+
+    /// The loop's configuration for a seat and the transcript it starts from.
+    async fn turn_config(
+        &self,
+        turn: &Turn<'_>,
+        seated: &Seated,
+        layers: &Layers<'_>,
+    ) -> Result<(TurnConfig, Vec<Message>), HostError> {
+        let (model, provider) = (&seated.model, seated.provider.as_ref());
+        let mut cfg = TurnConfig::new(model.clone());
+        cfg.conversation = Some(turn.conversation.clone());
+        cfg.provider = Some(seated.name.clone());
+        if let Some(n) = turn.max_steps {
+            cfg.max_steps = n;
+        }
+        let window = crate::llm::limits::context_window(model, seated.view.context_window);
+        // Issue 16: what the definitions cost, and a warning (not a refusal) past the share;
+        // told again when the turn offers other tools (progressive discovery loads some).
+        let specs = layers.runner.specs();
+        for ev in self.tools_cost_events(provider.profile_id(), model, window, &specs) {
+            let _ = turn.events.send(ev);
+        }
+        cfg.on_offer = Some(crate::chat::OfferHook(std::sync::Arc::new({
+            let (host, model) = (self.clone(), model.clone());
+            let profile = provider.profile_id().to_owned();
+            move |specs: &[crate::llm::ToolSpec]| {
+                host.tools_cost_events(&profile, &model, window, specs)
+            }
+        })));
+        let (system, transcript) = self
+            .context(
+                &turn.conversation,
+                provider,
+                model,
+                window,
+                &layers.runner.specs(),
+                turn.events,
+                turn.cancel,
+            )
+            .await?;
+        cfg.system = Some(match &seated.supervised {
+            Some(s) => s.system(&system),
+            None => system,
+        });
+        if layers.discovers {
+            cfg.system = cfg
+                .system
+                .map(|s| super::discovery::with_discovery_prompt(&s));
+        }
+        if let Some(s) = &seated.supervised {
+            cfg.budget = s.budget.clone();
+        }
+        Ok((cfg, transcript))
+    }
+
+    /// Hands the turn on to `h.to`: the next agent and the provider that answers for it,
+    /// audited and told once it can take the turn (it exists, its provider answers).
+    async fn hand_on(
+        &self,
+        turn: &Turn<'_>,
+        lineage: &Lineage,
+        h: &HandOver,
+    ) -> Result<(AgentProfile, Answering), HostError> {
+        let next = self.agent(&h.to).await?;
+        let answering = self.answering(Some(&next), &next.provider, None).await?;
+        super::agent_tools::HandOn {
+            from: &h.from,
+            to: &h.to,
+            hand_over: true,
+            text: &h.note,
+        }
+        .audit(self, lineage, super::chat_agent::HAND_OVER_TOOL)
+        .await;
+        let _ = turn.events.send(ChatEvent::HandedOver {
+            from: h.from.to_string(),
+            to: h.to.to_string(),
+            note: h.note.clone(),
+        });
+        Ok((next, answering))
     }
 
     /// The provider and model that answer: the agent's, or else `provider` and `model`.
@@ -413,7 +463,7 @@ impl Host {
         agent: Option<&AgentProfile>,
         provider: &ProviderName,
         model: Option<String>,
-    ) -> Result<(ProviderName, String, Box<dyn Provider>, ProviderView), HostError> {
+    ) -> Result<Answering, HostError> {
         let (name, model) = match agent {
             Some(p) => (p.provider.clone(), p.model.clone()),
             None => (provider.clone(), model),
@@ -431,7 +481,12 @@ impl Host {
                     None => "no model given and the provider has no default; pass --model".into(),
                 },
             })?;
-        Ok((name, model, provider, view))
+        Ok(Answering {
+            name,
+            model,
+            provider,
+            view,
+        })
     }
 
     /// The system prompt and transcript for the next request: the visible, complete messages

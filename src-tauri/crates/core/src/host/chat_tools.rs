@@ -12,17 +12,16 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::pipeline_tools::{pipeline_spec, OfferedPipeline, PipelineAgent};
 use super::{agent_refusal, CallOptions, Host, HostError};
 use crate::agent_data::AgentProfile;
 use crate::approval::{Acting, Origin};
-use crate::chat::{Started, ToolRunner};
+use crate::chat::{ToolCall, ToolError, ToolRunner};
 use crate::ids::{ConversationId, ToolRef};
 use crate::llm::ToolSpec;
-use crate::mcp::catalog::{Progress, ToolResult};
+use crate::mcp::catalog::ToolResult;
 use crate::mcp::naming::ToolNames;
 use crate::mcp::McpError;
 
@@ -132,21 +131,24 @@ pub struct AsAgent {
 }
 
 impl HostTools {
-    /// Runs `tool` as the conversation's model would, or as `agent` when one asks.
+    /// Runs `call` as the conversation's model would, or as `agent` when one asks.
     pub fn run_as(
         &self,
-        tool: ToolRef,
-        arguments: Map<String, Value>,
+        call: ToolCall,
         agent: Option<AsAgent>,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
         Box::pin(async move {
             let (acting, ask) = match agent {
                 Some(a) => (Some(a.acting), a.ask),
                 None => (None, None),
             };
+            let ToolCall {
+                tool,
+                arguments,
+                cancel,
+                progress,
+                started,
+            } = call;
             self.host
                 .run_tool(
                     &tool,
@@ -170,20 +172,17 @@ impl HostTools {
 }
 
 /// A host error as the model should read it.
-fn for_model(e: HostError) -> String {
+fn for_model(e: HostError) -> ToolError {
     match e {
         HostError::Denied { reason, .. } if reason.starts_with("the user said no") => {
-            format!("The user did not allow this call ({reason}).")
+            ToolError::DeniedByPerson { reason }
         }
-        HostError::Denied { reason, .. } => {
-            format!("The approval policy did not allow this call: {reason}.")
+        HostError::Denied { reason, .. } => ToolError::DeniedByPolicy { reason },
+        HostError::Mcp(McpError::InvalidArguments { errors, .. }) => {
+            ToolError::InvalidArguments { errors }
         }
-        HostError::Mcp(McpError::InvalidArguments { errors, .. }) => format!(
-            "The arguments do not match the tool's input schema: {}",
-            errors.join("; ")
-        ),
-        HostError::Mcp(McpError::Cancelled) => "The call was cancelled.".into(),
-        other => format!("The call failed: {other}"),
+        HostError::Mcp(McpError::Cancelled) => ToolError::Cancelled,
+        other => ToolError::Failed(Box::new(other)),
     }
 }
 
@@ -196,15 +195,8 @@ impl ToolRunner for HostTools {
         self.names.resolve(llm_name).cloned()
     }
 
-    fn run(
-        &self,
-        tool: ToolRef,
-        arguments: Map<String, Value>,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        self.run_as(tool, arguments, None, cancel, progress, started)
+    fn run(&self, call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        self.run_as(call, None)
     }
 
     fn is_local(&self, llm_name: &str) -> bool {

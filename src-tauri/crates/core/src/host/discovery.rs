@@ -25,14 +25,13 @@ use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::discovery_rank::{first_line, rank, Candidate};
-use crate::chat::{Started, ToolRunner};
+use crate::chat::{ToolCall, ToolError, ToolRunner};
 use crate::ids::ToolRef;
 use crate::llm::{Message, ToolSpec};
-use crate::mcp::catalog::{Content, Progress, ToolResult};
+use crate::mcp::catalog::{Content, ToolResult};
 
 /// The search over the catalog.
 pub const FIND_TOOL: &str = "switchboard__find_tools";
@@ -333,15 +332,8 @@ impl ToolRunner for Discovering<'_> {
         }
     }
 
-    fn run(
-        &self,
-        tool: ToolRef,
-        arguments: Map<String, Value>,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        self.inner.run(tool, arguments, cancel, progress, started)
+    fn run(&self, call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        self.inner.run(call)
     }
 
     fn is_local(&self, llm_name: &str) -> bool {

@@ -5,6 +5,7 @@
 //! start with the real handshake. The trial only runs for an approved server: explaining a
 //! server never runs code the user has not approved.
 
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -14,7 +15,7 @@ use super::servers::endpoint_for;
 use super::trust::TrustState;
 use super::{Host, HostError};
 use crate::config::launch::LaunchPlan;
-use crate::config::TransportSpec;
+use crate::config::{ServerSpec, TransportSpec};
 use crate::ids::ServerId;
 use crate::mcp::connection::{ConnectOptions, Connection};
 use crate::mcp::logs::ServerLogs;
@@ -73,6 +74,17 @@ fn check(name: &str, level: CheckLevel, detail: impl Into<String>) -> Check {
     }
 }
 
+impl DoctorReport {
+    /// Adds a check.
+    fn push(&mut self, name: &str, level: CheckLevel, detail: impl Into<String>) {
+        self.checks.push(check(name, level, detail));
+    }
+}
+
+/// Whether the diagnosis goes on after a check, or the report is whole as it is (what
+/// follows would only fail the same way, or run something it must not).
+type Next = ControlFlow<()>;
+
 impl Host {
     /// Diagnoses a server. `trial_timeout` bounds the trial start's handshake.
     pub async fn doctor(
@@ -88,117 +100,24 @@ impl Host {
             stderr_tail: Vec::new(),
         };
         match spec.validate() {
-            Ok(()) => report.checks.push(check("config", CheckLevel::Ok, "valid")),
+            Ok(()) => report.push("config", CheckLevel::Ok, "valid"),
             Err(e) => {
-                report
-                    .checks
-                    .push(check("config", CheckLevel::Fail, e.to_string()));
+                report.push("config", CheckLevel::Fail, e.to_string());
                 return Ok(report);
             }
         }
         if !spec.enabled {
-            report.checks.push(check(
+            report.push(
                 "enabled",
                 CheckLevel::Warn,
                 format!("disabled; `switchboard server enable {id}` turns it on"),
-            ));
-        }
-        let search = self.inner.search_path().await.clone();
-        if let TransportSpec::Stdio(s) = &spec.transport {
-            let detail = format!(
-                "looked on the app's PATH ({} dirs) and your login shell's PATH ({} dirs{})",
-                search.host.len(),
-                search.login_shell.len(),
-                if search.login_shell.is_empty() {
-                    ", probe found none"
-                } else {
-                    ""
-                }
             );
-            match LaunchPlan::resolve(&spec, self.data_dir(), &search) {
-                Ok(plan) => {
-                    if let LaunchPlan::Stdio {
-                        program,
-                        resolved_via,
-                        ..
-                    } = &plan
-                    {
-                        report.checks.push(check(
-                            "executable",
-                            CheckLevel::Ok,
-                            format!("{} ({resolved_via:?})", program.display()),
-                        ));
-                    }
-                    for w in plan.warnings() {
-                        report
-                            .checks
-                            .push(check("launch spec", CheckLevel::Warn, w));
-                    }
-                    report.plan = Some(plan.consent_lines());
-                }
-                Err(e) => {
-                    let mut text = e.to_string();
-                    if s.command == "npx" || s.command == "uvx" || s.command == "node" {
-                        text.push_str(&format!(
-                            "; install it (Node.js provides npx, uv provides uvx) or give its absolute path; {detail}"
-                        ));
-                    } else {
-                        text.push_str(&format!("; {detail}"));
-                    }
-                    report
-                        .checks
-                        .push(check("executable", CheckLevel::Fail, text));
-                    return Ok(report);
-                }
-            }
-        } else if let Ok(plan) = LaunchPlan::resolve(&spec, self.data_dir(), &search) {
-            report.plan = Some(plan.consent_lines());
         }
-        for v in spec.values() {
-            let Some(key) = super::servers::key_of(id, &v.value) else {
-                continue;
-            };
-            let name = format!("secret {}", v.name);
-            match self.inner.secrets.is_set(key.clone()).await {
-                Ok(true) => report
-                    .checks
-                    .push(check(&name, CheckLevel::Ok, format!("{key}: set"))),
-                Ok(false) => {
-                    report.checks.push(check(
-                        &name,
-                        CheckLevel::Fail,
-                        format!("{key} is not set; run `{}`", key.how_to_set()),
-                    ));
-                    return Ok(report);
-                }
-                Err(e) => {
-                    report
-                        .checks
-                        .push(check(&name, CheckLevel::Fail, e.to_string()));
-                    return Ok(report);
-                }
-            }
-        }
-        let view = self.trust_view(id).await?;
-        match view.state {
-            TrustState::Trusted => {
-                report
-                    .checks
-                    .push(check("approval", CheckLevel::Ok, "approved"))
-            }
-            TrustState::NotApproved | TrustState::Changed => {
-                let why = if view.state == TrustState::Changed {
-                    "what it would run changed since it was approved"
-                } else {
-                    "not approved yet"
-                };
-                report.checks.push(check(
-                    "approval",
-                    CheckLevel::Fail,
-                    format!("{why}; run `switchboard server trust {id}`. The trial start is skipped: nothing unapproved runs"),
-                ));
-                return Ok(report);
-            }
+        if self.check_launch(&spec, &mut report).await.is_break()
+            || self.check_secrets(id, &spec, &mut report).await.is_break()
+            || self.check_approval(id, &mut report).await?.is_break()
+        {
+            return Ok(report);
         }
         if let Some(c) = self.sandbox_check(&spec).await {
             let stop = c.level == CheckLevel::Fail;
@@ -207,13 +126,160 @@ impl Host {
                 return Ok(report);
             }
         }
-        // The trial start, with its own logs so it does not clobber the last real run's.
+        let Some(logs) = self
+            .trial_start(id, &spec, trial_timeout, &mut report)
+            .await
+        else {
+            return Ok(report);
+        };
+        // Give the stderr drain a moment to catch the last lines of a dying process.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        report.stderr_tail = logs.stderr_tail(30);
+        // SP-13: the domains its proxy refused (in this run or an earlier one), with the
+        // command that allows each.
+        for f in self.refused_domains(&spec) {
+            report.push("sandbox", CheckLevel::Warn, f.describe(id));
+        }
+        if report.failed() {
+            // SP-07: say what the sandbox blocked, and the command that allows it.
+            for f in self.explain_sandbox(&spec, &report.stderr_tail).await {
+                report.push("sandbox", CheckLevel::Fail, f.describe(id));
+            }
+        }
+        Ok(report)
+    }
+
+    /// What would run: a stdio server's executable found on the search path (or where it was
+    /// looked for, and how to install it), the launch spec's warnings, the plan's lines.
+    async fn check_launch(&self, spec: &ServerSpec, report: &mut DoctorReport) -> Next {
+        let search = self.inner.search_path().await.clone();
+        let TransportSpec::Stdio(s) = &spec.transport else {
+            if let Ok(plan) = LaunchPlan::resolve(spec, self.data_dir(), &search) {
+                report.plan = Some(plan.consent_lines());
+            }
+            return Next::Continue(());
+        };
+        let detail = format!(
+            "looked on the app's PATH ({} dirs) and your login shell's PATH ({} dirs{})",
+            search.host.len(),
+            search.login_shell.len(),
+            if search.login_shell.is_empty() {
+                ", probe found none"
+            } else {
+                ""
+            }
+        );
+        match LaunchPlan::resolve(spec, self.data_dir(), &search) {
+            Ok(plan) => {
+                if let LaunchPlan::Stdio {
+                    program,
+                    resolved_via,
+                    ..
+                } = &plan
+                {
+                    report.push(
+                        "executable",
+                        CheckLevel::Ok,
+                        format!("{} ({resolved_via:?})", program.display()),
+                    );
+                }
+                for w in plan.warnings() {
+                    report.push("launch spec", CheckLevel::Warn, w);
+                }
+                report.plan = Some(plan.consent_lines());
+                Next::Continue(())
+            }
+            Err(e) => {
+                let mut text = e.to_string();
+                if s.command == "npx" || s.command == "uvx" || s.command == "node" {
+                    text.push_str(&format!(
+                        "; install it (Node.js provides npx, uv provides uvx) or give its absolute path; {detail}"
+                    ));
+                } else {
+                    text.push_str(&format!("; {detail}"));
+                }
+                report.push("executable", CheckLevel::Fail, text);
+                Next::Break(())
+            }
+        }
+    }
+
+    /// Every secret the server's values name is set in the keyring.
+    async fn check_secrets(
+        &self,
+        id: &ServerId,
+        spec: &ServerSpec,
+        report: &mut DoctorReport,
+    ) -> Next {
+        for v in spec.values() {
+            let Some(key) = super::servers::key_of(id, &v.value) else {
+                continue;
+            };
+            let name = format!("secret {}", v.name);
+            match self.inner.secrets.is_set(key.clone()).await {
+                Ok(true) => report.push(&name, CheckLevel::Ok, format!("{key}: set")),
+                Ok(false) => {
+                    report.push(
+                        &name,
+                        CheckLevel::Fail,
+                        format!("{key} is not set; run `{}`", key.how_to_set()),
+                    );
+                    return Next::Break(());
+                }
+                Err(e) => {
+                    report.push(&name, CheckLevel::Fail, e.to_string());
+                    return Next::Break(());
+                }
+            }
+        }
+        Next::Continue(())
+    }
+
+    /// The server is approved as it is: nothing unapproved runs, so the trial start waits
+    /// for it.
+    async fn check_approval(
+        &self,
+        id: &ServerId,
+        report: &mut DoctorReport,
+    ) -> Result<Next, HostError> {
+        let view = self.trust_view(id).await?;
+        match view.state {
+            TrustState::Trusted => {
+                report.push("approval", CheckLevel::Ok, "approved");
+                Ok(Next::Continue(()))
+            }
+            TrustState::NotApproved | TrustState::Changed => {
+                let why = if view.state == TrustState::Changed {
+                    "what it would run changed since it was approved"
+                } else {
+                    "not approved yet"
+                };
+                report.push(
+                    "approval",
+                    CheckLevel::Fail,
+                    format!("{why}; run `switchboard server trust {id}`. The trial start is skipped: nothing unapproved runs"),
+                );
+                Ok(Next::Break(()))
+            }
+        }
+    }
+
+    /// The trial start, with its own logs so it does not clobber the last real run's: the
+    /// handshake and the tools it lists. `None` when it could not even be launched (the
+    /// report says why).
+    async fn trial_start(
+        &self,
+        id: &ServerId,
+        spec: &ServerSpec,
+        trial_timeout: Duration,
+        report: &mut DoctorReport,
+    ) -> Option<ServerLogs> {
         let logs = ServerLogs::new(None);
         let endpoint = match endpoint_for(&self.inner, id, &logs).await {
             Ok(e) => e,
             Err(LaunchError::NeedsTrust(r) | LaunchError::Fatal(r) | LaunchError::Transient(r)) => {
-                report.checks.push(check("start", CheckLevel::Fail, r));
-                return Ok(report);
+                report.push("start", CheckLevel::Fail, r);
+                return None;
             }
         };
         let (tx, _rx) = mpsc::channel(16);
@@ -233,7 +299,7 @@ impl Host {
         };
         match Connection::connect(endpoint, logs.clone(), opts).await {
             Ok(conn) => {
-                report.checks.push(check(
+                report.push(
                     "handshake",
                     CheckLevel::Ok,
                     format!(
@@ -243,19 +309,17 @@ impl Host {
                         conn.info().protocol_version,
                         started.elapsed().as_millis()
                     ),
-                ));
+                );
                 match conn.list_tools().await {
-                    Ok(t) => report.checks.push(check(
+                    Ok(t) => report.push(
                         "tools",
                         CheckLevel::Ok,
                         match t.len() {
                             1 => "1 tool".to_owned(),
                             n => format!("{n} tools"),
                         },
-                    )),
-                    Err(e) => report
-                        .checks
-                        .push(check("tools", CheckLevel::Fail, e.to_string())),
+                    ),
+                    Err(e) => report.push("tools", CheckLevel::Fail, e.to_string()),
                 }
                 conn.shutdown().await;
             }
@@ -265,29 +329,9 @@ impl Host {
                     crate::mcp::McpError::Disconnected(_) => " (it exited early; its stderr below usually says why)",
                     _ => "",
                 };
-                report
-                    .checks
-                    .push(check("handshake", CheckLevel::Fail, format!("{e}{hint}")));
+                report.push("handshake", CheckLevel::Fail, format!("{e}{hint}"));
             }
         }
-        // Give the stderr drain a moment to catch the last lines of a dying process.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        report.stderr_tail = logs.stderr_tail(30);
-        // SP-13: the domains its proxy refused (in this run or an earlier one), with the
-        // command that allows each.
-        for f in self.refused_domains(&spec) {
-            report
-                .checks
-                .push(check("sandbox", CheckLevel::Warn, f.describe(id)));
-        }
-        if report.failed() {
-            // SP-07: say what the sandbox blocked, and the command that allows it.
-            for f in self.explain_sandbox(&spec, &report.stderr_tail).await {
-                report
-                    .checks
-                    .push(check("sandbox", CheckLevel::Fail, f.describe(id)));
-            }
-        }
-        Ok(report)
+        Some(logs)
     }
 }

@@ -17,11 +17,14 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::{CallOptions, Host, HostError};
 use crate::approval::Origin;
 use crate::ids::{RunId, ServerId, ToolRef};
-use crate::pipeline_data::{check, MappingError, Pipeline, PipelineName, Plan, ToolSchemas};
+use crate::pipeline_data::{
+    check, MappingError, Pipeline, PipelineName, Plan, PlannedStep, Step, ToolSchemas,
+};
 use crate::store::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 
 mod plan;
@@ -281,7 +284,7 @@ impl Host {
         check_inputs(p, &inputs)?;
         // The run is claimed here, once, for every step: stopping it stops the step under way
         // and no later step starts.
-        let claimed = self.claim_run(how.run.as_ref(), how.cancel)?;
+        let claimed = self.claim_run(how.run.as_ref(), how.cancel.clone())?;
         let cancel = claimed.cancel.clone();
         let plan = self.check_live(p).await?.map_err(PipelineError::Mapping)?;
         // The definitions the plan was checked and shown with (TD-02): a step whose tool
@@ -289,23 +292,8 @@ impl Host {
         let approved = self.definitions(&plan);
         let id = RunId::random().to_string();
         let inputs_value = Value::Object(inputs.clone());
-        // Approved as a whole, every step and what flows where shown, before anything is
-        // recorded or sent.
-        let mut ask = whole_ask(p, &plan, &inputs_value, &origin, replay_of)?;
-        // A step the policy would refuse refuses the run before the question: else the steps
-        // before it would run (and perhaps write) and the run stop there.
-        let preview = self
-            .policy_preview(p, &plan, &inputs, &origin, &how.asks)
+        self.approve_whole(p, &plan, &inputs, &origin, &how, replay_of, &cancel)
             .await?;
-        if let Some(refusal) = preview.refusal {
-            self.audit_refusal(&ask, &refusal).await;
-            return Err(PipelineError::Refused(Box::new(refusal)));
-        }
-        // The question says which steps will still ask when they run.
-        say_asks(&mut ask, &preview.asks);
-        if let Err(reason) = self.ask_whole(ask, &cancel).await? {
-            return Err(PipelineError::Declined(reason));
-        }
         let label = format!("{}@{} (run {id})", p.name, p.version);
         self.inner
             .store
@@ -314,72 +302,23 @@ impl Host {
         let mut structured: Vec<Option<Value>> = Vec::with_capacity(plan.steps.len());
         let mut failure = None;
         for ((step, planned), digest) in p.steps.iter().zip(&plan.steps).zip(&approved) {
-            let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
-            let tool = ToolRef {
-                server: planned.server.clone(),
-                tool: planned.tool.as_str().into(),
+            let at = StepAt {
+                run: &id,
+                label: &label,
+                cancel: &cancel,
+                origin: &origin,
+                how: &how,
             };
-            if let Err(why) = self.unchanged(&tool, digest.as_deref()).await {
-                failure = Some(format!(
-                    "step {index} ({:?}, {}): {why}",
-                    step.id, step.tool
-                ));
-                break;
-            }
-            let arguments = match arguments_of(step, &inputs, &p.steps, &structured) {
-                Ok(a) => a,
+            let ran = self
+                .run_step(&at, p, step, planned, digest, &inputs, &structured)
+                .await?;
+            match ran {
+                Ok(out) => structured.push(out),
                 Err(why) => {
-                    failure = Some(format!("step {index} ({:?}): {why}", step.id));
+                    failure = Some(why);
                     break;
                 }
-            };
-            self.inner
-                .store
-                .start_pipeline_step(
-                    &id,
-                    index,
-                    &step.id,
-                    &step.tool,
-                    &Value::Object(arguments.clone()),
-                )
-                .await?;
-            let opts = CallOptions {
-                cancel: Some(cancel.clone()),
-                ask: how.asks.get(&step.id).cloned(),
-                preapproved: Some(Preapproved {
-                    label: label.clone(),
-                    tool: tool.clone(),
-                    arguments: arguments.clone(),
-                    digest: digest.clone(),
-                }),
-                ..CallOptions::default()
-            };
-            let called = self.run_tool(&tool, arguments, origin.clone(), opts).await;
-            let (result, error) = match called {
-                Err(e) => (None, Some(e.to_string())),
-                Ok(r) => {
-                    let error = result_problem(self.output_schema(&tool).as_ref(), &r);
-                    (Some(r), error)
-                }
-            };
-            let result_value = result.as_ref().and_then(|r| serde_json::to_value(r).ok());
-            let status = if error.is_some() {
-                RunStatus::Failed
-            } else {
-                RunStatus::Succeeded
-            };
-            self.inner
-                .store
-                .end_pipeline_step(&id, index, status, result_value.as_ref(), error.as_deref())
-                .await?;
-            if let Some(why) = error {
-                failure = Some(format!(
-                    "step {index} ({:?}, {}): {why}",
-                    step.id, step.tool
-                ));
-                break;
             }
-            structured.push(result.and_then(|r| r.structured_content));
         }
         let status = if failure.is_some() {
             RunStatus::Failed
@@ -393,4 +332,129 @@ impl Host {
         drop(claimed);
         self.pipeline_run(&id).await
     }
+
+    /// Asks the person to approve the run as a whole, every step and what flows where shown,
+    /// before anything is recorded or sent; a step the policy would refuse refuses the run
+    /// before the question (else the steps before it would run, and perhaps write).
+    #[allow(clippy::too_many_arguments)] // the run's parts, each read once; a struct would only rename them
+    async fn approve_whole(
+        &self,
+        p: &Pipeline,
+        plan: &Plan,
+        inputs: &Map<String, Value>,
+        origin: &Origin,
+        how: &Driven,
+        replay_of: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(), PipelineError> {
+        let inputs_value = Value::Object(inputs.clone());
+        let mut ask = whole_ask(p, plan, &inputs_value, origin, replay_of)?;
+        let preview = self
+            .policy_preview(p, plan, inputs, origin, &how.asks)
+            .await?;
+        if let Some(refusal) = preview.refusal {
+            self.audit_refusal(&ask, &refusal).await;
+            return Err(PipelineError::Refused(Box::new(refusal)));
+        }
+        // The question says which steps will still ask when they run.
+        say_asks(&mut ask, &preview.asks);
+        if let Err(reason) = self.ask_whole(ask, cancel).await? {
+            return Err(PipelineError::Declined(reason));
+        }
+        Ok(())
+    }
+
+    /// One step through the governed seam, recorded: its structured output, or why the run
+    /// stops here (`Ok(Err(..))`); `Err` only when the store fails.
+    #[allow(clippy::too_many_arguments)] // the step, its plan and what earlier steps gave
+    async fn run_step(
+        &self,
+        at: &StepAt<'_>,
+        p: &Pipeline,
+        step: &Step,
+        planned: &PlannedStep,
+        digest: &Option<String>,
+        inputs: &Map<String, Value>,
+        structured: &[Option<Value>],
+    ) -> Result<Result<Option<Value>, String>, PipelineError> {
+        let index = u32::try_from(planned.index).unwrap_or(u32::MAX);
+        let tool = ToolRef {
+            server: planned.server.clone(),
+            tool: planned.tool.as_str().into(),
+        };
+        if let Err(why) = self.unchanged(&tool, digest.as_deref()).await {
+            return Ok(Err(format!(
+                "step {index} ({:?}, {}): {why}",
+                step.id, step.tool
+            )));
+        }
+        let arguments = match arguments_of(step, inputs, &p.steps, structured) {
+            Ok(a) => a,
+            Err(why) => return Ok(Err(format!("step {index} ({:?}): {why}", step.id))),
+        };
+        self.inner
+            .store
+            .start_pipeline_step(
+                at.run,
+                index,
+                &step.id,
+                &step.tool,
+                &Value::Object(arguments.clone()),
+            )
+            .await?;
+        let opts = CallOptions {
+            cancel: Some(at.cancel.clone()),
+            ask: at.how.asks.get(&step.id).cloned(),
+            preapproved: Some(Preapproved {
+                label: at.label.to_owned(),
+                tool: tool.clone(),
+                arguments: arguments.clone(),
+                digest: digest.clone(),
+            }),
+            ..CallOptions::default()
+        };
+        let called = self
+            .run_tool(&tool, arguments, at.origin.clone(), opts)
+            .await;
+        let (result, error) = match called {
+            Err(e) => (None, Some(e.to_string())),
+            Ok(r) => {
+                let error = result_problem(self.output_schema(&tool).as_ref(), &r);
+                (Some(r), error)
+            }
+        };
+        let result_value = result.as_ref().and_then(|r| serde_json::to_value(r).ok());
+        let status = if error.is_some() {
+            RunStatus::Failed
+        } else {
+            RunStatus::Succeeded
+        };
+        self.inner
+            .store
+            .end_pipeline_step(
+                at.run,
+                index,
+                status,
+                result_value.as_ref(),
+                error.as_deref(),
+            )
+            .await?;
+        Ok(match error {
+            Some(why) => Err(format!(
+                "step {index} ({:?}, {}): {why}",
+                step.id, step.tool
+            )),
+            None => Ok(result.and_then(|r| r.structured_content)),
+        })
+    }
+}
+
+/// Where a step runs: its run, the label approvals show, the run's cancel, the origin and how
+/// the run is driven.
+struct StepAt<'a> {
+    run: &'a str,
+    label: &'a str,
+    cancel: &'a CancellationToken,
+    origin: &'a Origin,
+    how: &'a Driven,
 }

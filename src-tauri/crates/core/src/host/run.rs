@@ -37,14 +37,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::{Host, HostError};
-use crate::approval::audit::{arguments_digest, Actor, AuditEvent, GrantChange, Verdict};
+use crate::approval::audit::{Actor, AuditEvent, Verdict};
 use crate::approval::{
     Answer, ApprovalRequest, Ask, Call, Claims, Decision, Origin, RequestKind, Scope,
 };
 use crate::ids::{RunId, ServerId, ToolRef};
-use crate::mcp::catalog::{
-    Arguments, Progress, PromptResult, ResourceContents, ToolInfo, ToolResult,
-};
+use crate::mcp::catalog::{Arguments, Progress, PromptResult, ResourceContents, ToolInfo};
 use crate::mcp::McpError;
 use crate::store::MetricKind;
 
@@ -93,9 +91,10 @@ impl CallOptions {
 /// by `chat` (below `host`), whose tool seam reports it to a turn.
 pub use crate::chat::Started;
 
+mod tool;
 mod trail;
 
-use trail::{actor_of, decided, Trail};
+use trail::{actor_of, Trail};
 
 /// What a server claims about a tool, from its annotations struct.
 fn claims(info: Option<&ToolInfo>) -> Claims {
@@ -156,202 +155,6 @@ impl Host {
                 Err(McpError::Cancelled.into())
             }
         }
-    }
-
-    /// Runs a tool call through the seam (see the module docs for the phases). Shells run
-    /// tools only through this.
-    pub async fn run_tool(
-        &self,
-        tool: &ToolRef,
-        arguments: Arguments,
-        origin: Origin,
-        mut opts: CallOptions,
-    ) -> Result<ToolResult, HostError> {
-        let run = self.claim_run(opts.run.as_ref(), opts.cancel.take())?;
-        // 0. a server that starts when needed is needed now (`host::demand`)
-        if !self.inner.servers().contains_key(&tool.server) {
-            self.ensure_started(&tool.server).await?;
-        }
-        // 1. check
-        let checked = self.check_call(tool, arguments).await?;
-        let info = checked.catalog.tools.iter().find(|t| t.name == *tool.tool);
-        let mut arguments = checked.arguments;
-        let mut trail = Trail::new(self, &tool.server, &tool.tool, &origin);
-        let audited = super::putback::as_audited(&arguments);
-        trail.note(AuditEvent::proposed(RequestKind::Tool, &audited, &origin));
-        // RD-01: values put back from elsewhere than this server: asked, audited (`putback`).
-        let crossing = super::putback::Crossing::in_this_call(&tool.server, &arguments);
-        if let Some(c) = &crossing {
-            trail.note(c.event());
-        }
-        let mut started = Started::default();
-        // 2. decide: from the policy in memory, confirmed by the one append that puts the
-        // decision on disk (with the start, when allowed: one sync before the call leaves);
-        // when the policy changed or could not be checked, again from the store.
-        let call = tool_call(tool, &origin, &arguments, info);
-        let mut from_memory = true;
-        let decision = loop {
-            let cached = if from_memory {
-                self.decide_cached(&call, info).await?
-            } else {
-                None
-            };
-            let (decision, generation) = match cached {
-                Some((d, g)) => (d, Some(g)),
-                None => (self.decide(&call, info).await?, None),
-            };
-            let decision = tightened(decision, opts.ask.as_deref());
-            let decision = super::putback::tightened(decision, crossing.as_ref());
-            let (verdict, by, reason) = decided(&decision);
-            trail.decided(verdict, by, reason);
-            if matches!(decision, Decision::Allow { .. }) {
-                trail.note(AuditEvent::Started);
-            }
-            if trail.commit_decided(generation).await {
-                break decision;
-            }
-            from_memory = false;
-        };
-        // 3a. approved with its pipeline: only the policy's default question (no rule asked, no
-        // warning) about a call that does not write is answered by that approval.
-        let preapproved = opts
-            .preapproved
-            .take()
-            .filter(|_| opts.ask.is_none() && crossing.is_none());
-        let approved_with = match (&decision, preapproved) {
-            (
-                Decision::Ask {
-                    rule: None,
-                    warning: None,
-                    ..
-                },
-                Some(p),
-            ) => self.approved_with(p, tool, &arguments, info).await?,
-            _ => None,
-        };
-        match decision {
-            Decision::Allow { by } => {
-                started.allowed_by = Some(by);
-            }
-            Decision::Deny { reason, .. } => {
-                self.record_refusal(tool);
-                return Err(trail.refuse(denied(tool, reason)).await);
-            }
-            Decision::Ask { .. } if approved_with.is_some() => {
-                trail.decided(Verdict::Allow, Actor::User, approved_with);
-                trail.note(AuditEvent::Started);
-                trail.commit().await;
-            }
-            Decision::Ask {
-                reason, warning, ..
-            } => {
-                // 3. ask
-                let ask = Ask {
-                    server: tool.server.clone(),
-                    kind: RequestKind::Tool,
-                    tool: tool.tool.to_string(),
-                    arguments: Value::Object(arguments.clone()),
-                    origin: origin.clone(),
-                    hints: info.map(ToolInfo::claimed_hints).unwrap_or_default(),
-                    // Issue 16: say which placeholders the model wrote were put back.
-                    reason: crate::outbound::with_restored_note(reason),
-                    warning,
-                };
-                match self.answer_of(tool, &mut trail, ask, &run.cancel).await? {
-                    Asked::Deny(e) => {
-                        self.record_refusal(tool);
-                        return Err(trail.refuse(e).await);
-                    }
-                    Asked::Allow {
-                        edited,
-                        scope,
-                        constraints,
-                    } => {
-                        if let Some(edited) = edited {
-                            trail.note(AuditEvent::Edited {
-                                before_digest: arguments_digest(&Value::Object(arguments.clone())),
-                                after: Value::Object(edited.clone()),
-                            });
-                            arguments = self
-                                .redecide(tool, edited, &origin, info, &mut trail)
-                                .await?;
-                            started.edited = Some(arguments.clone());
-                        }
-                        started.granted =
-                            self.grant(tool, info, scope, constraints, &origin).await?;
-                        if let Some(id) = &started.granted {
-                            trail.note(AuditEvent::Grant {
-                                change: GrantChange::Created,
-                                grant_id: Some(id.clone()),
-                                scope: Some(
-                                    match scope {
-                                        Scope::Conversation => "conversation",
-                                        _ => "always",
-                                    }
-                                    .into(),
-                                ),
-                                by: Actor::User,
-                            });
-                        }
-                    }
-                }
-                // 4. start (an allowed call's start went to disk with its decision)
-                trail.note(AuditEvent::Started);
-                trail.commit().await;
-            }
-        }
-        if let Some(tx) = opts.started.take() {
-            let _ = tx.send(started);
-        }
-        // 5. call
-        let began = std::time::Instant::now();
-        let meter = self.meter(&tool.server, MetricKind::Tool, &tool.tool, &arguments);
-        let result = self
-            .call_tool(tool, arguments, run.cancel.clone(), opts.progress.take())
-            .await;
-        self.metered_tool(meter, &result);
-        trail.later(match &result {
-            Ok(r) => AuditEvent::finished(r, r.is_error, began.elapsed()),
-            Err(e) => AuditEvent::failed(e, began.elapsed()),
-        });
-        // 6. review
-        let result = self
-            .review_result(
-                tool,
-                info,
-                &origin,
-                result?,
-                &trail.ctx,
-                Some(run.cancel.clone()),
-            )
-            .await?;
-        // 7. note the flow
-        // A model's result, and an app's in the conversation that shows it (AP-10), count.
-        if let (false, Origin::Model { .. } | Origin::App { .. }) = (result.is_error, &origin) {
-            if let Some(conversation) = origin.conversation() {
-                self.note_flow(conversation, &tool.server).await;
-            }
-        }
-        Ok(result)
-    }
-
-    /// Why a call the policy asks about by default is already approved: it is the call its
-    /// pipeline's approval computed (same tool, same arguments) and it does not write.
-    async fn approved_with(
-        &self,
-        p: super::pipelines::Preapproved,
-        tool: &ToolRef,
-        arguments: &Arguments,
-        info: Option<&ToolInfo>,
-    ) -> Result<Option<String>, HostError> {
-        if p.tool != *tool
-            || p.arguments != *arguments
-            || p.digest != info.map(crate::approval::pins::tool_digest)
-        {
-            return Ok(None);
-        }
-        Ok((!self.may_write(tool, info).await?)
-            .then(|| format!("approved with the pipeline {}", p.label)))
     }
 
     /// Asks a person about a request approved as a whole before its parts run (a pipeline):

@@ -508,6 +508,63 @@ fn launcher(inner: Weak<Inner>, id: ServerId, logs: ServerLogs) -> Launcher {
     })
 }
 
+/// A start waits for the person's approval of what it would run (and for a new one when that
+/// changed since).
+async fn approved_to_run(
+    inner: &Inner,
+    id: &ServerId,
+    spec: &ServerSpec,
+    plan: &LaunchPlan,
+) -> Result<(), LaunchError> {
+    match trust_state(inner, spec, plan)
+        .await
+        .map_err(|e| LaunchError::Transient(e.to_string()))?
+    {
+        TrustState::Trusted => {}
+        TrustState::NotApproved => {
+            let what = match spec.transport {
+                TransportSpec::Stdio(_) => "its launch command has not been approved; review it",
+                TransportSpec::Http(_) => {
+                    "its URL and headers have not been approved (nothing was sent); review them"
+                }
+            };
+            return Err(LaunchError::NeedsTrust(format!(
+                "{what} with `switchboard server trust {id}`"
+            )));
+        }
+        TrustState::Changed => {
+            return Err(LaunchError::NeedsTrust(format!(
+                "what it would run changed since it was approved; review it with `switchboard server trust {id}`"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// A remote server's endpoint: its URL and headers with their secrets filled in (and
+/// redacted from its logs), and the authorizer of its sign-in.
+async fn http_endpoint(
+    inner: &Inner,
+    id: &ServerId,
+    spec: &ServerSpec,
+    h: &crate::config::HttpSpec,
+    logs: &ServerLogs,
+) -> Result<Endpoint, LaunchError> {
+    let secret_err = |e: SecretError| LaunchError::Fatal(e.to_string());
+    let headers = resolve_values(inner, id, &h.headers)
+        .await
+        .map_err(secret_err)?;
+    let in_url = placeholder_values(inner, spec).await.map_err(secret_err)?;
+    let all = headers.iter().map(|(_, v)| v);
+    logs.set_redactor(Redactor::new(all.chain(in_url.iter().map(|(_, v)| v))));
+    Ok(Endpoint::Http {
+        url: fill_url(&h.url, lookup(&in_url)),
+        headers,
+        max_message: spec.timeouts.max_message(),
+        auth: super::signin::authorizer_for(inner, id, h).await,
+    })
+}
+
 /// Everything a start needs, re-read each time: the spec from the database, the resolved
 /// executable, the approval, the secrets.
 pub(super) async fn endpoint_for(
@@ -530,28 +587,7 @@ pub(super) async fn endpoint_for(
     let plan = resolve(inner, &spec)
         .await
         .map_err(|e| LaunchError::Fatal(e.to_string()))?;
-    match trust_state(inner, &spec, &plan)
-        .await
-        .map_err(|e| LaunchError::Transient(e.to_string()))?
-    {
-        TrustState::Trusted => {}
-        TrustState::NotApproved => {
-            let what = match spec.transport {
-                TransportSpec::Stdio(_) => "its launch command has not been approved; review it",
-                TransportSpec::Http(_) => {
-                    "its URL and headers have not been approved (nothing was sent); review them"
-                }
-            };
-            return Err(LaunchError::NeedsTrust(format!(
-                "{what} with `switchboard server trust {id}`"
-            )));
-        }
-        TrustState::Changed => {
-            return Err(LaunchError::NeedsTrust(format!(
-                "what it would run changed since it was approved; review it with `switchboard server trust {id}`"
-            )))
-        }
-    }
+    approved_to_run(inner, id, &spec, &plan).await?;
     let secret_err = |e: SecretError| LaunchError::Fatal(e.to_string());
     match (&spec.transport, plan) {
         (
@@ -621,20 +657,7 @@ pub(super) async fn endpoint_for(
                 max_message: spec.timeouts.max_message(),
             })
         }
-        (TransportSpec::Http(h), _) => {
-            let headers = resolve_values(inner, id, &h.headers)
-                .await
-                .map_err(secret_err)?;
-            let in_url = placeholder_values(inner, &spec).await.map_err(secret_err)?;
-            let all = headers.iter().map(|(_, v)| v);
-            logs.set_redactor(Redactor::new(all.chain(in_url.iter().map(|(_, v)| v))));
-            Ok(Endpoint::Http {
-                url: fill_url(&h.url, lookup(&in_url)),
-                headers,
-                max_message: spec.timeouts.max_message(),
-                auth: super::signin::authorizer_for(inner, id, h).await,
-            })
-        }
+        (TransportSpec::Http(h), _) => http_endpoint(inner, id, &spec, h, logs).await,
         _ => Err(LaunchError::Fatal(
             "internal: plan does not match transport".into(),
         )),

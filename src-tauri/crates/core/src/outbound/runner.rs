@@ -14,16 +14,15 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::provider::Session;
 use super::{Restored, Source};
-use crate::chat::{Started, ToolRunner};
+use crate::chat::{ToolCall, ToolError, ToolRunner};
 use crate::config::escape::short_for_display;
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
-use crate::mcp::catalog::{Progress, ToolResult};
+use crate::mcp::catalog::ToolResult;
 
 tokio::task_local! {
     static RESTORED: Vec<Restored>;
@@ -74,14 +73,14 @@ pub fn with_restored_note(reason: String) -> String {
 }
 
 /// A turn's runner with placeholders restored in every call.
-pub struct Restoring<'a> {
-    inner: &'a dyn ToolRunner,
+pub struct Restoring<R> {
+    inner: R,
     session: Arc<Session>,
 }
 
-impl<'a> Restoring<'a> {
+impl<R: ToolRunner> Restoring<R> {
     /// Restores `session`'s placeholders in the calls `inner` runs.
-    pub fn new(inner: &'a dyn ToolRunner, session: Arc<Session>) -> Self {
+    pub fn new(inner: R, session: Arc<Session>) -> Self {
         Self { inner, session }
     }
 
@@ -104,7 +103,7 @@ impl<'a> Restoring<'a> {
     }
 }
 
-impl ToolRunner for Restoring<'_> {
+impl<R: ToolRunner> ToolRunner for Restoring<R> {
     fn specs(&self) -> Vec<ToolSpec> {
         self.inner.specs()
     }
@@ -113,17 +112,10 @@ impl ToolRunner for Restoring<'_> {
         self.inner.resolve(llm_name)
     }
 
-    fn run(
-        &self,
-        tool: ToolRef,
-        arguments: Map<String, Value>,
-        cancel: CancellationToken,
-        progress: mpsc::UnboundedSender<Progress>,
-        started: oneshot::Sender<Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        let (arguments, restored) = self.restore(&arguments);
-        let call = self.inner.run(tool, arguments, cancel, progress, started);
-        Box::pin(RESTORED.scope(restored, call))
+    fn run(&self, mut call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        let restored;
+        (call.arguments, restored) = self.restore(&call.arguments);
+        Box::pin(RESTORED.scope(restored, self.inner.run(call)))
     }
 
     fn is_local(&self, llm_name: &str) -> bool {

@@ -146,6 +146,117 @@ impl Plan {
     }
 }
 
+/// What a step checked so far is, by position: its id, its tool, and the tool's schemas when
+/// the tool is available.
+type Known = (String, String, Option<ToolSchemas>);
+
+/// Where an argument that takes from the step `from` (at `pointer` in its result) gets its
+/// value, and the types it may have. `Err(Some)` says what is wrong; `Err(None)`: that step
+/// already reported why its tool is unknown.
+fn from_step(
+    p: &Pipeline,
+    i: usize,
+    known: &[Known],
+    from: String,
+    pointer: String,
+) -> Result<(FlowSource, Option<BTreeSet<&'static str>>), Option<String>> {
+    let Some(at) = p.steps.iter().position(|s| s.id == from) else {
+        return Err(Some(format!(
+            "it takes from the step {from:?}, and there is no such step"
+        )));
+    };
+    if at >= i {
+        return Err(Some(format!(
+            "it takes from the step {from:?} (step {}), which does not run before it; a step can only use the results of earlier steps",
+            at + 1
+        )));
+    }
+    let (_, from_tool, from_schemas) = &known[at];
+    let Some(from_schemas) = from_schemas else {
+        return Err(None);
+    };
+    let Some(output) = &from_schemas.output else {
+        return Err(Some(format!(
+            "it takes from step {} ({from_tool}), whose tool declares no outputSchema, so nothing in its result can be mapped",
+            at + 1
+        )));
+    };
+    let Some(node) = resolve(output, &pointer) else {
+        return Err(Some(format!(
+            "the pointer {pointer:?} does not resolve in the outputSchema of {from_tool} (step {})",
+            at + 1
+        )));
+    };
+    Ok((
+        FlowSource::From {
+            step: at + 1,
+            step_id: from,
+            tool: from_tool.clone(),
+            pointer,
+        },
+        types(output, node),
+    ))
+}
+
+/// Plans the argument `name` of the step at `i` (its tool `tool`, with `input` its schema
+/// when known): where its value comes from, checked against what the tool takes.
+/// `Err(Some)` says what is wrong; `Err(None)`: another step's error already says it.
+fn plan_arg(
+    p: &Pipeline,
+    i: usize,
+    known: &[Known],
+    tool: &str,
+    input: Option<&Value>,
+    name: &str,
+    source: ArgSource,
+) -> Result<PlannedArg, Option<String>> {
+    let target = match input {
+        Some(input) => match property(input, name) {
+            Some(t) => Some(t),
+            None if closed(input) => {
+                return Err(Some(format!("{tool} takes no argument of that name")));
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let (flow, source_types) = match source {
+        ArgSource::Literal(v) => (
+            FlowSource::Literal { value: v.clone() },
+            Some(BTreeSet::from([type_of(&v)])),
+        ),
+        ArgSource::Input(n) => match p.inputs.iter().find(|i| i.name == n) {
+            Some(decl) => (
+                FlowSource::Input { name: n },
+                types(&decl.schema, &decl.schema),
+            ),
+            None => {
+                return Err(Some(format!(
+                    "it uses the input {n:?}, which the pipeline does not declare"
+                )));
+            }
+        },
+        ArgSource::From {
+            step: from,
+            pointer,
+        } => from_step(p, i, known, from, pointer)?,
+    };
+    if let (Some(target), Some(input)) = (target, input) {
+        let want = types(input, target);
+        if !compatible(source_types.as_ref(), want.as_ref()) {
+            return Err(Some(format!(
+                "it would get {} but {tool} wants {}",
+                show(source_types.as_ref()),
+                show(want.as_ref())
+            )));
+        }
+    }
+    Ok(PlannedArg {
+        name: name.to_owned(),
+        source: flow,
+    })
+}
+
 /// Checks `p` against the tools `tools` describes (`Err` says why a tool is not available).
 /// Every mistake is reported, not just the first.
 pub fn check(
@@ -155,7 +266,7 @@ pub fn check(
     let mut errors = Vec::new();
     let mut steps = Vec::new();
     // The schemas of the steps checked so far, by position.
-    let mut known: Vec<(String, String, Option<ToolSchemas>)> = Vec::new();
+    let mut known: Vec<Known> = Vec::new();
     for (i, step) in p.steps.iter().enumerate() {
         let index = i + 1;
         let mut err = |argument: Option<&str>, reason: String| {
@@ -204,105 +315,12 @@ pub fn check(
         }
         let mut args = Vec::new();
         for (name, source) in sources {
-            let target = match input {
-                Some(input) => match property(input, name) {
-                    Some(t) => Some(t),
-                    None if closed(input) => {
-                        err(
-                            Some(name),
-                            format!("{} takes no argument of that name", step.tool),
-                        );
-                        continue;
-                    }
-                    None => None,
-                },
-                None => None,
-            };
-            let (flow, source_types) = match source {
-                ArgSource::Literal(v) => (
-                    FlowSource::Literal { value: v.clone() },
-                    Some(BTreeSet::from([type_of(&v)])),
-                ),
-                ArgSource::Input(n) => match p.inputs.iter().find(|i| i.name == n) {
-                    Some(decl) => (
-                        FlowSource::Input { name: n },
-                        types(&decl.schema, &decl.schema),
-                    ),
-                    None => {
-                        err(
-                            Some(name),
-                            format!("it uses the input {n:?}, which the pipeline does not declare"),
-                        );
-                        continue;
-                    }
-                },
-                ArgSource::From {
-                    step: from,
-                    pointer,
-                } => {
-                    let Some(at) = p.steps.iter().position(|s| s.id == from) else {
-                        err(
-                            Some(name),
-                            format!("it takes from the step {from:?}, and there is no such step"),
-                        );
-                        continue;
-                    };
-                    if at >= i {
-                        err(Some(name), format!(
-                            "it takes from the step {from:?} (step {}), which does not run before it; a step can only use the results of earlier steps",
-                            at + 1
-                        ));
-                        continue;
-                    }
-                    let (_, from_tool, from_schemas) = &known[at];
-                    let Some(from_schemas) = from_schemas else {
-                        // That step's own error says why its tool is unknown.
-                        continue;
-                    };
-                    let Some(output) = &from_schemas.output else {
-                        err(Some(name), format!(
-                            "it takes from step {} ({from_tool}), whose tool declares no outputSchema, so nothing in its result can be mapped",
-                            at + 1
-                        ));
-                        continue;
-                    };
-                    let Some(node) = resolve(output, &pointer) else {
-                        err(Some(name), format!(
-                            "the pointer {pointer:?} does not resolve in the outputSchema of {from_tool} (step {})",
-                            at + 1
-                        ));
-                        continue;
-                    };
-                    (
-                        FlowSource::From {
-                            step: at + 1,
-                            step_id: from,
-                            tool: from_tool.clone(),
-                            pointer,
-                        },
-                        types(output, node),
-                    )
-                }
-            };
-            if let (Some(target), Some(input)) = (target, input) {
-                let want = types(input, target);
-                if !compatible(source_types.as_ref(), want.as_ref()) {
-                    err(
-                        Some(name),
-                        format!(
-                            "it would get {} but {} wants {}",
-                            show(source_types.as_ref()),
-                            step.tool,
-                            show(want.as_ref())
-                        ),
-                    );
-                    continue;
-                }
+            match plan_arg(p, i, &known, &step.tool, input, name, source) {
+                Ok(arg) => args.push(arg),
+                Err(Some(why)) => err(Some(name), why),
+                // That step's own error says why its tool is unknown.
+                Err(None) => {}
             }
-            args.push(PlannedArg {
-                name: name.to_owned(),
-                source: flow,
-            });
         }
         steps.push(PlannedStep {
             index,

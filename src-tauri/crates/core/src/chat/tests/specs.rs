@@ -31,15 +31,8 @@ impl ToolRunner for Growing {
         None
     }
 
-    fn run(
-        &self,
-        _tool: ToolRef,
-        _arguments: Map<String, Value>,
-        _cancel: CancellationToken,
-        _progress: mpsc::UnboundedSender<Progress>,
-        _started: tokio::sync::oneshot::Sender<super::Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
-        Box::pin(async { Err("no server here".into()) })
+    fn run(&self, _call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        Box::pin(async { Err(ToolError::Failed("no server here".into())) })
     }
 
     fn is_local(&self, llm_name: &str) -> bool {

@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 use super::values::{vars, ServerCx};
 use super::{esc, NoteKind};
 use crate::config::sandbox::SandboxSpec;
+use crate::ids::ServerId;
 
 /// The sandbox of one VS Code server entry, given the file's `sandbox` object.
 pub(super) fn lower(
@@ -58,6 +59,29 @@ pub(super) fn lower(
         ),
     );
     let section = file_sandbox.and_then(Value::as_object);
+    lower_filesystem(cx, &mut spec, section, &id);
+    lower_network(cx, &mut spec, section, &id);
+    let spec = spec.normalized();
+    match spec.validate() {
+        Ok(()) => spec,
+        Err(e) => {
+            cx.note(
+                NoteKind::DroppedField,
+                format!("the sandbox paths were left out ({e}); the sandbox is on without grants"),
+            );
+            SandboxSpec::on()
+        }
+    }
+}
+
+/// VS Code's `sandbox.filesystem`: the write grants and deny rules given as absolute paths.
+/// When a deny rule cannot be carried over, the write grants are left out too.
+fn lower_filesystem(
+    cx: &mut ServerCx<'_>,
+    spec: &mut SandboxSpec,
+    section: Option<&Map<String, Value>>,
+    id: &ServerId,
+) {
     let fs = section
         .and_then(|s| s.get("filesystem"))
         .and_then(Value::as_object);
@@ -95,6 +119,16 @@ pub(super) fn lower(
             ),
         );
     }
+}
+
+/// VS Code's `sandbox.network`: the allowed and denied domains. The network is on only with
+/// allowed domains and every denied one carried over.
+fn lower_network(
+    cx: &mut ServerCx<'_>,
+    spec: &mut SandboxSpec,
+    section: Option<&Map<String, Value>>,
+    id: &ServerId,
+) {
     let net = section
         .and_then(|s| s.get("network"))
         .and_then(Value::as_object);
@@ -140,17 +174,6 @@ pub(super) fn lower(
                  `switchboard server sandbox {id} --network on` once the lists are right"
             ),
         );
-    }
-    let spec = spec.normalized();
-    match spec.validate() {
-        Ok(()) => spec,
-        Err(e) => {
-            cx.note(
-                NoteKind::DroppedField,
-                format!("the sandbox paths were left out ({e}); the sandbox is on without grants"),
-            );
-            SandboxSpec::on()
-        }
     }
 }
 

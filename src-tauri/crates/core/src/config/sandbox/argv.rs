@@ -204,27 +204,10 @@ fn under(p: &Path, dir: &Path) -> bool {
     p.starts_with(dir)
 }
 
-/// The sandboxed command: bubblewrap and its arguments, ending with `-- program args...`.
-/// `env_tmpdir` says whether the server's environment sets `TMPDIR` (it is pointed at the
-/// sandbox's own `/tmp`, as the host's may not exist inside).
-pub fn bwrap_args(
-    program: &Path,
-    args: &[String],
-    cwd: &Path,
-    sandbox: &SandboxSpec,
-    facts: &Facts,
-    env_tmpdir: bool,
-    net: Option<NetFds>,
-) -> Result<(PathBuf, Vec<OsString>), WrapError> {
-    let bwrap = facts.bwrap.clone().ok_or(WrapError::NoBwrap)?;
-    let spec = sandbox.normalized();
-    let net = match (spec.network, net) {
-        (false, _) => None,
-        (true, _) if facts.pasta.is_none() => return Err(WrapError::NoPasta),
-        (true, None) => return Err(WrapError::NoNetFds),
-        (true, Some(fds)) => Some(fds),
-    };
-    let cwd = clean(cwd);
+/// What the sandbox shows of this machine, in the order bubblewrap applies it: the system
+/// read-only, secrets masked, a fresh `/tmp` and home, the program's prefixes, the person's
+/// grants, the working directory, and the stores a grant would show masked again (SP-12).
+fn mounts(program: &Path, cwd: &Path, spec: &SandboxSpec, facts: &Facts) -> Vec<Mount> {
     let mut mounts = Vec::new();
     for entry in &facts.system {
         mounts.push(match entry {
@@ -279,21 +262,21 @@ pub fn bwrap_args(
         mounts.push(Mount::Rw(p.clone()));
         bound.push(p.clone());
     }
-    let sensitive_cwd = facts.sensitive.iter().any(|(s, _)| under(&cwd, s));
-    if depth(&cwd) > 1 {
+    let sensitive_cwd = facts.sensitive.iter().any(|(s, _)| under(cwd, s));
+    if depth(cwd) > 1 {
         if sensitive_cwd {
             // The app's data directory as a server's cwd: it gets an empty, writable stand-in.
-            mounts.push(Mount::Tmpfs(cwd.clone()));
+            mounts.push(Mount::Tmpfs(cwd.to_path_buf()));
         } else {
-            mounts.push(Mount::Rw(cwd.clone()));
-            bound.push(cwd.clone());
+            mounts.push(Mount::Rw(cwd.to_path_buf()));
+            bound.push(cwd.to_path_buf());
         }
     }
     // A store stays visible only where the person unmasked it by name (SP-12): a grant of
     // `~` never shows `~/.ssh`.
     for (s, kind) in &facts.sensitive {
         let exposed = bound.iter().any(|b| under(s, b));
-        if exposed && !spec.unmask.contains(&clean(s)) && !under(&cwd, s) {
+        if exposed && !spec.unmask.contains(&clean(s)) && !under(cwd, s) {
             mounts.push(Mount::Mask(clean(s), *kind));
         }
     }
@@ -305,6 +288,31 @@ pub fn bwrap_args(
     mounts.sort_by_key(|m| (depth(m.path()), m.rank()));
     mounts.dedup();
 
+    mounts
+}
+
+/// The sandboxed command: bubblewrap and its arguments, ending with `-- program args...`.
+/// `env_tmpdir` says whether the server's environment sets `TMPDIR` (it is pointed at the
+/// sandbox's own `/tmp`, as the host's may not exist inside).
+pub fn bwrap_args(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    sandbox: &SandboxSpec,
+    facts: &Facts,
+    env_tmpdir: bool,
+    net: Option<NetFds>,
+) -> Result<(PathBuf, Vec<OsString>), WrapError> {
+    let bwrap = facts.bwrap.clone().ok_or(WrapError::NoBwrap)?;
+    let spec = sandbox.normalized();
+    let net = match (spec.network, net) {
+        (false, _) => None,
+        (true, _) if facts.pasta.is_none() => return Err(WrapError::NoPasta),
+        (true, None) => return Err(WrapError::NoNetFds),
+        (true, Some(fds)) => Some(fds),
+    };
+    let cwd = clean(cwd);
+    let mounts = mounts(program, &cwd, &spec, facts);
     let mut out: Vec<OsString> = Vec::new();
     let mut add = |s: &str| out.push(s.into());
     add("--die-with-parent");

@@ -2,7 +2,6 @@
 
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
@@ -45,14 +44,7 @@ impl ToolRunner for Fake {
         let i: usize = llm_name.strip_prefix("srv__tool_")?.parse().ok()?;
         (i < self.n).then(|| tref(i))
     }
-    fn run(
-        &self,
-        _tool: ToolRef,
-        _arguments: Map<String, Value>,
-        _cancel: CancellationToken,
-        _progress: mpsc::UnboundedSender<Progress>,
-        _started: oneshot::Sender<Started>,
-    ) -> BoxFuture<'_, Result<ToolResult, String>> {
+    fn run(&self, _call: ToolCall) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
         Box::pin(async { Ok(text("ran".into())) })
     }
     fn is_local(&self, llm_name: &str) -> bool {

@@ -26,8 +26,8 @@ use std::time::Duration;
 use rmcp::model::ProgressToken;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, QuitReason, RoleClient,
-    RunningService, RunningServiceCancellationToken,
+    ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService,
+    RunningServiceCancellationToken,
 };
 use rmcp::Peer;
 use serde_json::Value;
@@ -41,13 +41,13 @@ mod legacy_sse;
 mod listen;
 pub mod mrtr;
 pub mod oauth;
+mod open;
 mod skills;
 mod stdio;
 mod wire;
 
 use self::handler::Handler;
 pub use self::http::{Pacer, RECONNECT_FLOOR, RECONNECT_MAX};
-use self::stdio::StdioTransport;
 use self::wire::{auth_status, client_info, read_peer_info, readable};
 use super::catalog::{Content, PeerInfo, Progress};
 use super::logs::ServerLogs;
@@ -163,6 +163,19 @@ pub enum Lifecycle {
 }
 
 impl Lifecycle {
+    /// Whether a server answering with protocol `version` speaks a revision this lifecycle
+    /// asked for.
+    fn knows(self, version: &str) -> bool {
+        match self {
+            Self::Initialize => SUPPORTED_PROTOCOL_VERSIONS.contains(&version),
+            Self::Stateless => STATELESS_PROTOCOL_VERSIONS.contains(&version),
+            Self::Auto => {
+                SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
+                    || STATELESS_PROTOCOL_VERSIONS.contains(&version)
+            }
+        }
+    }
+
     fn mode(self) -> ClientLifecycleMode {
         // rmcp's constants, in the order of STATELESS_PROTOCOL_VERSIONS (a test keeps them equal).
         let modern = || vec![ProtocolVersion::V_2026_07_28];
@@ -272,8 +285,8 @@ impl Connection {
         logs: ServerLogs,
         opts: ConnectOptions,
     ) -> Result<Self, McpError> {
-        let (init_timeout, default_timeout) = (opts.init_timeout, opts.request_timeout);
-        let opts_lifecycle = opts.lifecycle;
+        let default_timeout = opts.request_timeout;
+        let lifecycle = opts.lifecycle;
         let progress: ProgressRoutes = Arc::default();
         let requests = opts.requests.clone();
         let listen_signals = opts.signals.clone();
@@ -290,86 +303,22 @@ impl Connection {
         };
         let close_reason: CloseReason = Arc::default();
         let fatal: Arc<http::FatalEnd> = Arc::default();
-        let (running, process): (RunningService<RoleClient, Handler>, Option<ServerProcess>) =
-            match endpoint {
-                Endpoint::Stdio {
-                    process,
-                    pipes,
-                    max_message,
-                } => {
-                    let transport =
-                        StdioTransport::new(pipes, logs.clone(), max_message, close_reason.clone());
-                    let serve = handler.serve_with_lifecycle(transport, opts.lifecycle.mode());
-                    let running = handshake(serve, init_timeout, &close_reason).await;
-                    match running {
-                        Ok(r) => (r, Some(*process)),
-                        Err(e) => {
-                            let exit = process.stop().await;
-                            return Err(match e {
-                                McpError::Disconnected(why) => {
-                                    McpError::Disconnected(why.with_exit(Some(exit)))
-                                }
-                                other => other,
-                            });
-                        }
-                    }
-                }
-                Endpoint::Http {
-                    url,
-                    headers,
-                    max_message,
-                    auth,
-                } => {
-                    let transport = http::transport(
-                        &url,
-                        &headers,
-                        max_message,
-                        &logs,
-                        fatal.clone(),
-                        auth.as_ref(),
-                    )
-                    .await?;
-                    let mode = opts.lifecycle.mode();
-                    let running = match transport {
-                        // A 4xx to the first POST may mean a 2024-11-05 HTTP+SSE server.
-                        http::HttpTransport::Plain(t) => {
-                            let fallback = legacy_sse::Fallback {
-                                handler: legacy_sse::handler_copy(&handler),
-                                url,
-                                headers,
-                                max_message,
-                                logs: logs.clone(),
-                                request_timeout: default_timeout,
-                            };
-                            let serve = handler.serve_with_lifecycle(t, mode);
-                            fallback
-                                .handshake(serve, init_timeout, &close_reason)
-                                .await?
-                        }
-                        http::HttpTransport::Authorized(t) => {
-                            let serve = handler.serve_with_lifecycle(t, mode);
-                            handshake(serve, init_timeout, &close_reason).await?
-                        }
-                    };
-                    (running, None)
-                }
-            };
+        let greeting = open::Greeting {
+            logs: &logs,
+            mode: lifecycle.mode(),
+            init_timeout: opts.init_timeout,
+            request_timeout: default_timeout,
+            close_reason: &close_reason,
+            fatal: &fatal,
+        };
+        let (running, process) = greeting.over(endpoint, handler).await?;
         let peer = running.peer().clone();
         let server: Value = peer
             .peer_info()
             .map(|i| serde_json::to_value(&*i).unwrap_or(Value::Null))
             .unwrap_or(Value::Null);
         let (info, instructions) = read_peer_info(&server)?;
-        let version = info.protocol_version.as_str();
-        let known = match opts_lifecycle {
-            Lifecycle::Initialize => SUPPORTED_PROTOCOL_VERSIONS.contains(&version),
-            Lifecycle::Stateless => STATELESS_PROTOCOL_VERSIONS.contains(&version),
-            Lifecycle::Auto => {
-                SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
-                    || STATELESS_PROTOCOL_VERSIONS.contains(&version)
-            }
-        };
-        if !known {
+        if !lifecycle.knows(info.protocol_version.as_str()) {
             let mut running = running;
             let _ = running.close_with_timeout(Duration::from_secs(2)).await;
             if let Some(p) = process {
@@ -389,37 +338,7 @@ impl Connection {
                 listen::spawn(peer.clone(), filter, listen_signals, closed.clone());
             }
         }
-        let reason = close_reason.clone();
-        tokio::spawn(async move {
-            let running_stop = running.cancellation_token();
-            let waiting = running.waiting();
-            tokio::pin!(waiting);
-            let quit = tokio::select! {
-                q = &mut waiting => q,
-                // The HTTP guard saw something rmcp would not end the session for.
-                why = fatal.raised() => {
-                    reason
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .get_or_insert(why);
-                    running_stop.cancel();
-                    waiting.await
-                }
-            };
-            let quit = match quit {
-                Ok(QuitReason::Cancelled) => Reason::Stopped,
-                Ok(_) => Reason::OutputClosed,
-                Err(e) => Reason::Other {
-                    detail: format!("the connection task failed: {e}"),
-                },
-            };
-            let why = reason
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-                .unwrap_or(quit);
-            let _ = closed_tx.send(Some(why));
-        });
+        open::watch_session(running, fatal, close_reason.clone(), closed_tx);
         Ok(Self {
             peer,
             stop: Mutex::new(Some(stop)),

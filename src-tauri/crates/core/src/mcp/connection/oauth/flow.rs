@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthorizationManager, AuthorizationMetadataSource, AuthorizationRequest, AuthorizationSession,
+    AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource, AuthorizationRequest,
+    AuthorizationSession, OAuthTokenResponse,
 };
 use url::Url;
 
@@ -103,61 +104,14 @@ fn challenge_scope(challenge: Option<&str>, url: &str) -> Option<String> {
 pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn, SignInError> {
     handoff.step(StepEvent::started(SignInStep::Discovery));
     let mut manager = manager(req.url, req.net.clone()).await?;
-    let resolved = match manager.resolve_metadata_from_challenge(req.challenge).await {
-        Ok(r) => Ok((r.metadata, r.source)),
-        Err(e) => {
-            let refused = from_auth(e);
-            match legacy::same_origin_metadata(req.url, req.challenge, req.net.clone(), &refused)
-                .await
-            {
-                Some(metadata) => Ok((
-                    metadata,
-                    AuthorizationMetadataSource::AuthorizationServerMetadata,
-                )),
-                None => Err(refused),
-            }
-        }
-    };
-    let (metadata, source) =
-        track(
-            handoff,
-            SignInStep::Discovery,
-            resolved,
-            |(_, source)| match source {
-                AuthorizationMetadataSource::ProtectedResourceMetadata => {
-                    "found the server's protected resource metadata".to_owned()
-                }
-                AuthorizationMetadataSource::AuthorizationServerMetadata => {
-                    "found authorization server metadata at the server's address".to_owned()
-                }
-                _ => "no metadata published; using the 2025-03-26 default endpoints".to_owned(),
-            },
-        )?;
+    let resolved = discover(&req, &manager).await;
+    let (metadata, source) = track(handoff, SignInStep::Discovery, resolved, |(_, source)| {
+        discovered_how(*source)
+    })?;
 
     handoff.step(StepEvent::started(SignInStep::Metadata));
-    let checked = (|| {
-        // PKCE S256 or nothing (AU-02). Only a server that published no metadata at all (the
-        // 2025-03-26 fallback) cannot advertise it; it gets S256 regardless.
-        if source.is_discovered() {
-            let methods = metadata
-                .code_challenge_methods_supported
-                .clone()
-                .unwrap_or_default();
-            if !methods.iter().any(|m| m == "S256") {
-                return Err(SignInError::NoPkce {
-                    advertised: methods,
-                });
-            }
-        }
-        let auth = url_check::check(&metadata.authorization_endpoint).map_err(|e| {
-            SignInError::Discovery(format!(
-                "the authorization endpoint {} cannot be opened: {e}",
-                metadata.authorization_endpoint
-            ))
-        })?;
-        Ok(auth)
-    })();
     // The authorization page itself is checked again when it is opened (with its query).
+    let checked = check_metadata(&metadata, source);
     track(handoff, SignInStep::Metadata, checked, |a| {
         format!(
             "authorization server {} ({})",
@@ -174,12 +128,111 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         .await
         .map_err(|e| SignInError::Browser(e.to_string()))?;
     let redirect_uri = listener.redirect_uri();
-    // A step-up asks for what was granted before plus what the server now wants (SEP-2350),
-    // never fewer: only from a sign-in with the same authorization server and resource. What
-    // it wants is the challenge that started this sign-in, else the last 403 remembered.
+    let scopes = scopes_to_ask(&req, &manager, issuer.as_ref()).await?;
+    let client = register(&req, &mut manager, &metadata, &redirect_uri, &scopes).await;
+    let client = track(handoff, SignInStep::Registration, client, |c| {
+        registered_how(c.registration)
+    })?;
+
+    // The new record waits in the store's memory and reaches the keyring with the tokens
+    // (rmcp saves them through the store): a sign-in that fails leaves the old one as it was.
+    let record = Record::new(req.url, issuer.clone(), metadata.clone(), client.clone());
+    let store = KeyringCredentials::new(
+        req.secrets.clone(),
+        req.server.clone(),
+        req.url,
+        Some(record),
+    );
+    manager.set_credential_store(store.clone());
+    let request =
+        authorization_request(&req, &client, issuer.as_deref(), redirect_uri, &scopes).await?;
+
+    handoff.step(StepEvent::started(SignInStep::Browser));
+    let (session, callback, page) = in_browser(&req, handoff, manager, request, listener).await?;
+
+    handoff.step(StepEvent::started(SignInStep::Token));
+    let exchanged = exchange(&session, callback, &page, &store).await;
+    let token = track(handoff, SignInStep::Token, exchanged, |_| {
+        "signed in".to_owned()
+    })?;
+    Ok(SignedIn::from_token(issuer, &token, &scopes))
+}
+
+/// Discovery: the metadata the challenge points to (RFC 9728, then RFC 8414 / OpenID), else
+/// what a 2025-03-26 server publishes at its own origin.
+async fn discover(
+    req: &SignIn<'_>,
+    manager: &AuthorizationManager,
+) -> Result<(AuthorizationMetadata, AuthorizationMetadataSource), SignInError> {
+    match manager.resolve_metadata_from_challenge(req.challenge).await {
+        Ok(r) => Ok((r.metadata, r.source)),
+        Err(e) => {
+            let refused = from_auth(e);
+            match legacy::same_origin_metadata(req.url, req.challenge, req.net.clone(), &refused)
+                .await
+            {
+                Some(metadata) => Ok((
+                    metadata,
+                    AuthorizationMetadataSource::AuthorizationServerMetadata,
+                )),
+                None => Err(refused),
+            }
+        }
+    }
+}
+
+/// What discovery found, for the timeline.
+fn discovered_how(source: AuthorizationMetadataSource) -> String {
+    match source {
+        AuthorizationMetadataSource::ProtectedResourceMetadata => {
+            "found the server's protected resource metadata".to_owned()
+        }
+        AuthorizationMetadataSource::AuthorizationServerMetadata => {
+            "found authorization server metadata at the server's address".to_owned()
+        }
+        _ => "no metadata published; using the 2025-03-26 default endpoints".to_owned(),
+    }
+}
+
+/// The metadata's checks: PKCE S256 advertised, and an authorization endpoint that may be
+/// opened (its checked URL).
+fn check_metadata(
+    metadata: &AuthorizationMetadata,
+    source: AuthorizationMetadataSource,
+) -> Result<CheckedUrl, SignInError> {
+    // PKCE S256 or nothing (AU-02). Only a server that published no metadata at all (the
+    // 2025-03-26 fallback) cannot advertise it; it gets S256 regardless.
+    if source.is_discovered() {
+        let methods = metadata
+            .code_challenge_methods_supported
+            .clone()
+            .unwrap_or_default();
+        if !methods.iter().any(|m| m == "S256") {
+            return Err(SignInError::NoPkce {
+                advertised: methods,
+            });
+        }
+    }
+    url_check::check(&metadata.authorization_endpoint).map_err(|e| {
+        SignInError::Discovery(format!(
+            "the authorization endpoint {} cannot be opened: {e}",
+            metadata.authorization_endpoint
+        ))
+    })
+}
+
+/// The scopes to ask for. A step-up asks for what was granted before plus what the server
+/// now wants (SEP-2350), never fewer: only from a sign-in with the same authorization server
+/// and resource. What it wants is the challenge that started this sign-in, else the last 403
+/// remembered.
+async fn scopes_to_ask(
+    req: &SignIn<'_>,
+    manager: &AuthorizationManager,
+    issuer: Option<&String>,
+) -> Result<Vec<String>, SignInError> {
     let previous = store::read(req.secrets, req.server)
         .await?
-        .filter(|p| p.resource == req.url && p.issuer == issuer);
+        .filter(|p| p.resource == req.url && p.issuer.as_ref() == issuer);
     let wanted = challenge_scope(req.challenge, req.url)
         .or_else(|| previous.as_ref().and_then(|p| p.step_up.clone()));
     let mut scopes = manager.select_scopes(wanted.as_deref(), &[]);
@@ -194,13 +247,25 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
             }
         }
     }
+    Ok(scopes)
+}
+
+/// Registration, in the spec's order (AU-04): the client id the person registered, else
+/// Switchboard's metadata document where the server supports it, else dynamic registration.
+async fn register(
+    req: &SignIn<'_>,
+    manager: &mut AuthorizationManager,
+    metadata: &AuthorizationMetadata,
+    redirect_uri: &str,
+    scopes: &[String],
+) -> Result<ClientRecord, SignInError> {
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
     let cimd = metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
         .and_then(|v| v.as_bool())
         .unwrap_or(false);
-    let client = if let Some(id) = &req.client.client_id {
+    if let Some(id) = &req.client.client_id {
         Ok(ClientRecord {
             id: id.clone(),
             secret: None,
@@ -216,41 +281,40 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         })
     } else if metadata.registration_endpoint.is_some() {
         manager
-            .register_client(&req.client.name, &redirect_uri, &scope_refs)
+            .register_client(&req.client.name, redirect_uri, &scope_refs)
             .await
             .map(|c| ClientRecord {
                 id: c.client_id,
                 secret: c.client_secret,
                 registration: Registration::Dynamic,
-                redirect_uri: Some(redirect_uri.clone()),
+                redirect_uri: Some(redirect_uri.to_owned()),
             })
             .map_err(|e| SignInError::Registration(from_auth(e).to_string()))
     } else {
         Err(SignInError::NeedsClientId)
-    };
-    let client = track(handoff, SignInStep::Registration, client, |c| {
-        match c.registration {
-            Registration::PreRegistered => "using the client id you registered".to_owned(),
-            Registration::MetadataDocument => {
-                "using Switchboard's client metadata document".to_owned()
-            }
-            Registration::Dynamic => "registered Switchboard with the server".to_owned(),
-            Registration::ClientCredentials => "client credentials".to_owned(),
-        }
-    })?;
+    }
+}
 
-    // The new record waits in the store's memory and reaches the keyring with the tokens
-    // (rmcp saves them through the store): a sign-in that fails leaves the old one as it was.
-    let record = Record::new(req.url, issuer.clone(), metadata.clone(), client.clone());
-    let store = KeyringCredentials::new(
-        req.secrets.clone(),
-        req.server.clone(),
-        req.url,
-        Some(record),
-    );
-    manager.set_credential_store(store.clone());
-    // A typed secret goes only with the client id it was typed for, to the issuer it belongs
-    // to (SE-08); a dynamic registration's own secret is in its record.
+/// How the client was registered, for the timeline.
+fn registered_how(registration: Registration) -> String {
+    match registration {
+        Registration::PreRegistered => "using the client id you registered".to_owned(),
+        Registration::MetadataDocument => "using Switchboard's client metadata document".to_owned(),
+        Registration::Dynamic => "registered Switchboard with the server".to_owned(),
+        Registration::ClientCredentials => "client credentials".to_owned(),
+    }
+}
+
+/// The authorization request for `client`. A typed secret goes only with the client id it
+/// was typed for, to the issuer it belongs to (SE-08); a dynamic registration's own secret is
+/// in its record.
+async fn authorization_request(
+    req: &SignIn<'_>,
+    client: &ClientRecord,
+    issuer: Option<&str>,
+    redirect_uri: String,
+    scopes: &[String],
+) -> Result<AuthorizationRequest, SignInError> {
     let typed = match (&req.client.client_secret, client.registration) {
         (Some(bound), Registration::PreRegistered) => {
             store::use_bound(
@@ -259,7 +323,7 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
                 SignInPart::ClientSecret,
                 bound,
                 &client.id,
-                issuer.as_deref(),
+                issuer,
             )
             .await?
         }
@@ -268,14 +332,24 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
     let secret = typed
         .map(|s| s.expose().to_owned())
         .or(client.secret.clone());
-    let mut request = AuthorizationRequest::new(redirect_uri.clone())
+    let mut request = AuthorizationRequest::new(redirect_uri)
         .with_preregistered_client(client.id.clone())
-        .with_scopes(scopes.clone());
+        .with_scopes(scopes.to_vec());
     if let Some(s) = secret {
         request = request.with_client_secret(s);
     }
+    Ok(request)
+}
 
-    handoff.step(StepEvent::started(SignInStep::Browser));
+/// The browser hand-off (AU-05): the session opened, its authorization page opened in the
+/// browser after the URL check, and the callback the loopback listener receives.
+async fn in_browser(
+    req: &SignIn<'_>,
+    handoff: &dyn Handoff,
+    manager: AuthorizationManager,
+    request: AuthorizationRequest,
+    listener: Listener,
+) -> Result<(AuthorizationSession, Callback, CheckedUrl), SignInError> {
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| from_auth(e));
@@ -312,16 +386,24 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
         .wait(&state, req.wait.unwrap_or(WAIT))
         .await
         .map_err(|e| SignInError::Browser(e.to_string()));
-    let callback = match callback {
-        Ok(c) => c,
+    match callback {
+        Ok(c) => Ok((session, c, page)),
         Err(e) => {
             handoff.step(StepEvent::failed(SignInStep::Browser, &e));
-            return Err(e);
+            Err(e)
         }
-    };
+    }
+}
 
-    handoff.step(StepEvent::started(SignInStep::Token));
-    let exchanged = match callback {
+/// The code exchange, with the RFC 8707 resource and RFC 9207 `iss` checked (by rmcp); a
+/// refusal in the callback is the person's or the server's.
+async fn exchange(
+    session: &AuthorizationSession,
+    callback: Callback,
+    page: &CheckedUrl,
+    store: &KeyringCredentials,
+) -> Result<OAuthTokenResponse, SignInError> {
+    match callback {
         Callback::Error {
             error, description, ..
         } => Err(if error == "access_denied" {
@@ -340,9 +422,5 @@ pub async fn sign_in(req: SignIn<'_>, handoff: &dyn Handoff) -> Result<SignedIn,
                 Some(token_type) => SignInError::TokenType { token_type },
                 None => from_exchange(e),
             }),
-    };
-    let token = track(handoff, SignInStep::Token, exchanged, |_| {
-        "signed in".to_owned()
-    })?;
-    Ok(SignedIn::from_token(issuer, &token, &scopes))
+    }
 }

@@ -8,6 +8,7 @@ use crate::store::conversations::export::iso_utc;
 use crate::store::StoreError;
 use crate::transcript::{StopReason, Usage};
 
+#[allow(clippy::too_many_lines)] // the fixture conversation, whole
 fn sample() -> ConversationExport {
     let usage = Usage {
         input_tokens: 10,

@@ -398,6 +398,7 @@ async fn incomplete_answers_become_interrupted_after_a_crash() {
 }
 
 #[tokio::test]
+#[allow(clippy::too_many_lines)] // one scenario, step by step: its checks read in order
 async fn tool_calls_keep_arguments_full_results_and_decisions() {
     let (store, _dir) = open().await;
     let c = store.create_conversation("tools").await.unwrap();
