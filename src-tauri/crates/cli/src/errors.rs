@@ -334,6 +334,7 @@ mod tests {
                 anyhow::Error::new(HostError::Denied {
                     server: sid("fs"),
                     tool: "write".into(),
+                    by: switchboard_core::host::DeniedBy::Policy,
                     reason: "a rule".into(),
                 })
                 .context("calling write on fs failed"),

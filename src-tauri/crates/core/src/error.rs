@@ -112,7 +112,9 @@ pub enum HostError {
         server: ServerId,
         /// The tool or prompt, or the resource's URI.
         tool: String,
-        /// Why.
+        /// Who refused: the person or the policy (read as a value, never from `reason`).
+        by: DeniedBy,
+        /// Why, as a sentence (the person's own words follow "the user said no: ").
         reason: String,
     },
     /// A model provider is misconfigured or unknown.
@@ -135,6 +137,16 @@ pub enum HostError {
         /// The cause.
         source: std::io::Error,
     },
+}
+
+/// Who refused a request: a decision, not an error of the server or of the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeniedBy {
+    /// The person answered no.
+    Person,
+    /// A rule, a default or a tightening refused it without asking.
+    Policy,
 }
 
 fn held_what(r: crate::approval::pins::HoldReason) -> &'static str {

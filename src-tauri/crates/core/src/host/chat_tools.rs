@@ -19,6 +19,7 @@ use super::{agent_refusal, CallOptions, Host, HostError};
 use crate::agent_data::AgentProfile;
 use crate::approval::{Acting, Origin};
 use crate::chat::{ToolCall, ToolError, ToolRunner};
+use crate::error::DeniedBy;
 use crate::ids::{ConversationId, ToolRef};
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::ToolResult;
@@ -174,9 +175,11 @@ impl HostTools {
 /// A host error as the model should read it.
 fn for_model(e: HostError) -> ToolError {
     match e {
-        HostError::Denied { reason, .. } if reason.starts_with("the user said no") => {
-            ToolError::DeniedByPerson { reason }
-        }
+        HostError::Denied {
+            reason,
+            by: DeniedBy::Person,
+            ..
+        } => ToolError::DeniedByPerson { reason },
         HostError::Denied { reason, .. } => ToolError::DeniedByPolicy { reason },
         HostError::Mcp(McpError::InvalidArguments { errors, .. }) => {
             ToolError::InvalidArguments { errors }

@@ -112,7 +112,7 @@ use crate::mcp::supervisor::{ServerHandle, SupervisorConfig};
 use crate::secrets::Secrets;
 use crate::store::Store;
 
-pub use crate::error::HostError;
+pub use crate::error::{DeniedBy, HostError};
 
 /// Builds a [`Host`].
 #[derive(Debug)]

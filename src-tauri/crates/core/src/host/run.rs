@@ -41,6 +41,7 @@ use crate::approval::audit::{Actor, AuditEvent, Verdict};
 use crate::approval::{
     Answer, ApprovalRequest, Ask, Call, Claims, Decision, Origin, RequestKind, Scope,
 };
+use crate::error::DeniedBy;
 use crate::ids::{RunId, ServerId, ToolRef};
 use crate::mcp::catalog::{Arguments, Progress, PromptResult, ResourceContents, ToolInfo};
 use crate::mcp::McpError;
@@ -209,6 +210,7 @@ impl Host {
                 trail.decided(Verdict::Deny, Actor::User, reason.clone());
                 Asked::Deny(denied(
                     tool,
+                    DeniedBy::Person,
                     match reason {
                         Some(r) => format!("the user said no: {r}"),
                         None => "the user said no".into(),
@@ -245,7 +247,7 @@ impl Host {
             let reason = format!("the edited arguments: {reason}");
             trail.decided(Verdict::Deny, Actor::Policy { rule }, Some(reason.clone()));
             trail.commit().await;
-            return Err(denied(tool, reason));
+            return Err(denied(tool, DeniedBy::Policy, reason));
         }
         Ok(edited)
     }
@@ -287,7 +289,11 @@ impl Host {
             let info = checked.catalog.tools.iter().find(|t| t.name == *tool.tool);
             let call = tool_call(&tool, &request.origin, &checked.arguments, info);
             if let Decision::Deny { reason, .. } = self.decide_call(&call, info).await?.0 {
-                return Err(denied(&tool, format!("the edited arguments: {reason}")));
+                return Err(denied(
+                    &tool,
+                    DeniedBy::Policy,
+                    format!("the edited arguments: {reason}"),
+                ));
             }
         }
         Ok(self.inner.seam.approvals.answer(nonce, answer)?)
@@ -341,6 +347,7 @@ impl Host {
                     .refuse(HostError::Denied {
                         server: server.clone(),
                         tool: name.to_owned(),
+                        by: DeniedBy::Policy,
                         reason,
                     })
                     .await)
@@ -350,6 +357,7 @@ impl Host {
                 .refuse(HostError::Denied {
                     server: server.clone(),
                     tool: name.to_owned(),
+                    by: DeniedBy::Policy,
                     reason,
                 })
                 .await),
@@ -380,6 +388,7 @@ impl Host {
                             .refuse(HostError::Denied {
                                 server: server.clone(),
                                 tool: name.to_owned(),
+                                by: DeniedBy::Person,
                                 reason: match reason {
                                     Some(r) => format!("the user said no: {r}"),
                                     None => "the user said no".into(),
@@ -527,10 +536,11 @@ fn tightened(decision: Decision, ask: Option<&str>) -> Decision {
     }
 }
 
-fn denied(tool: &ToolRef, reason: String) -> HostError {
+fn denied(tool: &ToolRef, by: DeniedBy, reason: String) -> HostError {
     HostError::Denied {
         server: tool.server.clone(),
         tool: tool.tool.to_string(),
+        by,
         reason,
     }
 }

@@ -10,6 +10,7 @@ use super::trail::{decided, Trail};
 use super::{denied, tightened, tool_call, Asked, CallOptions, Started};
 use crate::approval::audit::{arguments_digest, Actor, AuditEvent, GrantChange, Verdict};
 use crate::approval::{Ask, Decision, Origin, RequestKind, Scope};
+use crate::error::DeniedBy;
 use crate::host::pipelines::Preapproved;
 use crate::host::{Host, HostError};
 use crate::ids::ToolRef;
@@ -161,7 +162,9 @@ impl Host {
             )),
             Decision::Deny { reason, .. } => {
                 self.record_refusal(at.tool);
-                Err(trail.refuse(denied(at.tool, reason)).await)
+                Err(trail
+                    .refuse(denied(at.tool, DeniedBy::Policy, reason))
+                    .await)
             }
             Decision::Ask { .. } if approved_with.is_some() => {
                 trail.decided(Verdict::Allow, Actor::User, approved_with);
