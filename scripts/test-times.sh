@@ -5,7 +5,7 @@
 set -euo pipefail
 log="$1"
 awk '
-  /^ *Running / { name = $2; next }
+  /^ *Running / { name = ($2 == "unittests") ? $3 : $2; next }
   /^ *Doc-tests / { name = "doc-tests " $2; next }
   /^test result: / {
     t = $0; sub(/.*finished in /, "", t); sub(/s.*/, "", t)
