@@ -1,7 +1,7 @@
 //! Outbound redaction in the window (issue 16, point 5): the per-conversation switch and
 //! whether it applies to the provider picked, what each turn had redacted (kinds and counts,
 //! never values) for the notice at that turn, and the settings (on/off, the person's own
-//! patterns). The logic is the core's (`host/redaction.rs`, `outbound`).
+//! patterns). The logic is the core's (`redaction`, reached as `host.redaction()`, and `outbound`).
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
