@@ -162,7 +162,7 @@ export class AppBridge {
         hostCapabilities: { serverTools: {}, openLinks: {}, logging: {} },
         hostContext: {
           toolInfo: { tool: { name: this.input.toolName } },
-          theme: matchMedia?.("(prefers-color-scheme: dark)")?.matches ? "dark" : "light",
+          theme: globalThis.matchMedia?.("(prefers-color-scheme: dark)")?.matches ? "dark" : "light",
           displayMode: "inline",
           availableDisplayModes: ["inline"],
           platform: "desktop",
