@@ -1,6 +1,7 @@
 //! Tests of [`super::import`] over realistic files of each format.
 
 use super::*;
+use crate::config::{HttpSpec, StdioSpec};
 use crate::config::{NamedValue, ValueSource};
 
 const CLAUDE: &str = r#"{
