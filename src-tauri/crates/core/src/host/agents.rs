@@ -224,7 +224,7 @@ impl Host {
         known: &BTreeSet<AgentName>,
     ) -> Result<(), HostError> {
         p.validate().map_err(invalid)?;
-        if !self.inner.models.exists(&p.provider).await? {
+        if !self.inner.features.models.exists(&p.provider).await? {
             return Err(HostError::Invalid(format!(
                 "agent {}, field provider: there is no provider named {}; add it first \
                  (`switchboard provider add`), or see `switchboard provider list`",

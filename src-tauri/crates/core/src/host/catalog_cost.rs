@@ -196,7 +196,7 @@ impl Host {
     async fn cost_models(&self, targets: &[CostTarget]) -> Result<Vec<CostModel>, HostError> {
         let mut out = Vec::new();
         if targets.is_empty() {
-            for v in self.inner.models.list_providers().await? {
+            for v in self.inner.features.models.list_providers().await? {
                 if let Some(m) = v.model.clone() {
                     out.push(cost_model(&v, m));
                 }
@@ -204,7 +204,12 @@ impl Host {
             return Ok(out);
         }
         for t in targets {
-            let v = self.inner.models.provider_view(&t.provider).await?;
+            let v = self
+                .inner
+                .features
+                .models
+                .provider_view(&t.provider)
+                .await?;
             let model =
                 t.model
                     .clone()

@@ -358,6 +358,7 @@ impl Host {
         drop(layers);
         written?;
         self.inner
+            .features
             .redaction
             .audit_redaction(
                 seated.redaction.as_ref(),
@@ -468,7 +469,7 @@ impl Host {
             Some(p) => (p.provider.clone(), p.model.clone()),
             None => (provider.clone(), model),
         };
-        let (provider, view) = self.inner.models.provider(&name).await?;
+        let (provider, view) = self.inner.features.models.provider(&name).await?;
         let model = model
             .or(view.model.clone())
             .ok_or_else(|| HostError::Provider {

@@ -94,6 +94,7 @@ impl Host {
     pub async fn credentials(&self) -> Result<Credentials, HostError> {
         let providers = self
             .inner
+            .features
             .models
             .list_providers()
             .await?

@@ -224,7 +224,12 @@ impl Host {
     ) -> BoxFuture<'a, Result<TaskOutcome, HostError>> {
         Box::pin(async move {
             let profile = self.agent(&agent).await?;
-            let (provider, view) = self.inner.models.provider(&profile.provider).await?;
+            let (provider, view) = self
+                .inner
+                .features
+                .models
+                .provider(&profile.provider)
+                .await?;
             let model = profile
                 .model
                 .clone()
@@ -256,10 +261,12 @@ impl Host {
             let (tx, mut rx) = mpsc::unbounded_channel();
             // A child's requests are redacted like the conversation's (issue 16): it may run on
             // a cloud model even when its parent does not.
-            let (provider, redaction) =
-                self.inner
-                    .redaction
-                    .redacting(provider, &view, &lineage.conversation, &tx);
+            let (provider, redaction) = self.inner.features.redaction.redacting(
+                provider,
+                &view,
+                &lineage.conversation,
+                &tx,
+            );
             // An agent with progressive discovery on searches its scope and loads what it
             // needs (issue 16); a child starts with nothing loaded: its transcript is its task.
             let discovering = profile
@@ -298,6 +305,7 @@ impl Host {
             drop(restoring);
             drop(discovering);
             self.inner
+                .features
                 .redaction
                 .audit_redaction(
                     redaction.as_ref(),

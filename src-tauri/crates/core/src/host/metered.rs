@@ -37,7 +37,7 @@ fn ended<T>(result: &Result<T, HostError>) -> Ended<'_, T> {
 impl Host {
     /// The metrics feature: reports, the export setting, an export now.
     pub fn metrics(&self) -> &Metrics {
-        &self.inner.metrics
+        &self.inner.features.metrics
     }
 
     /// Starts measuring a request about to be sent.
@@ -48,21 +48,24 @@ impl Host {
         name: &str,
         arguments: &impl Serialize,
     ) -> Meter {
-        self.inner.metrics.meter(server, kind, name, arguments)
+        self.inner
+            .features
+            .metrics
+            .meter(server, kind, name, arguments)
     }
 
     /// Records a tool call's end.
     pub(super) fn metered_tool(&self, m: Meter, result: &Result<ToolResult, HostError>) {
-        self.inner.metrics.record_tool(m, ended(result));
+        self.inner.features.metrics.record_tool(m, ended(result));
     }
 
     /// Records the end of a resource read or prompt get.
     pub(super) fn metered<T: Serialize>(&self, m: Meter, result: &Result<T, HostError>) {
-        self.inner.metrics.record(m, ended(result));
+        self.inner.features.metrics.record(m, ended(result));
     }
 
     /// Records a tool call the policy or the person refused.
     pub(super) fn record_refusal(&self, tool: &ToolRef) {
-        self.inner.metrics.record_refusal(tool);
+        self.inner.features.metrics.record_refusal(tool);
     }
 }

@@ -17,7 +17,7 @@ use crate::store::MetricKind;
 impl Host {
     /// Switches metrics recording on or off for this host's calls from now on.
     pub(crate) fn set_metrics_recording(&self, on: bool) {
-        self.inner.metrics.set_recording(on);
+        self.inner.features.metrics.set_recording(on);
     }
 
     /// Records `n` samples of `tool` called with `arguments` and ending with `result`, the way
@@ -45,7 +45,7 @@ impl Host {
             }
             let recording = t.elapsed();
             let t = Instant::now();
-            self.inner.metrics.flush().await;
+            self.inner.features.metrics.flush().await;
             out.push((recording, t.elapsed()));
             left -= k;
         }

@@ -257,10 +257,12 @@ impl HostBuilder {
                 servers: state::ServerState::default(),
                 seam: state::SeamState::new(&events),
                 audit,
-                metrics,
-                models,
-                redaction,
-                skills,
+                features: state::Features {
+                    metrics,
+                    models,
+                    redaction,
+                    skills,
+                },
                 events,
             }),
         };
@@ -292,14 +294,8 @@ pub(crate) struct Inner {
     servers: state::ServerState,
     /// The governed seam's state: pins, pending approvals and questions, gates, runs.
     seam: state::SeamState,
-    /// The metrics feature (`crate::metrics`): the seam records each request there.
-    metrics: Arc<crate::metrics::Metrics>,
-    /// The models feature (`crate::models`): providers, their keys and models.
-    models: crate::models::Models,
-    /// The redaction feature (`crate::redaction`): settings, doors, each turn's record.
-    redaction: crate::redaction::Redaction,
-    /// The skills feature (`crate::skills`): the person's approvals of servers' skills.
-    skills: crate::skills::Skills,
+    /// The features the host composes, each owning its state and its store tables.
+    features: state::Features,
 }
 
 /// The host. Cheap to clone.
@@ -394,7 +390,7 @@ impl Host {
             h.logs().persist();
         }))
         .await;
-        self.inner.metrics.flush().await;
+        self.inner.features.metrics.flush().await;
         self.inner.audit.flush().await;
         self.inner.store.close().await;
     }

@@ -9,7 +9,7 @@ use crate::models::Models;
 impl Host {
     /// The models feature: providers, their keys, their models, local runtimes.
     pub fn models(&self) -> &Models {
-        &self.inner.models
+        &self.inner.features.models
     }
 
     /// A provider name from user input.
@@ -25,7 +25,7 @@ impl Host {
     /// Removes a provider and its key, unless an agent uses it: that agent would fail at its
     /// next task, so the person is told now, while it can be fixed.
     pub async fn remove_provider(&self, name: &ProviderName) -> Result<(), HostError> {
-        self.inner.models.provider_view(name).await?;
+        self.inner.features.models.provider_view(name).await?;
         let users: Vec<String> = self
             .list_agents()
             .await?
@@ -44,6 +44,6 @@ impl Host {
                 if one { "it" } else { "them" },
             )));
         }
-        self.inner.models.remove_provider(name).await
+        self.inner.features.models.remove_provider(name).await
     }
 }

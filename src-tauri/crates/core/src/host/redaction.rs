@@ -8,7 +8,7 @@ use crate::redaction::{Redaction, RedactionState};
 impl Host {
     /// The redaction feature: settings, the per-conversation switch, each turn's record.
     pub fn redaction(&self) -> &Redaction {
-        &self.inner.redaction
+        &self.inner.features.redaction
     }
 
     /// Whether requests of `conversation` (none yet: a new chat) to `provider` are redacted.
@@ -20,6 +20,7 @@ impl Host {
         let view = match provider {
             Some(name) => self
                 .inner
+                .features
                 .models
                 .list_providers()
                 .await?
@@ -27,6 +28,10 @@ impl Host {
                 .find(|v| &v.name == name),
             None => None,
         };
-        Ok(self.inner.redaction.state(conversation, view.as_ref()))
+        Ok(self
+            .inner
+            .features
+            .redaction
+            .state(conversation, view.as_ref()))
     }
 }

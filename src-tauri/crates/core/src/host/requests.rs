@@ -253,8 +253,12 @@ impl Host {
         model: Option<String>,
     ) -> Result<(String, String), HostError> {
         let name = Host::provider_name(provider)?;
-        let (client, view) = self.inner.models.provider(&name).await?;
-        let (client, redaction) = self.inner.redaction.redacting_sampling(client, &view);
+        let (client, view) = self.inner.features.models.provider(&name).await?;
+        let (client, redaction) = self
+            .inner
+            .features
+            .redaction
+            .redacting_sampling(client, &view);
         let model = model.or(view.model).ok_or_else(|| HostError::Provider {
             name: provider.to_owned(),
             reason: "it has no default model; choose one".into(),
@@ -280,6 +284,7 @@ impl Host {
             });
         // Whatever the answer, the request went out (redacted): that is recorded.
         self.inner
+            .features
             .redaction
             .audit_sampling_redaction(redaction.as_ref(), server, client.profile_id())
             .await;

@@ -60,7 +60,7 @@ pub(super) async fn migrate(host: &Host) {
 async fn run(host: &Host) -> Result<usize, HostError> {
     let inner = &host.inner;
     let mut moved = 0;
-    for p in inner.models.records().await? {
+    for p in inner.features.models.records().await? {
         let Ok(old) = SecretName::new(format!("provider.{}", p.name)) else {
             continue;
         };

@@ -36,7 +36,7 @@ impl Host {
             .connection()
             .map_err(HostError::from)?;
         let listed = conn.list_skills().await.map_err(HostError::from)?;
-        self.inner.skills.views(server, listed)
+        self.inner.features.skills.views(server, listed)
     }
 
     /// One skill of a running server, by name or `SKILL.md` URI.
@@ -62,7 +62,11 @@ impl Host {
         reviewed: Option<&str>,
     ) -> Result<SkillView, SkillHostError> {
         let view = self.skill(server, name).await?;
-        self.inner.skills.approve(view, name, reviewed).await
+        self.inner
+            .features
+            .skills
+            .approve(view, name, reviewed)
+            .await
     }
 
     /// Loads an approved skill for use: its `SKILL.md` read through the seam and verified.

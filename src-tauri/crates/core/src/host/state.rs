@@ -1,6 +1,6 @@
 //! The host's own state, in three parts with one owner each, so `Inner` reads as what the
 //! composition root holds: the store, the secret store, the event channel, the audit writer,
-//! these three parts and the features (issue 26).
+//! these three parts and the features (issue 26), grouped in one field.
 //!
 //! - [`HostEnv`]: the machine as the [`HostBuilder`](super::HostBuilder) described it (PATHs,
 //!   login shell, environment, supervisor tunables, browser, whether MCP Apps render). Nothing
@@ -96,4 +96,17 @@ impl SeamState {
             runs: runs::Runs::default(),
         }
     }
+}
+
+/// The features the host composes (issue 26): each owns its state and its store tables, and
+/// reaches the host only through the narrow handles it was given.
+pub(super) struct Features {
+    /// Metrics (`crate::metrics`): the seam records each request there.
+    pub(super) metrics: Arc<crate::metrics::Metrics>,
+    /// Models (`crate::models`): providers, their keys and models.
+    pub(super) models: crate::models::Models,
+    /// Redaction (`crate::redaction`): settings, doors, each turn's record.
+    pub(super) redaction: crate::redaction::Redaction,
+    /// Skills (`crate::skills`): the person's approvals of servers' skills.
+    pub(super) skills: crate::skills::Skills,
 }

@@ -175,7 +175,7 @@ impl Host {
     async fn check_binding_target(&self, server: &ServerId, to: &Binding) -> Result<(), HostError> {
         match to {
             Binding::Provider(p) => {
-                if !self.inner.models.exists(p).await? {
+                if !self.inner.features.models.exists(p).await? {
                     return Err(HostError::Invalid(format!(
                         "there is no provider named {p}; `switchboard provider list` shows them"
                     )));

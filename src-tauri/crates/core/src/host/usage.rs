@@ -85,7 +85,7 @@ impl Host {
             .await?;
         let tasks = add_tasks(&mut totals.by_model, &nodes);
         totals.total.add(tasks);
-        let providers = self.inner.models.records().await?;
+        let providers = self.inner.features.models.records().await?;
         let mut cost_usd = 0.0;
         let mut cost_complete = true;
         let by_model = totals

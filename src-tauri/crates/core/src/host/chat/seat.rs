@@ -84,6 +84,7 @@ impl Host {
         } = answering;
         let (provider, redaction) =
             self.inner
+                .features
                 .redaction
                 .redacting(provider, &view, conversation, events);
         let tools = HostTools::load(self, conversation).await?;
