@@ -1,6 +1,6 @@
 //! The conformance client's steps for the Skills scenarios of the official suite
 //! (`sep-2640-client-*`, 0.2.0-alpha.12): what a host does with a server's skills, through the
-//! core's own checks ([`switchboard_core::mcp::skills`]), nothing scenario-specific.
+//! core's own checks ([`switchboard_core::skill_data`]), nothing scenario-specific.
 //!
 //! - every scenario lists the skills (`skills/list`): manifests only, no file is read;
 //! - `sep-2640-client-no-prefetch` stops there (nothing is used, so nothing is fetched);
@@ -14,7 +14,7 @@
 
 use anyhow::{Context, Result};
 use switchboard_core::mcp::connection::Connection;
-use switchboard_core::mcp::skills::{accept, before_read, SkillContent, SkillEntry, SkillError};
+use switchboard_core::skill_data::{accept, before_read, SkillContent, SkillEntry, SkillError};
 
 /// The steps for `scenario` on a connected `conn`.
 pub async fn run(conn: &Connection, scenario: &str) -> Result<()> {

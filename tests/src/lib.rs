@@ -30,8 +30,8 @@ use switchboard_core::config::{
 };
 use switchboard_core::host::{Host, HostBuilder};
 use switchboard_core::ids::ServerId;
-use switchboard_core::mcp::supervisor::{ServerStatus, SupervisorConfig};
 use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::supervisor::{ServerStatus, SupervisorConfig};
 
 /// The id of the rule [`CallAllowed`] adds.
 pub const ALLOW_ALL: &str = "tests-allow-every-call";
@@ -238,7 +238,7 @@ pub async fn add_trusted(host: &Host, spec: ServerSpec) -> ServerId {
 pub async fn start_trusted(
     host: &Host,
     spec: ServerSpec,
-) -> switchboard_core::mcp::supervisor::ServerHandle {
+) -> switchboard_core::supervisor::ServerHandle {
     let id = add_trusted(host, spec).await;
     let h = host
         .start_server(&id)

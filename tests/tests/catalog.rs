@@ -9,7 +9,7 @@ use switchboard_core::approval::Origin;
 use switchboard_core::host::CallOptions;
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::naming;
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 
 fn tref(server: &str, tool: &str) -> ToolRef {

@@ -491,11 +491,11 @@ async fn a_server_still_starting_is_priced_from_its_last_tools_or_unknown() {
     let never = host.start_server(&sid("never")).await.unwrap();
     assert!(!matches!(
         slow.status(),
-        switchboard_core::mcp::supervisor::ServerStatus::Running { .. }
+        switchboard_core::supervisor::ServerStatus::Running { .. }
     ));
     assert!(!matches!(
         never.status(),
-        switchboard_core::mcp::supervisor::ServerStatus::Running { .. }
+        switchboard_core::supervisor::ServerStatus::Running { .. }
     ));
 
     let c = host.catalog_costs(&[]).await.unwrap();

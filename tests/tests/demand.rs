@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use switchboard_core::approval::Origin;
 use switchboard_core::host::{CallOptions, Host, TurnInput};
 use switchboard_core::ids::ToolRef;
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::scenario::turn;

@@ -10,7 +10,7 @@ use switchboard_core::config::{HttpSpec, ServerSpec, Timeouts, TransportSpec};
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::Content;
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 
 fn tref(server: &str, tool: &str) -> ToolRef {

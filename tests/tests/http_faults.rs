@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use switchboard_core::mcp::connection::{ConnectOptions, Connection, Endpoint};
-use switchboard_core::mcp::logs::ServerLogs;
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::mcp::McpError;
+use switchboard_core::server_logs::ServerLogs;
 use switchboard_core::status::Reason;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::fake_http::{FakeHttp, HttpMode};
 use switchboard_tests::scenario::{call_on, tool_text};
 use switchboard_tests::*;

@@ -106,7 +106,7 @@ fn a_secret_across_the_stderr_cut_leaves_no_piece_in_the_log() {
     let fake = fake_server();
     let env = format!("MY_TOKEN=secret:{name}");
     // The secret starts 32 bytes before the line cut.
-    let at = format!("MY_TOKEN:{}", switchboard_core::mcp::logs::MAX_LINE - 32);
+    let at = format!("MY_TOKEN:{}", switchboard_core::server_logs::MAX_LINE - 32);
     let o = run(
         dir.path(),
         &[

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard_core::mcp::connection::{ConnectOptions, Connection, Endpoint, Lifecycle};
-use switchboard_core::mcp::logs::ServerLogs;
 use switchboard_core::mcp::McpError;
 use switchboard_core::redact::Secret;
+use switchboard_core::server_logs::ServerLogs;
 use switchboard_core::status::Reason;
 use switchboard_tests::fake_sse::{FakeSse, SseMode};
 use switchboard_tests::scenario::{call_on, tool_text};

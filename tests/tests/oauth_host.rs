@@ -159,7 +159,7 @@ async fn a_restart_keeps_the_sign_in_and_its_expiry() {
     assert!(
         matches!(
             status,
-            switchboard_core::mcp::supervisor::ServerStatus::Running { .. }
+            switchboard_core::supervisor::ServerStatus::Running { .. }
         ),
         "after a restart the signed-in server did not start: {status}"
     );

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use switchboard_core::mcp::reaper::{proc_stat, Record, RecordFile, RunRecords};
+use switchboard_core::server_process::reaper::{proc_stat, Record, RecordFile, RunRecords};
 use switchboard_tests::e2e::{e2e_available, ONE_WINDOW};
 use switchboard_tests::scenario::AppData;
 use switchboard_tests::*;

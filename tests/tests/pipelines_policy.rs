@@ -23,10 +23,10 @@ use serde_json::{json, Value};
 use switchboard_core::approval::{Answer, Condition, Effect, On, Origin, Rule, Source};
 use switchboard_core::host::{CallOptions, Host, PipelineError, PipelineOutcome};
 use switchboard_core::ids::ToolRef;
-use switchboard_core::mcp::supervisor::ServerHandle;
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
 use switchboard_core::policy_data::{Limit, Per};
 use switchboard_core::store::RunStatus;
+use switchboard_core::supervisor::ServerHandle;
 use switchboard_tests::*;
 
 /// A host with `calc` (the fake server with `extra` flags, recording what it receives)

@@ -13,11 +13,11 @@ use std::time::Duration;
 use switchboard_core::config::launch::SearchPath;
 use switchboard_core::config::{TransportSpec, ValueSource};
 use switchboard_core::host::{AddOptions, TrustState};
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::redact::Secret;
 use switchboard_core::registry::{
     self, Answers, ClientOptions, Freshness, InputKind, RegistryClient, RegistryError, SearchQuery,
 };
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::fake_registry::{hostile_entries, FakeRegistry, RegistryMode, METACHARS};
 use switchboard_tests::scenario::keyring_available;
 use switchboard_tests::*;

@@ -18,7 +18,7 @@ use switchboard_core::config::ServerSpec;
 use switchboard_core::host::{CallOptions, CheckLevel, Host, TrustState};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::Content;
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 
 /// A fake home directory with a canary file (and an SSH key that must never be readable), and

@@ -21,7 +21,7 @@ use switchboard_core::config::sandbox::SandboxSpec;
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::Content;
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 
 /// The test's loopback services: a greeting port, a greeting abstract socket and an HTTP

@@ -15,8 +15,8 @@ use switchboard_core::config::ValueSource;
 use switchboard_core::host::{CallOptions, Host, ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::ToolResult;
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::redact::Secret;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::scenario::tool_text;
 use switchboard_tests::*;
 

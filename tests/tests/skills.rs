@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use switchboard_core::approval::Origin;
 use switchboard_core::host::{CallOptions, Host, SkillHostError, SkillState};
-use switchboard_core::mcp::skills::SkillError;
+use switchboard_core::skill_data::SkillError;
 use switchboard_tests::skills_fixture::{args as fixture_args, peers, reads};
 use switchboard_tests::*;
 

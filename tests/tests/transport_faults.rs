@@ -8,9 +8,9 @@ use switchboard_core::config::ValueSource;
 use switchboard_core::host::{CallOptions, HostError};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::Content;
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::mcp::McpError;
 use switchboard_core::redact::Secret;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 
 fn tool(server: &str, name: &str) -> ToolRef {
@@ -349,7 +349,7 @@ async fn a_stderr_flood_is_drained_and_bounded() {
             .unwrap();
         assert_eq!(text_of(&r), format!("n{i}"));
     }
-    assert!(h.logs().stderr_bytes() <= switchboard_core::mcp::logs::STDERR_BUDGET);
+    assert!(h.logs().stderr_bytes() <= switchboard_core::server_logs::STDERR_BUDGET);
     assert!(h.logs().stderr_total_lines() > 10);
     host.shutdown().await;
 }
@@ -394,7 +394,7 @@ async fn a_chatty_server_answers_and_its_stderr_stays_bounded() {
         assert_eq!(text_of(&r), format!("c{i}"));
     }
     let logs = h.logs();
-    assert!(logs.stderr_bytes() <= switchboard_core::mcp::logs::STDERR_BUDGET);
+    assert!(logs.stderr_bytes() <= switchboard_core::server_logs::STDERR_BUDGET);
     let tail = logs.stderr_tail(3);
     assert_eq!(tail.len(), 3);
     assert!(tail.iter().all(|l| l.starts_with("chatty ")), "{tail:?}");

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use switchboard_core::config::{ServerSpec, TransportSpec, ValueSource};
 use switchboard_core::host::TrustState;
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 
 /// Rewrites a server's stored spec behind the host's back, through a separate connection to

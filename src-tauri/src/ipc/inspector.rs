@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use switchboard_core::host::inspector::{to_jsonl, Inspected, Kind, TraceFilter};
 use switchboard_core::host::Host;
-use switchboard_core::mcp::logs::Direction;
+use switchboard_core::server_logs::Direction;
 use tauri::State;
 
 use super::{logged, IpcError};

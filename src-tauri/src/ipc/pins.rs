@@ -8,8 +8,8 @@ use serde::Serialize;
 use specta::Type;
 use switchboard_core::approval::pins::{Change, HoldReason, ItemKind};
 use switchboard_core::host::{Host, PinReview};
+use switchboard_core::hygiene::{reveal, Finding, FindingKind};
 use switchboard_core::ids::ToolRef;
-use switchboard_core::mcp::hygiene::{reveal, Finding, FindingKind};
 use tauri::State;
 
 use super::{logged, IpcError};

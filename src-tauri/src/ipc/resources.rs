@@ -11,7 +11,7 @@ use switchboard_core::ids::ServerId;
 use switchboard_core::mcp::catalog::{
     PromptArgument, PromptInfo, ResourceInfo, ResourceTemplateInfo,
 };
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::supervisor::ServerStatus;
 use tauri::State;
 
 use super::content::{ContentDto, PromptResultDto};

@@ -7,9 +7,9 @@ use switchboard_core::config::{Binding, TransportSpec, ValueSource};
 use switchboard_core::host::{Check, CheckLevel, DoctorReport, ServerView};
 use switchboard_core::host::{FieldBinding, Host, TrustState};
 use switchboard_core::ids::ServerId;
-use switchboard_core::mcp::logs::{Direction, ServerLogs, TraceEntry};
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::server_logs::{Direction, ServerLogs, TraceEntry};
 use switchboard_core::status::Reason;
+use switchboard_core::supervisor::ServerStatus;
 use tauri::State;
 
 use super::{logged, IpcError};

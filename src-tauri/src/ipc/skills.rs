@@ -6,7 +6,7 @@ use serde::Serialize;
 use specta::Type;
 use switchboard_core::approval::Origin;
 use switchboard_core::host::{Host, SkillHostError, SkillState, SkillView};
-use switchboard_core::mcp::skills::SkillError;
+use switchboard_core::skill_data::SkillError;
 use tauri::State;
 
 use super::conversations::conversation_id;

@@ -38,9 +38,9 @@ use switchboard_core::host::{CallOptions, Host, HostBuilder};
 use switchboard_core::ids::{ServerId, ToolRef};
 use switchboard_core::mcp::catalog::{Content, ToolResult};
 use switchboard_core::mcp::connection::{Connection, RequestOptions};
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::secrets::{MemoryStore, Secrets};
 use switchboard_core::store::Store;
+use switchboard_core::supervisor::ServerStatus;
 
 use super::{Figure, Plan, TEXT};
 

@@ -42,11 +42,11 @@ use switchboard_core::mcp::connection::oauth::{self, ClientSettings, Handoff, St
 use switchboard_core::mcp::connection::{
     ConnectOptions, Connection, ElicitationAnswer, Endpoint, Lifecycle, RequestOptions,
 };
-use switchboard_core::mcp::logs::ServerLogs;
 use switchboard_core::mcp::requests::{ClientFeatures, Root, ServerRequests};
 use switchboard_core::mcp::McpError;
 use switchboard_core::redact::Secret;
 use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::server_logs::ServerLogs;
 use switchboard_core::status::Reason;
 use switchboard_core::url_check::CheckedUrl;
 use tokio::sync::mpsc;

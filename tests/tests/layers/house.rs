@@ -20,7 +20,7 @@ const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
     ("host", 16_600),
-    ("mcp", 11_900),
+    ("mcp", 7_750),
     ("store", 8_200),
     ("config", 7_450),
     ("llm", 5_450),

@@ -45,6 +45,13 @@ const LEAVES: &[&str] = &[
     "settings",
     // Tool pipelines as plain data (definitions, mappings, their check): kept by store, run by host.
     "pipeline_data",
+    // Out of `mcp` (issue 26): pure parts the connection and the supervisor both use.
+    // The skill types and checks, tool-text hygiene, each server's stderr tail and trace, and
+    // the child process with its group and the reaper of leftovers.
+    "skill_data",
+    "hygiene",
+    "server_logs",
+    "server_process",
 ];
 
 /// What `module` may depend on besides the leaves; `None` when it may depend on everything.
@@ -54,6 +61,8 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         m if LEAVES.contains(&m) => Some(&[]),
         "secrets" | "store" | "llm" => Some(&[]),
         "mcp" => Some(&["secrets"]),
+        // One task per server over its connection (issue 26: out of `mcp`, above it).
+        "supervisor" => Some(&["mcp"]),
         "approval" => Some(&["store"]),
         // Not in the table's first draft: the browser launcher, over the `url_check` leaf.
         "opener" => Some(&[]),

@@ -17,11 +17,11 @@ use clap::Args;
 use switchboard_core::approval::Origin;
 use switchboard_core::config::escape::escape_for_display;
 use switchboard_core::host::{CallOptions, Host, HostError};
+use switchboard_core::hygiene::name_outside_spec;
 use switchboard_core::ids::{RunId, ServerId, ToolRef};
 use switchboard_core::mcp::catalog::Arguments;
-use switchboard_core::mcp::hygiene::name_outside_spec;
-use switchboard_core::mcp::supervisor::{ServerHandle, ServerStatus};
 use switchboard_core::mcp::McpError;
+use switchboard_core::supervisor::{ServerHandle, ServerStatus};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 

@@ -11,10 +11,10 @@ use std::process::ExitCode;
 
 use switchboard_core::host::{HostError, SkillHostError};
 use switchboard_core::ids::ServerId;
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::mcp::McpError;
 use switchboard_core::status::Reason;
 use switchboard_core::store::StoreError;
+use switchboard_core::supervisor::ServerStatus;
 
 use crate::output;
 
@@ -175,7 +175,7 @@ pub fn classify(e: &anyhow::Error) -> (&'static str, u8) {
 
 /// A skill that is held, or that did not pass its checks, says so to a script.
 fn skill_code(e: &SkillHostError) -> &'static str {
-    use switchboard_core::mcp::skills::SkillError;
+    use switchboard_core::skill_data::SkillError;
     match e {
         SkillHostError::Held { .. } | SkillHostError::Stale { .. } => "held_for_review",
         SkillHostError::Skill(SkillError::Unknown { .. }) => "not_found",

@@ -44,7 +44,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use switchboard_core::mcp::supervisor::SupervisorConfig;
+use switchboard_core::supervisor::SupervisorConfig;
 
 /// `--version`: the package version and the commit it was built from.
 const VERSION: &str = switchboard_buildinfo::DESCRIBE;

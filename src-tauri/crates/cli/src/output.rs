@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Serialize;
 use switchboard_core::config::escape::{escape_for_display, is_suspicious};
+use switchboard_core::hygiene::{name_outside_spec, reveal};
 use switchboard_core::mcp::catalog::{Content, Progress, ResourceContents};
-use switchboard_core::mcp::hygiene::{name_outside_spec, reveal};
 
 /// `println!` on stdout that never panics (see the module docs).
 macro_rules! outln {

@@ -8,7 +8,7 @@ use anyhow::bail;
 use clap::Args;
 use switchboard_core::approval::pins::{Change, ItemKind};
 use switchboard_core::host::{Host, PinReview};
-use switchboard_core::mcp::hygiene::reveal;
+use switchboard_core::hygiene::reveal;
 
 use crate::catalog_cmds::bring_up;
 use crate::output::{self, inert};

@@ -14,8 +14,8 @@ use switchboard_core::config::{
     Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
 use switchboard_core::host::{AddOptions, CheckLevel, FieldBinding, Host, TrustState};
-use switchboard_core::mcp::logs::{Direction, ServerLogs};
-use switchboard_core::mcp::supervisor::ServerStatus;
+use switchboard_core::server_logs::{Direction, ServerLogs};
+use switchboard_core::supervisor::ServerStatus;
 
 use crate::errors::{usage, CliError};
 use crate::output::{self, inert};

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use switchboard_core::approval::policy::Origin;
 use switchboard_core::host::{CallOptions, Host, SkillHostError, SkillState, SkillView};
-use switchboard_core::mcp::hygiene::reveal;
+use switchboard_core::hygiene::reveal;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog_cmds::bring_up;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use switchboard_core::host::inspector::{to_jsonl, Inspected, Kind, TraceFilter};
 use switchboard_core::host::Host;
-use switchboard_core::mcp::logs::Direction;
+use switchboard_core::server_logs::Direction;
 
 use crate::output::{self, inert, json_inert};
 use crate::Ctx;

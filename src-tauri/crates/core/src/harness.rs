@@ -15,8 +15,8 @@ use crate::host::{Host, HostError};
 use crate::ids::ToolRef;
 use crate::mcp::catalog::{Arguments, ToolResult};
 use crate::mcp::connection::Connection;
-use crate::mcp::supervisor::ServerHandle;
 use crate::mcp::McpError;
+use crate::supervisor::ServerHandle;
 
 /// The live connection of a supervised server.
 pub fn connection(handle: &ServerHandle) -> Result<Arc<Connection>, McpError> {

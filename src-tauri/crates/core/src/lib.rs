@@ -56,6 +56,7 @@ pub mod events;
 #[cfg(feature = "harness")]
 pub mod harness;
 pub mod host;
+pub mod hygiene;
 pub mod ids;
 pub mod llm;
 pub mod mcp;
@@ -72,10 +73,14 @@ pub mod registry;
 pub mod roots;
 pub mod schema;
 pub mod secrets;
+pub mod server_logs;
+pub mod server_process;
 pub mod settings;
+pub mod skill_data;
 pub mod skills;
 pub mod status;
 pub mod store;
+pub mod supervisor;
 pub mod transcript;
 pub mod url_check;
 

@@ -17,7 +17,7 @@
 //!   reviewed (an approval of a skill that changed in between is refused).
 //! - [`Host::read_skill`] (the `SKILL.md`) and [`Host::read_skill_file`] (any other file) read
 //!   through the governed resource read (policy, audit, the run's cancel) and return content
-//!   only after [`crate::mcp::skills::accept`] verified it: size and digest against the
+//!   only after [`crate::skill_data::accept`] verified it: size and digest against the
 //!   manifest, and the `SKILL.md`'s frontmatter against the entry's.
 //!
 //! Approvals are kept in `<data dir>/skill-approvals.json` (written whole, through a temporary
@@ -38,7 +38,7 @@ use crate::approval::pins::canonical_json;
 use crate::catalog::ResourceContents;
 use crate::error::HostError;
 use crate::ids::ServerId;
-use crate::mcp::skills::{accept, before_read, SkillContent, SkillEntry, SkillError};
+use crate::skill_data::{accept, before_read, SkillContent, SkillEntry, SkillError};
 
 /// Where a skill stands with the person.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,9 +15,9 @@ use switchboard_core::approval::{Answer, Effect, On, Rule, Source};
 use switchboard_core::config::{ServerSpec, StdioSpec, Timeouts, TransportSpec};
 use switchboard_core::host::{Host, HostBuilder};
 use switchboard_core::ids::{ProviderName, ServerId};
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::redact::Secret;
 use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::supervisor::ServerStatus;
 
 use super::model::ModelServer;
 

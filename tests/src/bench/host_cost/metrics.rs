@@ -12,8 +12,8 @@ use switchboard_core::harness;
 use switchboard_core::host::{CallOptions, Host, HostBuilder};
 use switchboard_core::ids::{ServerId, ToolRef};
 use switchboard_core::mcp::catalog::{Content, ToolResult};
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::supervisor::ServerStatus;
 
 use super::{figure, us, CostPlan, CostReport};
 use crate::bench::TEXT;

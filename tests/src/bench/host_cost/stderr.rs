@@ -9,8 +9,8 @@
 use std::time::Instant;
 
 use anyhow::{ensure, Result};
-use switchboard_core::mcp::logs::{ServerLogs, STDERR_BUDGET};
 use switchboard_core::redact::{Redactor, Secret};
+use switchboard_core::server_logs::{ServerLogs, STDERR_BUDGET};
 
 use super::{figure, CostPlan, CostReport};
 

@@ -38,8 +38,8 @@ use switchboard_core::harness;
 use switchboard_core::host::HostBuilder;
 use switchboard_core::ids::{ServerId, ToolRef};
 use switchboard_core::mcp::catalog::Content;
-use switchboard_core::mcp::supervisor::ServerStatus;
 use switchboard_core::secrets::{MemoryStore, Secrets};
+use switchboard_core::supervisor::ServerStatus;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::super::{closed_loop, Figure, Outcome, Plan, TEXT};

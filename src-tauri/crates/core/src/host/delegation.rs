@@ -224,12 +224,8 @@ impl Host {
     ) -> BoxFuture<'a, Result<TaskOutcome, HostError>> {
         Box::pin(async move {
             let profile = self.agent(&agent).await?;
-            let (provider, view) = self
-                .inner
-                .features
-                .models
-                .provider(&profile.provider)
-                .await?;
+            let models = &self.inner.features.models;
+            let (provider, view) = models.provider(&profile.provider).await?;
             let model = profile
                 .model
                 .clone()

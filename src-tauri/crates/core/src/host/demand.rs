@@ -23,7 +23,7 @@ use super::{Host, HostError};
 use crate::approval::audit::ConfigChange;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
-use crate::mcp::supervisor::ServerHandle;
+use crate::supervisor::ServerHandle;
 
 /// The idle time after which a server not kept always on stops, unless the settings say
 /// otherwise.

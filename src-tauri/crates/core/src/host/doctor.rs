@@ -18,8 +18,8 @@ use crate::config::launch::LaunchPlan;
 use crate::config::{ServerSpec, TransportSpec};
 use crate::ids::ServerId;
 use crate::mcp::connection::{ConnectOptions, Connection};
-use crate::mcp::logs::ServerLogs;
-use crate::mcp::supervisor::LaunchError;
+use crate::server_logs::ServerLogs;
+use crate::supervisor::LaunchError;
 
 /// How a check came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

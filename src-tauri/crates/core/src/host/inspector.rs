@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Host, HostError};
 use crate::ids::ServerId;
-use crate::mcp::logs::{Direction, ServerLogs, TraceEntry};
+use crate::server_logs::{Direction, ServerLogs, TraceEntry};
 
 /// What kind of JSON-RPC message an entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -108,9 +108,9 @@ pub use usage::{CostReport, ModelCost};
 use crate::config::launch::SearchPath;
 use crate::events::HostEvent;
 use crate::ids::{ConversationId, ServerId};
-use crate::mcp::supervisor::{ServerHandle, SupervisorConfig};
 use crate::secrets::Secrets;
 use crate::store::Store;
+use crate::supervisor::{ServerHandle, SupervisorConfig};
 
 pub use crate::error::{DeniedBy, HostError};
 
@@ -200,7 +200,7 @@ impl HostBuilder {
         })?;
         // Server trees a killed host left behind are killed before anything new starts.
         // (Each kill is logged by the sweep.)
-        crate::mcp::reaper::RunRecords::in_data_dir(&self.data_dir).sweep();
+        crate::server_process::reaper::RunRecords::in_data_dir(&self.data_dir).sweep();
         let store = Store::open(&self.data_dir.join("switchboard.sqlite")).await?;
         let audit = audit::AuditWriter::spawn(store.clone());
         let secrets = self

@@ -41,14 +41,14 @@ pub(super) struct Checked {
     conn: Result<Arc<Connection>, McpError>,
     pub(super) arguments: Arguments,
     /// The server's use, marked busy for the length of the call.
-    pub(super) activity: Arc<crate::mcp::activity::Activity>,
+    pub(super) activity: Arc<crate::supervisor::activity::Activity>,
 }
 
 impl Host {
     pub(super) fn running(
         &self,
         id: &ServerId,
-    ) -> Result<crate::mcp::supervisor::ServerHandle, HostError> {
+    ) -> Result<crate::supervisor::ServerHandle, HostError> {
         self.handle(id).ok_or_else(|| {
             HostError::Mcp(McpError::NotRunning {
                 server: id.clone(),

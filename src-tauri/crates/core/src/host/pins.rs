@@ -47,10 +47,10 @@ use crate::approval::pins::{
     FIRST_PIN_TOOLS_MAX,
 };
 use crate::events::HostEvent;
+use crate::hygiene::{self, Finding};
 use crate::ids::{ServerId, ToolRef};
 use crate::mcp::catalog::{CatalogSnapshot, ToolInfo};
-use crate::mcp::hygiene::{self, Finding};
-use crate::mcp::supervisor::{ServerHandle, ServerStatus};
+use crate::supervisor::{ServerHandle, ServerStatus};
 
 /// The assessment of one catalog of one server.
 struct GateState {

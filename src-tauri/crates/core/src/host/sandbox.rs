@@ -30,8 +30,8 @@ use crate::config::sandbox::{credential_stores, store_of, CredentialStore, Sandb
 use crate::config::{ServerSpec, SpecError, TransportSpec, ValueSource};
 use crate::events::HostEvent;
 use crate::ids::ServerId;
-use crate::mcp::logs::ServerLogs;
-use crate::mcp::supervisor::{LaunchError, ServerStatus};
+use crate::server_logs::ServerLogs;
+use crate::supervisor::{LaunchError, ServerStatus};
 
 /// What changing a server's sandbox did.
 #[derive(Clone, Debug, serde::Serialize)]

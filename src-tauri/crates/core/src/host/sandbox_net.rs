@@ -36,7 +36,7 @@ use nix::fcntl::OFlag;
 
 use crate::config::sandbox::argv::{NetFds, PASTA_LOCATIONS, PROXY_PORT};
 use crate::config::sandbox::SandboxSpec;
-use crate::mcp::logs::ServerLogs;
+use crate::server_logs::ServerLogs;
 
 /// How long bubblewrap may take to report its process, and pasta to connect it.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);

@@ -31,7 +31,7 @@ use tokio::sync::Semaphore;
 
 use crate::config::sandbox::domains::{host_key, DomainLists, Verdict};
 use crate::ids::ServerId;
-use crate::mcp::logs::ServerLogs;
+use crate::server_logs::ServerLogs;
 
 /// The largest request head read.
 const MAX_HEAD: usize = 16 * 1024;

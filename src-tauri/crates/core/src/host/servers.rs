@@ -22,12 +22,12 @@ use crate::config::{Binding, NamedValue, ServerSpec, TransportSpec, ValueSource}
 use crate::events::HostEvent;
 use crate::ids::{SecretName, ServerId};
 use crate::mcp::connection::Endpoint;
-use crate::mcp::logs::ServerLogs;
-use crate::mcp::process::{child_env, ServerProcess};
-use crate::mcp::reaper::RunRecords;
-use crate::mcp::supervisor::{self, LaunchError, Launcher, ServerStatus, SupervisorConfig};
 use crate::redact::{Redactor, Secret};
 use crate::secrets::{SecretError, SecretKey};
+use crate::server_logs::ServerLogs;
+use crate::server_process::reaper::RunRecords;
+use crate::server_process::{child_env, ServerProcess};
+use crate::supervisor::{self, LaunchError, Launcher, ServerStatus, SupervisorConfig};
 
 /// A server as listed.
 #[derive(Clone, Debug, Serialize)]
@@ -87,8 +87,8 @@ impl Host {
 
     /// What the server's last successful handshake settled on, in this process or any other on
     /// the same data dir (the protocol revision, the server's name and capabilities).
-    pub fn last_peer(&self, id: &ServerId) -> Option<crate::mcp::logs::LastPeer> {
-        crate::mcp::logs::ServerLogs::load_peer(&self.inner.logs_dir(id))
+    pub fn last_peer(&self, id: &ServerId) -> Option<crate::server_logs::LastPeer> {
+        crate::server_logs::ServerLogs::load_peer(&self.inner.logs_dir(id))
     }
 
     /// One server's spec.
@@ -643,7 +643,7 @@ pub(super) async fn endpoint_for(
                     .map_err(|e| LaunchError::Fatal(e.to_string()))?;
             }
             if let Some(proxy) = proxy {
-                process.hold(crate::mcp::process::Held(Box::new(proxy)));
+                process.hold(crate::server_process::Held(Box::new(proxy)));
             }
             process.set_stop_grace(inner.env.supervisor.stop_grace);
             logs.note(&format!(

@@ -5,7 +5,7 @@
 use super::{CallOptions, Host, HostError};
 use crate::approval::policy::Origin;
 use crate::ids::ServerId;
-use crate::mcp::skills::{SkillContent, SkillError};
+use crate::skill_data::{SkillContent, SkillError};
 use crate::skills::{LoadedSkill, SkillHostError, SkillView, Skills};
 
 impl Host {

@@ -23,7 +23,7 @@ use crate::approval::PendingApprovals;
 use crate::config::launch::SearchPath;
 use crate::ids::{ConversationId, ServerId};
 use crate::mcp::connection::oauth::Authorizer;
-use crate::mcp::supervisor::{ServerHandle, SupervisorConfig};
+use crate::supervisor::{ServerHandle, SupervisorConfig};
 
 /// The machine as the builder described it.
 pub(super) struct HostEnv {

@@ -1,35 +1,23 @@
-//! MCP servers: connections, supervision, naming and logs.
+//! MCP servers: the connection to one, its framing and requests, and tool naming.
+//!
+//! The supervisor, the child process, the logs, hygiene and skill types were moved out into
+//! modules of their own (`supervisor`, `server_process`, `server_logs`, `hygiene`,
+//! `skill_data`; issue 26), so this module is what wraps `rmcp`.
 //!
 //! - [`connection`] is the only module that uses `rmcp` (a test there checks); it speaks stdio
 //!   and Streamable HTTP, holding both to the same caps.
-//! - [`process`] spawns stdio servers in their own process group with an allowlisted
-//!   environment and stops the whole tree; the leader dies with the host.
-//! - [`reaper`] records live server groups in the data directory and, at the next start,
-//!   kills the groups a killed host left behind.
-//! - [`supervisor`] runs one task per server that owns its connection, restarts it with
-//!   backoff, breaks crash loops and keeps the catalog fresh.
-//! - [`activity`] is when a server was last used and whether a call is in flight (idle stop).
 //! - [`naming`] maps (server, tool) to names a model can use, and back.
-//! - [`hygiene`] flags hidden characters, injection phrases, sensitive paths and shadowing in
-//!   tool texts, and finds oversize definitions, which the supervisor leaves out (TD-04).
-//! - [`logs`] holds each server's stderr tail and protocol trace; [`framing`] caps stdio lines.
+//! - [`framing`] caps stdio lines.
 //! - [`catalog`] (what servers offer) and [`schema`] (their compiled input schemas) are leaves
 //!   of their own, re-exported here: `approval` uses them and must not depend on `mcp`.
 
-pub mod activity;
 pub use crate::catalog;
 pub mod connection;
 pub mod framing;
-pub mod hygiene;
-pub mod logs;
 pub mod naming;
-pub mod process;
-pub mod reaper;
 mod recover;
 pub mod requests;
-pub mod skills;
 pub use crate::schema;
-pub mod supervisor;
 
 use std::time::Duration;
 

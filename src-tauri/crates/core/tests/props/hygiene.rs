@@ -17,10 +17,10 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use switchboard_core::config::escape::is_suspicious;
-use switchboard_core::mcp::catalog::ToolInfo;
-use switchboard_core::mcp::hygiene::{
+use switchboard_core::hygiene::{
     check_instructions, check_tool, name_outside_spec, reveal, Hidden, TOOL_NAME_MAX,
 };
+use switchboard_core::mcp::catalog::ToolInfo;
 
 use crate::hostile_text;
 

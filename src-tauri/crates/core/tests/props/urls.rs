@@ -16,7 +16,7 @@ use std::net::IpAddr;
 
 use proptest::prelude::*;
 use switchboard_core::config::validate_url;
-use switchboard_core::mcp::hygiene::Hidden;
+use switchboard_core::hygiene::Hidden;
 use switchboard_core::opener::{check, MAX_URL};
 
 use crate::hostile_text;

@@ -220,8 +220,8 @@ fn export_is_one_json_object_per_line_with_timings() {
 
 #[test]
 fn the_export_holds_only_what_the_trace_kept() {
-    use crate::mcp::logs::ServerLogs;
     use crate::redact::{Redactor, Secret};
+    use crate::server_logs::ServerLogs;
     let logs = ServerLogs::new(None);
     logs.set_redactor(Redactor::new(&[Secret::new("sk-inspector-canary-9")]));
     logs.record(

@@ -41,9 +41,9 @@ use tokio::time::Instant;
 
 use super::oauth::Authorizer;
 use super::wire::{refusal, refusal_reason, refused_answer, JSON_DEPTH_LIMIT};
-use crate::mcp::logs::{Direction, ServerLogs};
 use crate::mcp::McpError;
 use crate::redact::Secret;
+use crate::server_logs::{Direction, ServerLogs};
 use crate::status::Reason;
 
 /// The shortest wait before any SSE reconnect, whatever the server's `retry:` says. Low enough

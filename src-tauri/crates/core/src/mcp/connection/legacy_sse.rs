@@ -34,9 +34,9 @@ use self::stream::{endpoint, open, OpenError};
 pub(super) use self::transport::LegacySse;
 use super::handler::Handler;
 use super::CloseReason;
-use crate::mcp::logs::ServerLogs;
 use crate::mcp::McpError;
 use crate::redact::Secret;
+use crate::server_logs::ServerLogs;
 
 /// Where the typed reason of an answer this transport lost (its stream dropped first) sits in
 /// the `data` of the error that stands in for it.

@@ -50,11 +50,11 @@ use self::handler::Handler;
 pub use self::http::{Pacer, RECONNECT_FLOOR, RECONNECT_MAX};
 use self::wire::{auth_status, client_info, read_peer_info, readable};
 use super::catalog::{Content, PeerInfo, Progress};
-use super::logs::ServerLogs;
-use super::process::{Pipes, ServerProcess};
 pub use super::requests::ElicitationAnswer;
 use super::requests::ServerRequests;
 use super::McpError;
+use crate::server_logs::ServerLogs;
+use crate::server_process::{Pipes, ServerProcess};
 use crate::status::{AuthChallenge, Reason};
 
 /// Protocol versions we speak through the `initialize` handshake, newest first. We offer the

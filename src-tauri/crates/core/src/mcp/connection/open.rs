@@ -13,9 +13,9 @@ use tokio::sync::watch;
 use super::handler::Handler;
 use super::stdio::StdioTransport;
 use super::{handshake, http, legacy_sse, CloseReason, Endpoint};
-use crate::mcp::logs::ServerLogs;
-use crate::mcp::process::ServerProcess;
 use crate::mcp::McpError;
+use crate::server_logs::ServerLogs;
+use crate::server_process::ServerProcess;
 use crate::status::Reason;
 
 /// A session once the handshake is done.

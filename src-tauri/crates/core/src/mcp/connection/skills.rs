@@ -1,7 +1,7 @@
 //! The Skills extension's requests (SEP-2640): `skills/list` (every page, under a page cap)
 //! and `skills/get`, answered in our own types ([`SkillEntry`]); a skill's files are plain
 //! `resources/read`s ([`Connection::read_resource`]), verified by the caller with
-//! [`crate::mcp::skills`]. Nothing here reads a file unasked: listing gives manifests only.
+//! [`crate::skill_data`]. Nothing here reads a file unasked: listing gives manifests only.
 //!
 //! rmcp's typed client methods do the sending (they refuse, without a round trip, a server
 //! that did not declare the extension); each request is held to the connection's default
@@ -17,8 +17,8 @@ use serde::Serialize;
 
 use super::wire::map_service_error;
 use super::Connection;
-use crate::mcp::skills::{SkillEntry, MAX_SKILLS};
 use crate::mcp::McpError;
+use crate::skill_data::{SkillEntry, MAX_SKILLS};
 
 /// The most `skills/list` pages we follow before deciding the server loops.
 const MAX_PAGES: usize = 1000;

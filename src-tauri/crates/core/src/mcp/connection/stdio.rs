@@ -19,8 +19,8 @@ use tokio::sync::mpsc;
 use super::wire::refused_answer;
 use super::CloseReason;
 use crate::mcp::framing::{FrameError, LineReader};
-use crate::mcp::logs::{Direction, ServerLogs, MAX_LINE};
-use crate::mcp::process::Pipes;
+use crate::server_logs::{Direction, ServerLogs, MAX_LINE};
+use crate::server_process::Pipes;
 use crate::status::Reason;
 
 /// A stdio transport over a child's pipes with a capped line reader.
@@ -111,7 +111,7 @@ impl StdioTransport {
 
 /// Reads stderr until it closes, whatever its volume, keeping the tail (RL-02, RL-13). The hot
 /// path is one read of up to [`STDERR_CHUNK`] bytes and one [`ServerLogs::push_stderr_bytes`]
-/// per chunk: no per-line decoding or redaction (see [`crate::mcp::logs::stderr`]), so a server
+/// per chunk: no per-line decoding or redaction (see [`crate::server_logs::stderr`]), so a server
 /// that writes hundreds of megabytes before it answers `initialize` costs the host little CPU
 /// and never holds up the protocol. Lines also go to `tracing` at debug level, at most
 /// [`STDERR_LOG_RATE`] per second and only when that level is on, redacted one by one.

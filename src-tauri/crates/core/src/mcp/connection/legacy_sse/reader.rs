@@ -17,8 +17,8 @@ use super::transport::{lock, Post, Shared};
 use crate::mcp::connection::http::{Pacer, RECONNECT_FLOOR, RECONNECT_MAX};
 use crate::mcp::connection::wire::refused_answer;
 use crate::mcp::connection::CloseReason;
-use crate::mcp::logs::Direction;
 use crate::mcp::McpError;
+use crate::server_logs::Direction;
 use crate::status::Reason;
 
 /// How pumping a stream ended.

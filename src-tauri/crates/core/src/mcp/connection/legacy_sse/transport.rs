@@ -27,7 +27,7 @@ use url::Url;
 use super::stream::Events;
 use super::LOST_KEY;
 use crate::mcp::connection::CloseReason;
-use crate::mcp::logs::{Direction, ServerLogs};
+use crate::server_logs::{Direction, ServerLogs};
 use crate::status::Reason;
 
 /// Where messages go now.

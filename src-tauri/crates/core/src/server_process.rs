@@ -15,7 +15,7 @@
 //! - The leader is spawned with `PR_SET_PDEATHSIG(SIGKILL)` (Linux), so the kernel kills it
 //!   when its parent dies; right after setting it the child compares `getppid()` with the host's
 //!   pid and gives up if the host is already gone (the signal would never come).
-//! - Its group is written to the run records ([`super::reaper`]), which the next host start
+//! - Its group is written to the run records ([`self::reaper`]), which the next host start
 //!   sweeps: the death signal is not inherited, so the leader's own children outlive it.
 //!
 //! The death signal fires when the *thread* that forked the child exits, not the process. A
@@ -23,6 +23,8 @@
 //! `block_in_place` turned into one would kill a healthy server seconds later. So every spawn
 //! runs on one dedicated thread that lives as long as the process (`spawner`), whatever thread
 //! the caller is on; the call blocks only for the fork and exec, as a direct spawn would.
+
+pub mod reaper;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,7 +36,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-use super::reaper::{Entry, RecordFile};
+use self::reaper::{Entry, RecordFile};
 use crate::config::launch::INHERITED_ENV;
 use crate::redact::Secret;
 

@@ -1,7 +1,7 @@
 //! When a server was last used, and whether a call is in flight: what the host's idle stop reads
 //! (issue 14: servers start when needed and stop after a quiet while).
 //!
-//! Kept on the [`super::supervisor::ServerHandle`] as atomics rather than in a map of the host's,
+//! Kept on the [`crate::supervisor::ServerHandle`] as atomics rather than in a map of the host's,
 //! because every tool call touches it: a call already holds the handle's entry for its catalog
 //! and connection, so marking it busy costs two atomic writes and no lock.
 

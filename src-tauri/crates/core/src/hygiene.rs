@@ -32,7 +32,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::catalog::ToolInfo;
+use crate::catalog::ToolInfo;
 use crate::config::escape::is_suspicious;
 pub use crate::config::escape::Hidden;
 

@@ -13,6 +13,8 @@
 //! The last catalog is kept while the server restarts, so a brief crash does not make its tools
 //! vanish from the UI.
 
+pub mod activity;
+
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -24,15 +26,15 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use super::catalog::{Catalog, CatalogSnapshot};
-use super::connection::{ConnectOptions, Connection, Endpoint, Lifecycle, ServerSignal};
-use super::logs::ServerLogs;
-use super::requests::ServerRequests;
-use super::schema::ArgValidator;
-use super::McpError;
+use crate::catalog::{Catalog, CatalogSnapshot};
 use crate::config::escape::ServerText;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
+use crate::mcp::connection::{ConnectOptions, Connection, Endpoint, Lifecycle, ServerSignal};
+use crate::mcp::requests::ServerRequests;
+use crate::mcp::McpError;
+use crate::schema::ArgValidator;
+use crate::server_logs::ServerLogs;
 
 // The status types live in the leaf `status`, which `events` shares; re-exported here so the
 // shells' paths stay.
@@ -95,7 +97,7 @@ impl Default for SupervisorConfig {
             init_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(60),
             one_try: false,
-            stop_grace: super::process::STOP_GRACE,
+            stop_grace: crate::server_process::STOP_GRACE,
             min_list_ttl: Duration::from_secs(10),
         }
     }
@@ -116,12 +118,12 @@ pub struct ServerHandle {
     catalog: watch::Receiver<CatalogSnapshot>,
     commands: mpsc::Sender<Command>,
     logs: ServerLogs,
-    activity: Arc<super::activity::Activity>,
+    activity: Arc<self::activity::Activity>,
 }
 
 impl ServerHandle {
     /// When it was last used, and whether a call is in flight.
-    pub fn activity(&self) -> &Arc<super::activity::Activity> {
+    pub fn activity(&self) -> &Arc<self::activity::Activity> {
         &self.activity
     }
 
@@ -529,7 +531,7 @@ impl Supervisor {
             for t in listed {
                 // TD-04: an oversize definition is left out, with the reason shown like a
                 // schema that does not compile.
-                if let Some(f) = super::hygiene::oversize(&t).first() {
+                if let Some(f) = crate::hygiene::oversize(&t).first() {
                     let why = f.describe();
                     tracing::warn!(tool = %ServerText(&t.name), error = %ServerText(&why), "tool excluded");
                     self.logs

@@ -15,6 +15,9 @@
 //!
 //! A failure is a [`SkillError`] naming what did not match; the content that failed is never
 //! returned. Server text in messages goes through [`ServerText`].
+//!
+//! A leaf (it was `mcp::skills`): `mcp::connection` lists skills in these types and the `skills`
+//! feature checks reads with them, so it sits below both and depends on neither.
 
 mod frontmatter;
 mod verify;
