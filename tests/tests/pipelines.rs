@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use switchboard_core::approval::{Answer, Effect, Origin};
 use switchboard_core::host::{Host, PipelineError};
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
-use switchboard_core::store::RunStatus;
+use switchboard_core::pipelines::RunStatus;
 use switchboard_tests::scenario::{host_with_recorder, AppData};
 use switchboard_tests::*;
 

@@ -24,8 +24,8 @@ use switchboard_core::approval::{Answer, Condition, Effect, On, Origin, Rule, So
 use switchboard_core::host::{CallOptions, Host, PipelineError, PipelineOutcome};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
+use switchboard_core::pipelines::RunStatus;
 use switchboard_core::policy_data::{Limit, Per};
-use switchboard_core::store::RunStatus;
 use switchboard_core::supervisor::ServerHandle;
 use switchboard_tests::*;
 

@@ -16,7 +16,8 @@ use switchboard_core::config::ValueSource;
 use switchboard_core::host::{Host, PipelineError, PipelineOutcome};
 use switchboard_core::ids::ServerId;
 use switchboard_core::pipeline_data::{parse, Format, PipelineName};
-use switchboard_core::store::{AuditQuery, RunStatus, ServerTag};
+use switchboard_core::pipelines::RunStatus;
+use switchboard_core::store::{AuditQuery, ServerTag};
 use switchboard_tests::*;
 
 /// A host running `memory` (its graph in the temp folder) and `fs` (allowed only `desk/`),

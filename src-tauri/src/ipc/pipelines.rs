@@ -8,7 +8,7 @@ use specta::Type;
 use switchboard_core::approval::Origin;
 use switchboard_core::host::{Host, PipelineError, PipelineOutcome};
 use switchboard_core::pipeline_data::PipelineName;
-use switchboard_core::store::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
+use switchboard_core::pipelines::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 use tauri::State;
 
 use super::run::parse_run;

@@ -81,6 +81,7 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
             "approval", "chat", "error", "llm", "models", "outbound", "store",
         ]),
         "skills" => Some(&["approval", "error", "mcp"]),
+        "pipelines" => Some(&["approval", "error", "llm", "mcp", "store"]),
         "agents" => Some(&["chat"]),
         // Outbound redaction wraps a turn's provider and tool runner (issue 16).
         "outbound" => Some(&["llm", "chat", "mcp"]),

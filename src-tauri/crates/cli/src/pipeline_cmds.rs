@@ -22,7 +22,7 @@ use switchboard_core::host::{PipelineError, PipelineOutcome};
 use switchboard_core::pipeline_data::{
     parse, Format, Pipeline, PipelineName, MAX_DEFINITION_BYTES,
 };
-use switchboard_core::store::RunStatus;
+use switchboard_core::pipelines::RunStatus;
 use tokio_util::sync::CancellationToken;
 
 use crate::errors::usage;

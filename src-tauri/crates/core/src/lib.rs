@@ -66,6 +66,7 @@ pub mod opener;
 pub mod outbound;
 pub mod pin_data;
 pub mod pipeline_data;
+pub mod pipelines;
 pub mod policy_data;
 pub mod redact;
 pub mod redaction;

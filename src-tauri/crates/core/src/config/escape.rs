@@ -33,7 +33,7 @@ pub fn is_suspicious(c: char) -> bool {
 }
 
 /// A class of character that changes how text displays or hides content: the classes tool
-/// hygiene names in its findings (`mcp::hygiene`) and the URL check refuses (`url_check`).
+/// hygiene names in its findings (`hygiene`) and the URL check refuses (`url_check`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Hidden {

@@ -43,7 +43,7 @@ use crate::ids::ConversationId;
 use crate::llm::ToolSpec;
 use crate::mcp::naming::MAX_LEN;
 use crate::pipeline_data::{check, Pipeline, PipelineName, ToolSchemas};
-use crate::store::RunStatus;
+use crate::pipelines::RunStatus;
 
 /// What every pipeline tool's name starts with.
 pub const PIPELINE_TOOL_PREFIX: &str = "switchboard_pipeline_";

@@ -25,7 +25,7 @@ use crate::ids::{RunId, ServerId, ToolRef};
 use crate::pipeline_data::{
     check, MappingError, Pipeline, PipelineName, Plan, PlannedStep, Step, ToolSchemas,
 };
-use crate::store::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
+use crate::pipelines::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 
 mod plan;
 mod policy;

@@ -44,7 +44,6 @@ mod metrics;
 #[cfg(test)]
 mod open_tests;
 mod pins;
-mod pipelines;
 mod policy;
 mod providers;
 mod run_state;
@@ -83,7 +82,6 @@ pub use metrics::{
     BUCKETS_MS, HISTOGRAM_LEN, RAW_KEEP_MS, RAW_MAX, ROLLUP_KEEP_MS,
 };
 pub use pins::PendingItem;
-pub use pipelines::{PipelineRun, PipelineStepRecord, RunStatus, StoredPipeline};
 pub use policy::{PolicyRows, ServerTag, StoredRule};
 pub use providers::ProviderRecord;
 pub use run_state::{

@@ -1,4 +1,4 @@
-//! Tool-text hygiene (`mcp::hygiene`, TD-04, RN-04) on arbitrary Unicode.
+//! Tool-text hygiene (`hygiene`, TD-04, RN-04) on arbitrary Unicode.
 //!
 //! Every tool name, title, description and schema string is server text. The checks slice
 //! that text by byte offsets mapped through a lowercased, normalised copy (whose length can

@@ -6,7 +6,7 @@
 //! value leaking into a message meant for display.
 //!
 //! - [`framing`]: the stdio line reader (`mcp::framing`).
-//! - [`hygiene`]: tool-text findings, `reveal` and tool-name checks (`mcp::hygiene`).
+//! - [`hygiene`]: tool-text findings, `reveal` and tool-name checks (`hygiene`).
 //! - [`sse`]: the Server-Sent Events decoder (`llm::sse`).
 //! - [`config_import`]: Claude Desktop, VS Code and Cursor imports, and export → import.
 //! - [`policy`]: the policy TOML (`approval::rules::PolicyFile`).

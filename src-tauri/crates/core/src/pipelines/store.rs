@@ -1,5 +1,6 @@
-//! Tool pipelines and their runs (migration `0014_pipelines.sql`, issue 15 point 6). The
-//! definitions are `pipeline_data`'s; this file only keeps them. A name holds versions that
+//! The pipelines feature's store repository: tool pipelines and their runs (migration
+//! `0014_pipelines.sql`, issue 15 point 6; the schema stays in `store`). The definitions are
+//! `pipeline_data`'s; this file only keeps them. A name holds versions that
 //! never change: adding a different definition stores the next one, adding the same one again
 //! changes nothing.
 
@@ -7,8 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row as _;
 
-use super::{now_ms, Store, StoreError};
+use crate::clock::now_ms;
 use crate::pipeline_data::{same_definition, Pipeline, PipelineName};
+use crate::store::{Store, StoreError};
 
 /// A stored definition.
 #[derive(Clone, Debug, PartialEq, Serialize)]
