@@ -19,7 +19,7 @@ use syn::visit::Visit;
 const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
-    ("host", 16_600),
+    ("host", 15_650),
     ("mcp", 7_750),
     ("store", 8_200),
     ("config", 7_450),
@@ -37,6 +37,7 @@ const FEATURE_STORES: &[(&str, &[&str])] = &[
     ("metrics", &["store/metrics.rs"]),
     ("models", &["store/providers.rs"]),
     ("redaction", &["store/turn_redactions.rs"]),
+    ("pipelines", &["pipelines/store.rs"]),
 ];
 
 fn core_src() -> PathBuf {

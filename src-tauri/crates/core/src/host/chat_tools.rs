@@ -14,7 +14,6 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::pipeline_tools::{pipeline_spec, OfferedPipeline, PipelineAgent};
 use super::{agent_refusal, CallOptions, Host, HostError};
 use crate::agent_data::AgentProfile;
 use crate::approval::{Acting, Origin};
@@ -25,6 +24,7 @@ use crate::llm::ToolSpec;
 use crate::mcp::catalog::ToolResult;
 use crate::mcp::naming::ToolNames;
 use crate::mcp::McpError;
+use crate::pipelines::{pipeline_spec, OfferedPipeline, PipelineAgent};
 
 /// The enabled tools of every running server, run through the host.
 pub struct HostTools {

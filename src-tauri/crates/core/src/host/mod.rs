@@ -34,7 +34,6 @@ mod metrics_bench;
 mod models;
 mod ops;
 mod pins;
-mod pipeline_tools;
 mod pipelines;
 mod policy;
 mod putback;
@@ -68,6 +67,11 @@ pub use crate::metrics::ExportOutcome;
 pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use crate::models::ProviderView;
 pub use crate::models::{ModelEntry, ProviderModels};
+pub use crate::pipelines::{
+    agent_refusal, input_schema, is_pipeline_tool_name, pipeline_in_scope, pipeline_spec,
+    OfferedPipeline, PipelineAgent, PIPELINE_TOOL_PREFIX,
+};
+pub use crate::pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LISTED};
 pub use crate::redaction::RedactionState;
 pub use crate::skills::{LoadedSkill, SkillHostError, SkillState, SkillView};
 pub use agent_tools::AgentTools;
@@ -89,11 +93,6 @@ pub use history::no_conversation;
 pub use links::LinkView;
 pub use ops::ServerCatalog;
 pub use pins::{Held, PinReview, ToolFindings};
-pub use pipeline_tools::{
-    agent_refusal, input_schema, is_pipeline_tool_name, pipeline_in_scope, pipeline_spec,
-    OfferedPipeline, PipelineAgent, PIPELINE_TOOL_PREFIX,
-};
-pub use pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LISTED};
 pub use policy::tool_digest;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
@@ -240,6 +239,7 @@ impl HostBuilder {
             Arc::new(audit.clone()),
         );
         let skills = crate::skills::Skills::new(self.data_dir.clone(), Arc::new(audit.clone()));
+        let pipelines = crate::pipelines::Pipelines::new(store.clone(), Arc::new(audit.clone()));
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -262,6 +262,7 @@ impl HostBuilder {
                     models,
                     redaction,
                     skills,
+                    pipelines,
                 },
                 events,
             }),

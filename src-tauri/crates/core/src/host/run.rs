@@ -62,7 +62,7 @@ pub struct CallOptions {
     pub(crate) cancel: Option<CancellationToken>,
     /// This very call (tool and arguments) as a person approved it with its pipeline: the
     /// policy's default question is not asked again for it when it does not write.
-    pub(crate) preapproved: Option<super::pipelines::Preapproved>,
+    pub(crate) preapproved: Option<crate::pipelines::Preapproved>,
     /// Why a person must be asked even where the policy allows the call: an agent profile's
     /// `ask` tightening (issue 15). It only ever turns an allow into a question.
     pub(crate) ask: Option<String>,

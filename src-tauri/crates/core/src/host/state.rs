@@ -109,4 +109,6 @@ pub(super) struct Features {
     pub(super) redaction: crate::redaction::Redaction,
     /// Skills (`crate::skills`): the person's approvals of servers' skills.
     pub(super) skills: crate::skills::Skills,
+    /// Pipelines (`crate::pipelines`): stored definitions and their runs.
+    pub(super) pipelines: crate::pipelines::Pipelines,
 }

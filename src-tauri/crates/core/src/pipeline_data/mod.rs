@@ -98,7 +98,7 @@ pub struct Pipeline {
     /// What it does, for people.
     #[serde(default)]
     pub description: String,
-    /// Whether chat models and agents are offered it as one tool (`host::pipeline_tools`).
+    /// Whether chat models and agents are offered it as one tool (`pipelines::tools`).
     /// Off unless the definition (or `pipeline add --offer`) says so: a person decides which
     /// pipelines a model may start, each run still approved as a whole.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -36,73 +36,11 @@
 use serde_json::{Map, Value};
 
 use super::{Host, HostError};
-use crate::approval::audit::{Actor, AuditContext, AuditEvent, CallRef, Verdict};
-use crate::approval::{Ask, Call, Claims, Condition, Decision, Origin, RequestKind, Rule};
+use crate::approval::{Call, Claims, Condition, Decision, Origin, RequestKind, Rule};
 use crate::ids::ToolRef;
 use crate::mcp::catalog::ToolInfo;
 use crate::pipeline_data::{ArgSource, Pipeline, Plan};
-
-/// A step the person's policy would refuse, found before anything ran.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepRefusal {
-    /// Its position, from 1.
-    pub step: u32,
-    /// Its id.
-    pub id: String,
-    /// Its tool, `server/tool`.
-    pub tool: String,
-    /// The rule that refuses it (or whose limit is spent), when one does.
-    pub rule: Option<String>,
-    /// Why, in words.
-    pub reason: String,
-    /// The arguments, mapped from earlier steps, that the rule's conditions depend on: when
-    /// not empty the rule *may* refuse the step, depending on what those steps return.
-    pub depends_on: Vec<String>,
-}
-
-impl std::fmt::Display for StepRefusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "step {} ({:?}, {}) ", self.step, self.id, self.tool)?;
-        if self.depends_on.is_empty() {
-            return write!(f, "would be refused: {}", self.reason);
-        }
-        let args = self
-            .depends_on
-            .iter()
-            .map(|a| format!("{a:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        write!(
-            f,
-            "could be refused: {}; its conditions depend on the argument {args}, known only \
-             from an earlier step's result once the run is under way, so the run is refused \
-             before it starts (give it as an input or a fixed value, or narrow the rule)",
-            self.reason
-        )
-    }
-}
-
-/// A step that will still ask a person when it runs, though its pipeline is approved.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct StepAsks {
-    /// Its position, from 1.
-    pub step: u32,
-    /// Its id.
-    pub id: String,
-    /// Its tool, `server/tool`.
-    pub tool: String,
-    /// Why, in words.
-    pub why: String,
-}
-
-/// What the person's policy says of a pipeline's steps before it runs.
-#[derive(Debug, Default)]
-pub(super) struct Preview {
-    /// The first step it would refuse, if any: then the run is refused.
-    pub(super) refusal: Option<StepRefusal>,
-    /// The steps that will still ask, in order (up to the refused one).
-    pub(super) asks: Vec<StepAsks>,
-}
+use crate::pipelines::{Preview, StepAsks, StepRefusal};
 
 /// What the policy sees of a step before the run: the arguments known now, every one mapped
 /// from an earlier step as `null`, and the names of those.
@@ -167,7 +105,7 @@ impl Host {
     /// `origin` with `inputs`, its caller asking about the steps in `tightened`: the first
     /// step it would refuse (or could, depending on an earlier step's result), and the steps
     /// that will still ask. Sends nothing.
-    pub(super) async fn policy_preview(
+    pub(in crate::host) async fn policy_preview(
         &self,
         p: &Pipeline,
         plan: &Plan,
@@ -294,76 +232,6 @@ impl Host {
         let trusted = tags.contains(&crate::store::ServerTag::Trusted);
         Ok(crate::approval::policy::writes(claims(info), trusted))
     }
-
-    /// Records a run refused by [`Host::policy_preview`] as the pipeline's question would have
-    /// been (`ask`): proposed, and denied by the policy rule, with the refusal's words.
-    pub(super) async fn audit_refusal(&self, ask: &Ask, refusal: &StepRefusal) {
-        let ctx = AuditContext::for_request(&ask.server, &ask.tool, &ask.origin, CallRef::random());
-        let arguments = ask.arguments.as_object().cloned().unwrap_or_default();
-        let events = vec![
-            AuditEvent::proposed(ask.kind, &arguments, &ask.origin),
-            AuditEvent::Decided {
-                decision: Verdict::Deny,
-                by: Actor::Policy {
-                    rule: refusal.rule.clone(),
-                },
-                reason: Some(format!("the pipeline was not run: {refusal}")),
-            },
-        ];
-        self.audit_all(events.into_iter().map(|e| (e, ctx.clone())).collect())
-            .await;
-    }
-
-    /// Whether `tool` is still defined as when its pipeline was approved (`approved`, from
-    /// [`Host::definition_digest`]); a server stopped meanwhile (idle) is started first, as
-    /// the seam would. `Err` says why not, for the run's record.
-    pub(super) async fn unchanged(
-        &self,
-        tool: &ToolRef,
-        approved: Option<&str>,
-    ) -> Result<(), String> {
-        if self.handle(&tool.server).is_none() {
-            self.ensure_started(&tool.server)
-                .await
-                .map_err(|e| e.to_string())?;
-        }
-        if self.definition_digest(tool).as_deref() == approved {
-            return Ok(());
-        }
-        Err(
-            "its tool changed since the pipeline was approved (or is no longer listed), so \
-             it was not sent; run the pipeline again to approve it as it is now"
-                .into(),
-        )
-    }
-
-    /// The digests of the definitions of `plan`'s tools, step by step, as listed now.
-    pub(super) fn definitions(&self, plan: &Plan) -> Vec<Option<String>> {
-        plan.steps
-            .iter()
-            .map(|s| {
-                self.definition_digest(&ToolRef {
-                    server: s.server.clone(),
-                    tool: s.tool.as_str().into(),
-                })
-            })
-            .collect()
-    }
-
-    /// `tool`'s `outputSchema` as its running server lists it now.
-    pub(super) fn output_schema(&self, tool: &ToolRef) -> Option<Value> {
-        let catalog = self.handle(&tool.server)?.catalog();
-        let info = catalog.tools.iter().find(|t| t.name == *tool.tool)?;
-        info.output_schema.clone()
-    }
-
-    /// The digest of `tool`'s definition as the running server lists it now (TD-02), `None`
-    /// when it is not listed.
-    fn definition_digest(&self, tool: &ToolRef) -> Option<String> {
-        let catalog = self.handle(&tool.server)?.catalog();
-        let info = catalog.tools.iter().find(|t| t.name == *tool.tool)?;
-        Some(crate::approval::pins::tool_digest(info))
-    }
 }
 
 #[cfg(test)]
@@ -407,28 +275,5 @@ mod tests {
         assert_eq!(depends_on(&any_path, &unknown), ["path", "sql"]);
         assert!(depends_on(&rule(vec![Condition::Writes]), &unknown).is_empty());
         assert!(depends_on(&named, &[]).is_empty());
-    }
-
-    #[test]
-    fn a_refusal_says_whether_it_is_certain() {
-        let mut r = StepRefusal {
-            step: 3,
-            id: "write".into(),
-            tool: "calc/echo".into(),
-            rule: Some("no-echo".into()),
-            reason: "the policy rule \"no-echo\" denies this call".into(),
-            depends_on: Vec::new(),
-        };
-        assert_eq!(
-            r.to_string(),
-            "step 3 (\"write\", calc/echo) would be refused: the policy rule \"no-echo\" denies this call"
-        );
-        r.depends_on = vec!["text".into()];
-        let text = r.to_string();
-        assert!(
-            text.starts_with("step 3 (\"write\", calc/echo) could be refused")
-                && text.contains("the argument \"text\""),
-            "{text}"
-        );
     }
 }

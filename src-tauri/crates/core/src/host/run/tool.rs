@@ -11,10 +11,10 @@ use super::{denied, tightened, tool_call, Asked, CallOptions, Started};
 use crate::approval::audit::{arguments_digest, Actor, AuditEvent, GrantChange, Verdict};
 use crate::approval::{Ask, Decision, Origin, RequestKind, Scope};
 use crate::error::DeniedBy;
-use crate::host::pipelines::Preapproved;
 use crate::host::{Host, HostError};
 use crate::ids::ToolRef;
 use crate::mcp::catalog::{Arguments, Progress, ToolInfo, ToolResult};
+use crate::pipelines::Preapproved;
 use crate::store::MetricKind;
 
 /// What every phase of one call reads: the tool, who asks, and what its catalog says of it.

@@ -7,7 +7,7 @@
 //! check against the live catalogs (a switched-off or held tool, a bad mapping: not offered).
 //! Its input schema is the pipeline's declared inputs.
 //!
-//! A call runs exactly as `switchboard pipeline run` does ([`Host::run_stored`]): checked again,
+//! A call runs exactly as `switchboard pipeline run` does (`Pipelines::run_stored`): checked again,
 //! approved by a person as a whole (the prompt shows every step and what flows where, and
 //! names the conversation and the agent that asks), then every step through the governed seam
 //! and the audit log; a step that writes still asks unless a rule allows it. The model gets
@@ -34,16 +34,15 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::pipelines::Driven;
-use super::{Host, HostError, PipelineError, PipelineOutcome, ServerCatalog};
+use super::{Driven, Listed, PipelineError, PipelineHost, PipelineOutcome, Pipelines, RunStatus};
 use crate::agent_data::{AgentProfile, Tighten, ToolScope};
 use crate::approval::{Acting, Origin};
 use crate::catalog::{Content, ToolResult};
+use crate::error::HostError;
 use crate::ids::ConversationId;
 use crate::llm::ToolSpec;
 use crate::mcp::naming::MAX_LEN;
 use crate::pipeline_data::{check, Pipeline, PipelineName, ToolSchemas};
-use crate::pipelines::RunStatus;
 
 /// What every pipeline tool's name starts with.
 pub const PIPELINE_TOOL_PREFIX: &str = "switchboard_pipeline_";
@@ -216,10 +215,10 @@ fn agent_asks(p: &Pipeline, profile: &AgentProfile) -> HashMap<String, String> {
 
 /// Whether every step's server is running (in `catalogs` with live tools) and the pipeline
 /// passes its check against them.
-fn runnable_now(p: &Pipeline, catalogs: &[ServerCatalog]) -> bool {
+fn runnable_now(p: &Pipeline, catalogs: &[Listed]) -> bool {
     let live: HashSet<&str> = catalogs
         .iter()
-        .filter(|c| c.last_known_ms.is_none())
+        .filter(|c| c.live)
         .map(|c| c.server.as_str())
         .collect();
     let lookup = |server: &crate::ids::ServerId, tool: &str| -> Result<ToolSchemas, String> {
@@ -241,14 +240,11 @@ fn runnable_now(p: &Pipeline, catalogs: &[ServerCatalog]) -> bool {
     check(p, &lookup).is_ok()
 }
 
-impl Host {
+impl Pipelines {
     /// The pipelines offered to models now: the newest version of each one marked `offer`,
     /// whose servers are all running (in `catalogs`) and which passes its check.
-    pub async fn offered_pipelines(
-        &self,
-        catalogs: &[ServerCatalog],
-    ) -> Result<Vec<OfferedPipeline>, HostError> {
-        let all = self.inner.store.pipelines().await?;
+    pub async fn offered(&self, catalogs: &[Listed]) -> Result<Vec<OfferedPipeline>, HostError> {
+        let all = self.store.pipelines().await?;
         let offered = all
             .into_iter()
             .map(|s| s.pipeline)
@@ -259,8 +255,9 @@ impl Host {
 
     /// Runs an offered pipeline for a model of `conversation` (as `agent` when one asks).
     /// `Err` is a sentence for the model.
-    pub async fn run_offered_pipeline(
+    pub async fn run_offered(
         &self,
+        host: &dyn PipelineHost,
         offered: &OfferedPipeline,
         arguments: Map<String, Value>,
         conversation: &ConversationId,
@@ -282,7 +279,7 @@ impl Host {
             conversation: conversation.clone(),
             agent: agent.map(|a| a.acting.clone()),
         };
-        match self.run_stored(p, arguments, origin, how, None).await {
+        match self.run_stored(host, p, arguments, origin, how, None).await {
             Ok(outcome) => answer(p, &outcome),
             Err(e) => Err(refused(p, e)),
         }

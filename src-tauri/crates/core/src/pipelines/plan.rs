@@ -1,10 +1,9 @@
-//! The pure parts of a pipeline run (`host::pipelines`): the question it is approved by, the
+//! The pure parts of a pipeline run (`crate::pipelines`): the question it is approved by, the
 //! inputs' check, each step's arguments from its sources, and whether its result can be used.
 
 use serde_json::{Map, Value};
 
-use super::policy::StepAsks;
-use super::PipelineError;
+use super::{PipelineError, StepAsks};
 use crate::approval::{Ask, Origin, RequestKind};
 use crate::catalog::{Content, ToolResult};
 use crate::pipeline_data::{ArgSource, Pipeline, Plan};
