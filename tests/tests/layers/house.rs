@@ -19,9 +19,9 @@ use syn::visit::Visit;
 const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
-    ("host", 16_600),
+    ("host", 15_010),
     ("mcp", 11_900),
-    ("store", 8_200),
+    ("store", 6_900),
     ("config", 7_450),
     ("llm", 5_450),
 ];
@@ -37,6 +37,15 @@ const FEATURE_STORES: &[(&str, &[&str])] = &[
     ("metrics", &["store/metrics.rs"]),
     ("models", &["store/providers.rs"]),
     ("redaction", &["store/turn_redactions.rs"]),
+    (
+        "agents",
+        &[
+            "agents/store/profiles.rs",
+            "agents/store/runs.rs",
+            "agents/store/runs/live.rs",
+            "agents/store/state.rs",
+        ],
+    ),
 ];
 
 fn core_src() -> PathBuf {

@@ -72,7 +72,7 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
             "approval", "chat", "error", "llm", "models", "outbound", "store",
         ]),
         "skills" => Some(&["approval", "error", "mcp"]),
-        "agents" => Some(&["chat"]),
+        "agents" => Some(&["approval", "chat", "error", "llm", "mcp", "store"]),
         // Outbound redaction wraps a turn's provider and tool runner (issue 16).
         "outbound" => Some(&["llm", "chat", "mcp"]),
         // The composition root, and the test doors around its seam.

@@ -109,4 +109,6 @@ pub(super) struct Features {
     pub(super) redaction: crate::redaction::Redaction,
     /// Skills (`crate::skills`): the person's approvals of servers' skills.
     pub(super) skills: crate::skills::Skills,
+    /// Agents (`crate::agents`): profiles, run trees, run state.
+    pub(super) agents: crate::agents::Agents,
 }
