@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchboard_core::agent_data::{AgentName, AgentProfile};
+use switchboard_core::agents::AgentRunNode;
 use switchboard_core::chat::TurnEnd;
 use switchboard_core::host::{Host, Lineage, SendRequest, TurnInput, DELEGATE_TOOL};
 use switchboard_core::ids::{ConversationId, ProviderName};
 use switchboard_core::llm::limits::price;
-use switchboard_core::store::AgentRunNode;
 use switchboard_tests::fake_llm::scenario::{Reply, Scenario, ScriptedCall};
 use switchboard_tests::fake_llm::FakeLlm;
 use switchboard_tests::scenario::turn;

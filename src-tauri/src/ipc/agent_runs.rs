@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 use specta::Type;
+use switchboard_core::agents::{AgentRunNode, RunTotals};
 use switchboard_core::host::Host;
-use switchboard_core::store::{AgentRunNode, RunTotals};
 use tauri::State;
 
 use super::conversations::conversation_id;

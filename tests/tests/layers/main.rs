@@ -82,7 +82,7 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         ]),
         "skills" => Some(&["approval", "error", "mcp"]),
         "pipelines" => Some(&["approval", "error", "llm", "mcp", "store"]),
-        "agents" => Some(&["chat"]),
+        "agents" => Some(&["approval", "chat", "error", "llm", "mcp", "store"]),
         // Outbound redaction wraps a turn's provider and tool runner (issue 16).
         "outbound" => Some(&["llm", "chat", "mcp"]),
         // The composition root, and the test doors around its seam.

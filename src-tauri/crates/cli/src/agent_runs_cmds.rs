@@ -5,8 +5,8 @@
 //! show` shares.
 
 use serde::Serialize;
+use switchboard_core::agents::{AgentRunNode, RunTotals};
 use switchboard_core::host::Host;
-use switchboard_core::store::{AgentRunNode, RunTotals};
 
 use crate::run_tree::{self, RunView};
 use crate::{output, Ctx};

@@ -8,9 +8,9 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
+use switchboard_core::agents::{AgentRunNode, RunTotals};
 use switchboard_core::host::Host;
 use switchboard_core::ids::ConversationId;
-use switchboard_core::store::{AgentRunNode, RunTotals};
 
 use crate::output;
 

@@ -7,8 +7,9 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
+use switchboard_core::agents::StateEntry;
 use switchboard_core::host::Host;
-use switchboard_core::store::{StateEntry, StoreError};
+use switchboard_core::store::StoreError;
 
 use crate::{output, Ctx};
 

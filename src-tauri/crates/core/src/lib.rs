@@ -36,6 +36,8 @@
 //!   check they pass before anything runs), a leaf kept by `store` and run by `host`.
 //! - [`outbound`]: outbound redaction (issue 16): secrets and personal data replaced by stable
 //!   placeholders at the provider boundary, and put back in the model's tool calls locally.
+//! - [`agents`]: agent profiles, run trees, a run's shared state and the tools an agent sees
+//!   (issue 15), a feature the host holds and reaches through two narrow traits.
 //! - [`host`]: the composition root that wires concrete implementations together, and the
 //!   one governed seam (`host::run`) every request to a server passes through.
 //! - `harness` (feature `harness`, tests and benchmarks only): doors around that seam.
@@ -45,6 +47,7 @@
 #![deny(missing_docs)]
 
 pub mod agent_data;
+pub mod agents;
 pub mod approval;
 pub mod audit_data;
 pub mod catalog;

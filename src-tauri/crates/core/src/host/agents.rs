@@ -1,253 +1,218 @@
-//! Agent profiles as the shells manage them (issue 15, point 1): add, edit, list, remove,
-//! and exchange as TOML. The profile types and their own checks are `agent_data`'s; here a
-//! profile is also checked against the rest of the host: its provider must be configured, and
-//! the agents it may delegate to must exist (in the store, or in the same import).
-//!
-//! Those references are checked when a profile is saved, not kept by the database: a provider
-//! removed later leaves the agent naming it, and whoever runs the agent reports that then.
-//! Removing an agent another one delegates to by name is refused, so a delegation list never
-//! names an agent that is gone through this API.
-//! Scope entries are not checked against the configured servers: a scope may name a server
-//! before it is added, and one that is gone simply offers no tools.
-//!
-//! Every change is audited like other configuration changes (names and settings; a system
-//! prompt by its length only) and announced as [`HostEvent::AgentsChanged`].
+//! The host's side of the agents feature ([`crate::agents`]): the facade shells use, and the
+//! two handles the feature gets: [`AgentHost`] (is a provider configured; run a delegated
+//! task, composed in `delegation.rs`) and [`BaseTools`] for the host's tools of a turn.
 
-use std::collections::BTreeSet;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
-use serde::Serialize;
-use serde_json::json;
+use super::{Host, HostError, HostTools};
+use crate::agent_data::{AgentDataError, AgentName, AgentProfile};
+use crate::agents::{
+    AgentHost, AgentImportReport, AgentRunNode, Agents, AsAgent, BaseTools, Lineage, RunStateError,
+    StateAuthor, StateEntry, StateKey, StateNote, TaskOutcome,
+};
+use crate::approval::Acting;
+use crate::chat::{ToolCall, ToolError};
+use crate::ids::{ConversationId, ProviderName, RunId};
+use crate::llm::ToolSpec;
+use crate::mcp::catalog::ToolResult;
+use crate::pipelines::PipelineAgent;
 
-use super::{Host, HostError};
-use crate::agent_data::{self, AgentName, AgentProfile};
-use crate::approval::audit::ConfigChange;
-use crate::events::HostEvent;
-use crate::store::StoreError;
-
-/// What an import did.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct AgentImportReport {
-    /// Profiles that were new.
-    pub added: Vec<AgentName>,
-    /// Profiles that replaced one of the same name.
-    pub replaced: Vec<AgentName>,
-}
-
-/// Which change an audit entry records.
-#[derive(Clone, Copy)]
-enum Change {
-    Added,
-    Changed,
-    Removed,
-    Imported,
-}
-
-impl Change {
-    fn word(self) -> &'static str {
-        match self {
-            Self::Added => "agent_added",
-            Self::Changed => "agent_changed",
-            Self::Removed => "agent_removed",
-            Self::Imported => "agents_imported",
-        }
+#[async_trait::async_trait]
+impl AgentHost for Host {
+    fn agents(&self) -> &Agents {
+        &self.inner.features.agents
     }
 
-    /// The audit kind.
-    fn config_change(self) -> ConfigChange {
-        match self {
-            Self::Added => ConfigChange::AgentAdded,
-            Self::Changed => ConfigChange::AgentChanged,
-            Self::Removed => ConfigChange::AgentRemoved,
-            Self::Imported => ConfigChange::AgentsImported,
-        }
+    async fn provider_exists(&self, name: &ProviderName) -> Result<bool, HostError> {
+        self.inner.features.models.exists(name).await
+    }
+
+    fn run_task(
+        &self,
+        lineage: Lineage,
+        agent: AgentName,
+        task: String,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'_, Result<TaskOutcome, HostError>> {
+        self.run_agent_task(lineage, agent, task, cancel)
     }
 }
 
-fn invalid(e: agent_data::AgentDataError) -> HostError {
-    HostError::Invalid(e.to_string())
-}
+impl BaseTools for HostTools {
+    fn run_as(
+        &self,
+        call: ToolCall,
+        agent: AsAgent,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>> {
+        HostTools::run_as(self, call, Some(agent))
+    }
 
-/// What the audit log keeps of a profile: everything but the free texts, which it counts.
-fn summary(p: &AgentProfile) -> serde_json::Value {
-    json!({
-        "agent": p.name,
-        "provider": p.provider,
-        "model": p.model,
-        "system_chars": p.system.as_ref().map(|s| s.chars().count()),
-        "delegates": p.delegates,
-        "scope": p.scope,
-        "policy": p.policy,
-        // As text: a key named like `tokens` would be redacted as a credential.
-        "budget": budget_text(&p.budget),
-    })
-}
+    fn pipeline_specs_for(&self, profile: &AgentProfile) -> Vec<ToolSpec> {
+        HostTools::pipeline_specs_for(self, profile)
+    }
 
-fn budget_text(b: &agent_data::Budget) -> String {
-    let parts = [
-        b.tokens.map(|n| format!("{n} model tokens")),
-        b.cost_usd.map(|c| format!("${c}")),
-        b.tool_calls.map(|n| format!("{n} tool calls")),
-        b.wall_secs.map(|s| format!("{s} s")),
-    ];
-    let parts: Vec<String> = parts.into_iter().flatten().collect();
-    if parts.is_empty() {
-        "unlimited".into()
-    } else {
-        parts.join(", ")
+    fn offers_pipeline(&self, llm_name: &str) -> bool {
+        HostTools::offers_pipeline(self, llm_name)
+    }
+
+    fn run_pipeline_as<'a>(
+        &'a self,
+        llm_name: &'a str,
+        arguments: Map<String, Value>,
+        acting: &'a Acting,
+        profile: &'a AgentProfile,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ToolResult, String>> {
+        let agent = PipelineAgent { acting, profile };
+        Box::pin(HostTools::run_pipeline_as(
+            self,
+            llm_name,
+            arguments,
+            Some(agent),
+            cancel,
+        ))
     }
 }
 
 impl Host {
+    /// The agents feature: profiles, run trees, run state.
+    pub fn agents(&self) -> &Agents {
+        &self.inner.features.agents
+    }
+
     /// An agent name from user input.
     pub fn agent_name(name: &str) -> Result<AgentName, HostError> {
-        AgentName::new(name).map_err(invalid)
+        AgentName::new(name).map_err(|e: AgentDataError| HostError::Invalid(e.to_string()))
     }
 
     /// Every agent profile, by name.
     pub async fn list_agents(&self) -> Result<Vec<AgentProfile>, HostError> {
-        Ok(self.inner.store.list_agents().await?)
+        self.agents().list().await
     }
 
     /// One agent profile.
     pub async fn agent(&self, name: &AgentName) -> Result<AgentProfile, HostError> {
-        self.inner
-            .store
-            .get_agent(name)
-            .await?
-            .ok_or_else(|| StoreError::NotFound(format!("an agent named {name}")).into())
+        self.agents().get(name).await
     }
 
     /// Adds a profile; its name must be free.
     pub async fn add_agent(&self, profile: AgentProfile) -> Result<(), HostError> {
-        let known = self.agent_names().await?;
-        self.check_agent(&profile, &known).await?;
-        self.inner.store.insert_agent(&profile).await?;
-        self.agents_changed(Change::Added, summary(&profile)).await;
-        Ok(())
+        self.agents().add(self, profile).await
     }
 
     /// Replaces the profile of the same name.
     pub async fn update_agent(&self, profile: AgentProfile) -> Result<(), HostError> {
-        let known = self.agent_names().await?;
-        self.check_agent(&profile, &known).await?;
-        self.inner.store.update_agent(&profile).await?;
-        self.agents_changed(Change::Changed, summary(&profile))
-            .await;
-        Ok(())
+        self.agents().update(self, profile).await
     }
 
     /// Removes a profile. Refused while another profile names it among its delegates.
     pub async fn remove_agent(&self, name: &AgentName) -> Result<(), HostError> {
-        let all = self.list_agents().await?;
-        if !all.iter().any(|p| &p.name == name) {
-            self.agent(name).await?;
-        }
-        let users: Vec<&str> = all
-            .iter()
-            .filter(|p| p.delegates.as_ref().is_some_and(|d| d.contains(name)))
-            .map(|p| p.name.as_str())
-            .collect();
-        if !users.is_empty() {
-            return Err(HostError::Invalid(format!(
-                "agent {name} cannot be removed: {} may delegate to it; take it out of their \
-                 delegates first",
-                users.join(", ")
-            )));
-        }
-        if !self.inner.store.delete_agent(name).await? {
-            self.agent(name).await?;
-        }
-        self.agents_changed(Change::Removed, json!({ "agent": name }))
-            .await;
-        Ok(())
+        self.agents().remove(name).await
     }
 
     /// Every profile as a TOML file ([`Host::import_agents`] reads it back).
     pub async fn export_agents(&self) -> Result<String, HostError> {
-        agent_data::to_toml(&self.list_agents().await?).map_err(invalid)
+        self.agents().export().await
     }
 
-    /// Reads a TOML file of profiles and saves them all, or none: every profile is checked
-    /// first (its provider, its delegates among the stored agents and the file's), and a name
-    /// that is taken fails the import unless `replace`.
+    /// Reads a TOML file of profiles and saves them all, or none ([`Agents::import`]).
     pub async fn import_agents(
         &self,
         toml: &str,
         replace: bool,
     ) -> Result<AgentImportReport, HostError> {
-        let profiles = agent_data::from_toml(toml).map_err(invalid)?;
-        let mut known = self.agent_names().await?;
-        known.extend(profiles.iter().map(|p| p.name.clone()));
-        for p in &profiles {
-            self.check_agent(p, &known).await?;
-        }
-        let done = self
-            .inner
-            .store
-            .import_agents(&profiles, replace)
-            .await
-            .map_err(|e| match e {
-                StoreError::Exists(what) => HostError::Invalid(format!(
-                    "{what} already exists, so nothing was imported; import with replace \
-                     (`--replace`) to overwrite it"
-                )),
-                other => other.into(),
-            })?;
-        if !profiles.is_empty() {
-            let agents: Vec<_> = profiles.iter().map(summary).collect();
-            self.agents_changed(
-                Change::Imported,
-                json!({ "agents": agents, "replace": replace }),
-            )
-            .await;
-        }
-        Ok(AgentImportReport {
-            added: done.added,
-            replaced: done.replaced,
+        self.agents().import(self, toml, replace).await
+    }
+
+    /// Parses a run id as the shells take it (`run-` and 32 hex digits).
+    pub fn run_id(text: &str) -> Result<RunId, HostError> {
+        RunId::parse(text.trim()).map_err(|_| {
+            HostError::Invalid(format!(
+                "{:?} is not a run id; a run id is `run-` followed by 32 hex digits",
+                text.chars().take(80).collect::<String>()
+            ))
         })
     }
 
-    async fn agent_names(&self) -> Result<BTreeSet<AgentName>, HostError> {
-        Ok(self
-            .list_agents()
-            .await?
-            .into_iter()
-            .map(|p| p.name)
-            .collect())
-    }
-
-    /// The checks that need the host: the profile's own ([`AgentProfile::validate`]), its
-    /// provider is configured, and each delegate is in `known`.
-    async fn check_agent(
+    /// Writes a new version of `key` in `run`'s state and audits it ([`Agents::state_put`]).
+    pub async fn state_put(
         &self,
-        p: &AgentProfile,
-        known: &BTreeSet<AgentName>,
-    ) -> Result<(), HostError> {
-        p.validate().map_err(invalid)?;
-        if !self.inner.features.models.exists(&p.provider).await? {
-            return Err(HostError::Invalid(format!(
-                "agent {}, field provider: there is no provider named {}; add it first \
-                 (`switchboard provider add`), or see `switchboard provider list`",
-                p.name, p.provider
-            )));
-        }
-        for d in p.delegates.iter().flatten() {
-            if !known.contains(d) {
-                return Err(HostError::Invalid(format!(
-                    "agent {}, field delegates: there is no agent named {d}",
-                    p.name
-                )));
-            }
-        }
-        Ok(())
+        run: &RunId,
+        key: &str,
+        value: &Value,
+        author: &StateAuthor,
+        expected_version: Option<u32>,
+    ) -> Result<StateKey, RunStateError> {
+        self.agents()
+            .state_put(run, key, value, author, expected_version)
+            .await
     }
 
-    async fn agents_changed(&self, change: Change, mut detail: serde_json::Value) {
-        if let Some(o) = detail.as_object_mut() {
-            o.insert("change".into(), json!(change.word()));
-        }
-        self.audit_config(change.config_change(), None, detail)
-            .await;
-        let _ = self.inner.events.send(HostEvent::AgentsChanged);
+    /// Appends a note to `run`'s log and audits it (by size, not text).
+    pub async fn state_add_note(
+        &self,
+        run: &RunId,
+        author: &StateAuthor,
+        text: &str,
+    ) -> Result<StateNote, RunStateError> {
+        self.agents().state_add_note(run, author, text).await
+    }
+
+    /// The newest version of `key`, if it was ever written.
+    pub async fn state_get(&self, run: &RunId, key: &str) -> Result<Option<StateEntry>, HostError> {
+        self.agents().state_get(run, key).await
+    }
+
+    /// Every version of `key`, oldest first.
+    pub async fn state_history(
+        &self,
+        run: &RunId,
+        key: &str,
+    ) -> Result<Vec<StateEntry>, HostError> {
+        self.agents().state_history(run, key).await
+    }
+
+    /// The newest version of every key, by key (without values).
+    pub async fn state_list(&self, run: &RunId) -> Result<Vec<StateKey>, HostError> {
+        self.agents().state_list(run).await
+    }
+
+    /// Every note, oldest first.
+    pub async fn state_notes(&self, run: &RunId) -> Result<Vec<StateNote>, HostError> {
+        self.agents().state_notes(run).await
+    }
+
+    /// Answers a call of a built-in state tool ([`Agents::run_state_tool`]).
+    pub async fn run_state_tool(
+        &self,
+        run: &RunId,
+        author: &StateAuthor,
+        llm_name: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<Result<String, String>> {
+        self.agents()
+            .run_state_tool(run, author, llm_name, arguments)
+            .await
+    }
+
+    /// Every node of every run that worked for `conversation` (runs and their nodes in the
+    /// order they started).
+    pub async fn conversation_agent_runs(
+        &self,
+        conversation: &ConversationId,
+    ) -> Result<Vec<AgentRunNode>, HostError> {
+        self.agents().conversation_runs(conversation).await
+    }
+
+    /// Every node of a run tree, in the order they started (the root first).
+    pub async fn agent_run_tree(&self, run: &RunId) -> Result<Vec<AgentRunNode>, HostError> {
+        self.agents().run_tree(run).await
+    }
+
+    /// The newest runs' roots, newest first.
+    pub async fn agent_runs(&self, limit: u32) -> Result<Vec<AgentRunNode>, HostError> {
+        self.agents().run_roots(limit).await
     }
 }

@@ -14,10 +14,9 @@ use tokio_util::sync::CancellationToken;
 mod seat;
 mod writer;
 
-use super::chat_agent::{HandOver, MAX_HAND_OVERS, TAKE_OVER};
-use super::delegation::{Lineage, Live};
 use super::{Host, HostError};
 use crate::agent_data::AgentProfile;
+use crate::agents::{HandOn, HandOver, Lineage, Live, HAND_OVER_TOOL, MAX_HAND_OVERS, TAKE_OVER};
 use crate::chat::{compact, run_turn, ChatEvent, TurnConfig, TurnEnd};
 use crate::ids::{ConversationId, MessageId, ProviderName, RunId, ServerId};
 use crate::llm::{Message, Part, Role};
@@ -336,7 +335,7 @@ impl Host {
         };
         // A supervised turn's node shows its calls, tokens and cost while it runs.
         let live = Live::new(
-            self,
+            &self.inner.features.agents,
             place.lineage,
             seated.supervised.as_ref().map(|s| s.node.clone()),
             cfg.budget.price,
@@ -369,7 +368,10 @@ impl Host {
         let Some(s) = seated.supervised else {
             return Ok((end, None));
         };
-        self.finish_node(place.lineage, &s.node, &end, &tally, &cfg.budget)
+        self.inner
+            .features
+            .agents
+            .finish_node(place.lineage, &s.node, &end, &tally, &cfg.budget)
             .await?;
         let next = s.slot.lock().ok().and_then(|mut h| h.take());
         match (&end, next) {
@@ -442,13 +444,13 @@ impl Host {
     ) -> Result<(AgentProfile, Answering), HostError> {
         let next = self.agent(&h.to).await?;
         let answering = self.answering(Some(&next), &next.provider, None).await?;
-        super::agent_tools::HandOn {
+        HandOn {
             from: &h.from,
             to: &h.to,
             hand_over: true,
             text: &h.note,
         }
-        .audit(self, lineage, super::chat_agent::HAND_OVER_TOOL)
+        .audit(&self.inner.features.agents, lineage, HAND_OVER_TOOL)
         .await;
         let _ = turn.events.send(ChatEvent::HandedOver {
             from: h.from.to_string(),

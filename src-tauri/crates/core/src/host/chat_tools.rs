@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{agent_refusal, CallOptions, Host, HostError};
 use crate::agent_data::AgentProfile;
-use crate::approval::{Acting, Origin};
+use crate::agents::AsAgent;
+use crate::approval::Origin;
 use crate::chat::{ToolCall, ToolError, ToolRunner};
 use crate::error::DeniedBy;
 use crate::ids::{ConversationId, ToolRef};
@@ -118,17 +119,6 @@ impl HostTools {
             .run_offered_pipeline(offered, arguments, &self.conversation, agent, cancel)
             .await
     }
-}
-
-/// An agent making a call (issue 15): named in the approval prompt and the audit log, and,
-/// when its profile tightens this tool to `ask`, why a person is asked even where the policy
-/// would allow the call.
-#[derive(Clone, Debug)]
-pub struct AsAgent {
-    /// Who asks, for whom.
-    pub acting: Acting,
-    /// The tightening's reason, when the profile says `ask` for this tool.
-    pub ask: Option<String>,
 }
 
 impl HostTools {

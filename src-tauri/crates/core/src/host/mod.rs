@@ -9,7 +9,6 @@
 //! The guard is held only to insert, remove or clone a handle, never across an `.await`; all
 //! lifecycle state lives in the supervisor tasks themselves.
 
-mod agent_tools;
 mod agents;
 pub mod app_calls;
 pub mod apps;
@@ -17,7 +16,6 @@ mod attention;
 mod audit;
 mod catalog_cost;
 mod chat;
-mod chat_agent;
 mod chat_tools;
 pub mod credentials;
 mod delegation;
@@ -40,7 +38,6 @@ mod putback;
 mod redaction;
 mod requests;
 mod run;
-mod run_state;
 mod runners;
 mod runs;
 mod sandbox;
@@ -63,6 +60,11 @@ use std::sync::{Arc, MutexGuard, PoisonError};
 
 use tokio::sync::{broadcast, OnceCell};
 
+pub use crate::agents::{
+    is_state_tool, state_tool_specs, AgentImportReport, AgentTools, AsAgent, HandOver,
+    HandOverSlot, Lineage, StateAuthor, TaskOutcome, DELEGATE_TOOL, HAND_OVER_TOOL, MAX_CHILDREN,
+    MAX_DEPTH, MAX_HAND_OVERS, STATE_TOOLS,
+};
 pub use crate::metrics::ExportOutcome;
 pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use crate::models::ProviderView;
@@ -74,16 +76,12 @@ pub use crate::pipelines::{
 pub use crate::pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LISTED};
 pub use crate::redaction::RedactionState;
 pub use crate::skills::{LoadedSkill, SkillHostError, SkillState, SkillView};
-pub use agent_tools::AgentTools;
-pub use agents::AgentImportReport;
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
 pub use catalog_cost::{
     CatalogCosts, CostModel, CostTarget, ServerCost, ToolCost, DEFAULT_TOOLS_WARN_PERCENT,
 };
 pub use chat::{SendOutcome, SendRequest, TurnInput};
-pub use chat_agent::{HandOver, HandOverSlot, HAND_OVER_TOOL, MAX_HAND_OVERS};
-pub use chat_tools::{AsAgent, HostTools};
-pub use delegation::{Lineage, TaskOutcome, DELEGATE_TOOL, MAX_CHILDREN, MAX_DEPTH};
+pub use chat_tools::HostTools;
 pub use demand::DEFAULT_IDLE_STOP;
 pub use discovery::{
     discovery_specs, loaded_in, Discovering, DISCOVERY_PROMPT, FIND_TOOL, LOAD_TOOL,
@@ -96,7 +94,6 @@ pub use pins::{Held, PinReview, ToolFindings};
 pub use policy::tool_digest;
 pub use requests::{ELICITATIONS_PER_HOUR, ELICITATIONS_WAITING, SAMPLING_PER_HOUR};
 pub use run::{CallOptions, Started};
-pub use run_state::{is_state_tool, state_tool_specs, StateAuthor, STATE_TOOLS};
 pub use sandbox::SandboxChange;
 pub use server_secrets::ValueStatus;
 pub use servers::{AddOptions, AddOutcome, ServerView};
@@ -240,6 +237,8 @@ impl HostBuilder {
         );
         let skills = crate::skills::Skills::new(self.data_dir.clone(), Arc::new(audit.clone()));
         let pipelines = crate::pipelines::Pipelines::new(store.clone(), Arc::new(audit.clone()));
+        let agents =
+            crate::agents::Agents::new(store.clone(), Arc::new(audit.clone()), events.clone());
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -263,6 +262,7 @@ impl HostBuilder {
                     redaction,
                     skills,
                     pipelines,
+                    agents,
                 },
                 events,
             }),

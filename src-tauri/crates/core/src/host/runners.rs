@@ -111,7 +111,7 @@ impl Host {
                 if self.inner.store.has_unfinished().await? {
                     // Agents that were working when it died are shown as cut off, not as
                     // running forever.
-                    self.inner.store.mark_agent_runs_interrupted().await?;
+                    self.inner.features.agents.mark_interrupted().await?;
                     swept = self
                         .inner
                         .store

@@ -111,4 +111,6 @@ pub(super) struct Features {
     pub(super) skills: crate::skills::Skills,
     /// Pipelines (`crate::pipelines`): stored definitions and their runs.
     pub(super) pipelines: crate::pipelines::Pipelines,
+    /// Agents (`crate::agents`): profiles, run trees, run state.
+    pub(super) agents: crate::agents::Agents,
 }

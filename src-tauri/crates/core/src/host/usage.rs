@@ -3,18 +3,19 @@
 //! Tokens come from the store: every answer that reported usage (superseded ones included:
 //! they were paid for), plus what agents spent on tasks for the conversation (issue 15, point
 //! 5): a delegated sub-agent's model calls are stored only in its run-tree node
-//! ([`crate::store::NODE_TASK`]). Nodes of agents answering in the conversation
-//! ([`crate::store::NODE_TURN`]) are not added: their calls are the answers already counted.
+//! ([`crate::agents::NODE_TASK`]). Nodes of agents answering in the conversation
+//! ([`crate::agents::NODE_TURN`]) are not added: their calls are the answers already counted.
 //! Cost is the list price of each model ([`crate::llm::limits`]) times its tokens; a model
 //! without a known price leaves the total marked incomplete rather than guessed.
 
 use serde::Serialize;
 
 use super::{Host, HostError};
+use crate::agents::AgentRunNode;
 use crate::ids::ConversationId;
 use crate::llm::limits;
 use crate::llm::Usage;
-use crate::store::{AgentRunNode, ModelUsage};
+use crate::store::ModelUsage;
 
 /// One model's share.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -78,11 +79,7 @@ impl Host {
     /// Tokens and estimated cost of a conversation.
     pub async fn conversation_usage(&self, id: &ConversationId) -> Result<CostReport, HostError> {
         let mut totals = self.inner.store.usage_totals(id).await?;
-        let nodes = self
-            .inner
-            .store
-            .task_runs_of_conversation(id.as_str())
-            .await?;
+        let nodes = self.inner.features.agents.task_runs(id).await?;
         let tasks = add_tasks(&mut totals.by_model, &nodes);
         totals.total.add(tasks);
         let providers = self.inner.features.models.records().await?;

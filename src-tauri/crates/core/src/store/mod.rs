@@ -31,8 +31,6 @@
 //! `DATABASE_URL`.
 
 mod access;
-mod agent_runs;
-mod agents;
 mod audit;
 mod conversations;
 mod damage;
@@ -46,7 +44,6 @@ mod open_tests;
 mod pins;
 mod policy;
 mod providers;
-mod run_state;
 mod servers;
 mod turn_redactions;
 
@@ -59,10 +56,6 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::SqlitePool;
 
 pub use access::ResultReview;
-pub use agent_runs::{
-    AgentRunEnd, AgentRunNode, AgentRunProgress, NewAgentRun, RunTotals, NODE_TASK, NODE_TURN,
-};
-pub use agents::AgentsImported;
 pub use audit::{
     chain_hash, AppendStamp, AuditEntry, AuditPage, AuditQuery, BadRow, ChainFields, NewAuditEntry,
     Refreshed, Tamper, VerifyReport, AUDIT_PAGE_MAX, DETAIL_MAX, GENESIS_HASH,
@@ -84,14 +77,10 @@ pub use metrics::{
 pub use pins::PendingItem;
 pub use policy::{PolicyRows, ServerTag, StoredRule};
 pub use providers::ProviderRecord;
-pub use run_state::{
-    check_key, RunStateError, StateEntry, StateKey, StateLimits, StateNote, LIMITS as STATE_LIMITS,
-    PERSON,
-};
 pub use servers::TrustRecord;
 pub use turn_redactions::TurnRedaction;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Run on every reader connection: the full-text index's vocabulary, which search reads to
 /// expand a typed prefix into the index's terms (`conversations/search.rs`). A `temp` virtual

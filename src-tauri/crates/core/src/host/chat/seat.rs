@@ -13,11 +13,10 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::super::chat_agent::{HandOver, Seat, Supervised};
-use super::super::delegation::Lineage;
 use super::super::HostTools;
 use super::super::{Host, HostError};
 use crate::agent_data::AgentProfile;
+use crate::agents::{supervise, HandOver, Lineage, Seat, Supervised};
 use crate::chat::{ChatEvent, ToolRunner};
 use crate::ids::{ConversationId, ProviderName};
 use crate::llm::Provider;
@@ -90,7 +89,8 @@ impl Host {
         let tools = HostTools::load(self, conversation).await?;
         let supervised = match place.agent {
             Some(p) => Some(
-                self.supervise(
+                supervise(
+                    self,
                     p,
                     Seat {
                         lineage: place.lineage,

@@ -4,8 +4,9 @@
 
 use serde::Serialize;
 
-use super::{now_ms, Store, StoreError};
+use crate::clock::now_ms;
 use crate::ids::RunId;
+use crate::store::{Store, StoreError};
 
 pub use live::{AgentRunProgress, NODE_TASK, NODE_TURN};
 

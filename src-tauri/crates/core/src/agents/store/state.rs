@@ -22,8 +22,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{now_ms, Store, StoreError};
+use crate::clock::now_ms;
 use crate::ids::RunId;
+use crate::store::{Store, StoreError};
 
 mod limits;
 

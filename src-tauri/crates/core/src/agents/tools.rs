@@ -2,14 +2,15 @@
 //! policy tightenings applied before anything reaches the approval seam, and its built-in
 //! tools (the run's shared state).
 //!
-//! [`AgentTools`] wraps the runner a turn would get ([`super::HostTools`]) and is itself a
+//! [`AgentTools`] wraps the runner a turn would get (the host's tools, as [`BaseTools`]) and
+//! is itself a
 //! [`ToolRunner`], so the turn loop runs an agent exactly as it runs a conversation: same
 //! validation, same approval seam, same audit. What the agent may not see is neither offered
 //! (`specs`) nor resolvable (`resolve`): a model that names a tool outside its scope gets "no
 //! such tool", the same answer as for a tool that does not exist, so the scope does not leak
 //! what else is configured. Tightenings can only take away: `deny` refuses before the seam is
 //! asked; `ask` tells the seam to ask a person even where the policy would allow the call.
-//! Every call goes through the seam as this agent ([`super::AsAgent`]): the approval prompt
+//! Every call goes through the seam as this agent ([`AsAgent`]): the approval prompt
 //! says which agent asks and for whom, the audit log names it as the actor.
 //!
 //! State tools are local (answered here, no server): a read is one agent's output reaching
@@ -23,13 +24,12 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::chat_agent::{hand_over_spec, parse_hand_over, HandOver, HandOverSlot, HAND_OVER_TOOL};
 use super::delegation::{
     delegate_spec, parse_delegate, refusal, Lineage, DELEGATE_TOOL, MAX_CHILDREN,
 };
-use super::{
-    is_state_tool, state_tool_specs, AsAgent, Host, HostTools, PipelineAgent, StateAuthor,
-};
+use super::hand_over::{hand_over_spec, parse_hand_over, HandOver, HandOverSlot, HAND_OVER_TOOL};
+use super::state::{is_state_tool, state_tool_specs, StateAuthor};
+use super::{AgentHost, Agents};
 use crate::agent_data::{AgentName, AgentProfile, Tighten};
 use crate::approval::audit::{AuditContext, AuditEvent};
 use crate::approval::Acting;
@@ -38,10 +38,47 @@ use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::{Content, ToolResult};
 
+/// An agent making a call (issue 15): named in the approval prompt and the audit log, and,
+/// when its profile tightens this tool to `ask`, why a person is asked even where the policy
+/// would allow the call.
+#[derive(Clone, Debug)]
+pub struct AsAgent {
+    /// Who asks, for whom.
+    pub acting: Acting,
+    /// The tightening's reason, when the profile says `ask` for this tool.
+    pub ask: Option<String>,
+}
+
+/// The tools an agent's are cut from: the host's tools of the conversation (every call
+/// through the governed seam), with the saved pipelines offered in this turn. The host
+/// implements it (`host/agents.rs`); the agent adds its scope, tightenings and built-in tools.
+pub trait BaseTools: ToolRunner {
+    /// Runs `call` through the seam as `agent`.
+    fn run_as(
+        &self,
+        call: ToolCall,
+        agent: AsAgent,
+    ) -> BoxFuture<'_, Result<ToolResult, ToolError>>;
+    /// The pipeline tools `profile`'s agent may run: every step in its scope, none denied.
+    fn pipeline_specs_for(&self, profile: &AgentProfile) -> Vec<ToolSpec>;
+    /// Whether `llm_name` is a pipeline offered in this turn.
+    fn offers_pipeline(&self, llm_name: &str) -> bool;
+    /// Runs the pipeline offered as `llm_name` as the agent `acting` with `profile` (its scope
+    /// and tightenings apply to every step). `Err` is a sentence for the model.
+    fn run_pipeline_as<'a>(
+        &'a self,
+        llm_name: &'a str,
+        arguments: Map<String, Value>,
+        acting: &'a Acting,
+        profile: &'a AgentProfile,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ToolResult, String>>;
+}
+
 /// The tools one agent sees in one run.
 pub struct AgentTools {
-    inner: Arc<HostTools>,
-    host: Host,
+    inner: Arc<dyn BaseTools>,
+    host: Arc<dyn AgentHost>,
     profile: AgentProfile,
     lineage: Lineage,
     specs: Vec<ToolSpec>,
@@ -55,9 +92,9 @@ pub struct AgentTools {
 
 impl AgentTools {
     /// `inner`'s tools as `profile` may see them, plus the state tools of the lineage's run.
-    pub fn new(
-        host: &Host,
-        inner: Arc<HostTools>,
+    pub fn new<H: AgentHost + Clone + 'static>(
+        host: &H,
+        inner: Arc<dyn BaseTools>,
         profile: AgentProfile,
         lineage: Lineage,
     ) -> Self {
@@ -75,7 +112,7 @@ impl AgentTools {
         specs.extend(inner.pipeline_specs_for(&profile));
         Self {
             inner,
-            host: host.clone(),
+            host: Arc::new(host.clone()),
             profile,
             lineage,
             specs,
@@ -113,7 +150,7 @@ impl AgentTools {
             hand_over,
             text,
         };
-        hand_on.audit(&self.host, &self.lineage, tool).await;
+        hand_on.audit(self.host.agents(), &self.lineage, tool).await;
     }
 
     /// Runs a hand-over call: leaves it for the conversation, to take effect when this turn
@@ -163,7 +200,7 @@ impl AgentTools {
         };
         let outcome = self
             .host
-            .run_agent_task(child, to.clone(), task, cancel)
+            .run_task(child, to.clone(), task, cancel)
             .await
             .map_err(|e| format!("Agent {to} could not start: {e}"))?;
         let answer = if outcome.answer.is_empty() {
@@ -249,7 +286,7 @@ impl ToolRunner for AgentTools {
             acting: self.acting(),
             ask,
         };
-        self.inner.run_as(call, Some(agent))
+        self.inner.run_as(call, agent)
     }
 
     fn is_local(&self, llm_name: &str) -> bool {
@@ -280,18 +317,15 @@ impl ToolRunner for AgentTools {
             }
             if self.inner.offers_pipeline(&name) && self.specs.iter().any(|s| s.name == name) {
                 let acting = self.acting();
-                let agent = PipelineAgent {
-                    acting: &acting,
-                    profile: &self.profile,
-                };
                 return self
                     .inner
-                    .run_pipeline_as(&name, arguments, Some(agent), cancel)
+                    .run_pipeline_as(&name, arguments, &acting, &self.profile, cancel)
                     .await;
             }
             let author = StateAuthor::Agent(self.profile.name.clone());
             match self
                 .host
+                .agents()
                 .run_state_tool(&self.lineage.run, &author, &name, &arguments)
                 .await
             {
@@ -306,20 +340,20 @@ impl ToolRunner for AgentTools {
 }
 
 /// A task or a conversation handed from one agent to another, for the audit log.
-pub(super) struct HandOn<'a> {
+pub struct HandOn<'a> {
     /// Who hands it on.
-    pub(super) from: &'a AgentName,
+    pub from: &'a AgentName,
     /// Who takes it.
-    pub(super) to: &'a AgentName,
+    pub to: &'a AgentName,
     /// A hand-over of the conversation (else a delegated task).
-    pub(super) hand_over: bool,
+    pub hand_over: bool,
     /// The task or the note (kept as digest and size only).
-    pub(super) text: &'a str,
+    pub text: &'a str,
 }
 
 impl HandOn<'_> {
     /// Records it against `lineage`'s run and conversation, as a call of `tool`.
-    pub(super) async fn audit(&self, host: &Host, lineage: &Lineage, tool: &str) {
+    pub async fn audit(&self, agents: &Agents, lineage: &Lineage, tool: &str) {
         let event = AuditEvent::delegated(
             self.from.as_str(),
             self.to.as_str(),
@@ -332,6 +366,6 @@ impl HandOn<'_> {
             conversation: Some(lineage.conversation.clone()),
             ..AuditContext::default()
         };
-        host.audit(event, ctx).await;
+        agents.audit.record(vec![(event, ctx)]).await;
     }
 }

@@ -4,7 +4,7 @@
 //! app's tree shows a supervisor or a long sub-agent working rather than "0 calls" until it
 //! ends. Writes are throttled to one per [`EVERY`] per node; a change inside the window is
 //! written when the window ends (a model that goes quiet after a tool call still shows the
-//! call), and the node's end ([`Host::finish_node`]) writes the final numbers in any case.
+//! call), and the node's end ([`Agents::finish_node`]) writes the final numbers in any case.
 
 use std::future::Future;
 use std::time::Duration;
@@ -13,19 +13,18 @@ use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::{Lineage, Tally};
+use crate::agents::delegation::{Lineage, Tally};
+use crate::agents::{AgentRunProgress, Agents};
 use crate::chat::ChatEvent;
-use crate::host::Host;
 use crate::ids::{ConversationId, RunId};
 use crate::llm::limits::Price;
-use crate::store::AgentRunProgress;
 
 /// The shortest time between two progress writes of one node.
 pub const EVERY: Duration = Duration::from_millis(250);
 
 /// One turn's events being counted, and its node's row kept up to date.
-pub(in crate::host) struct Live<'a> {
-    host: &'a Host,
+pub struct Live<'a> {
+    agents: &'a Agents,
     run: RunId,
     conversation: ConversationId,
     /// The node written to; `None` (a plain model chat) only counts.
@@ -38,14 +37,14 @@ pub(in crate::host) struct Live<'a> {
 
 impl<'a> Live<'a> {
     /// Follows a turn of `node` (of `lineage`'s run) on a model priced at `price`.
-    pub(in crate::host) fn new(
-        host: &'a Host,
+    pub fn new(
+        agents: &'a Agents,
         lineage: &Lineage,
         node: Option<String>,
         price: Option<Price>,
     ) -> Self {
         Self {
-            host,
+            agents,
             run: lineage.run.clone(),
             conversation: lineage.conversation.clone(),
             node,
@@ -85,14 +84,8 @@ impl<'a> Live<'a> {
                 .map(|p| p.cost(usage.input_tokens, usage.output_tokens)),
             tool_calls: self.tally.calls,
         };
-        match self
-            .host
-            .inner
-            .store
-            .agent_run_progress(node, &progress)
-            .await
-        {
-            Ok(true) => self.host.agent_run_changed(&self.run, &self.conversation),
+        match self.agents.store.agent_run_progress(node, &progress).await {
+            Ok(true) => self.agents.run_changed(&self.run, &self.conversation),
             Ok(false) => {}
             Err(e) => tracing::warn!(node = %node, error = %e, "run-tree progress not written"),
         }
@@ -105,7 +98,7 @@ impl<'a> Live<'a> {
     /// The turn and the counting are joined, never one awaited inside the other: a progress
     /// write waits for the store's writer, which the turn itself (a tool call's transaction, a
     /// child's node) may hold, and must not stop the turn from being polled meanwhile.
-    pub(in crate::host) async fn follow<T>(
+    pub async fn follow<T>(
         mut self,
         turn: impl Future<Output = T>,
         rx: &mut mpsc::UnboundedReceiver<ChatEvent>,
@@ -140,7 +133,7 @@ impl<'a> Live<'a> {
     /// `tap` is gone), writing progress as it goes; returns the count. For a turn whose channel
     /// closes when it ends (a conversation's turn, `host/chat.rs`), joined with the turn (as
     /// there), never awaited inside it.
-    pub(in crate::host) async fn pump(
+    pub async fn pump(
         mut self,
         mut rx: mpsc::UnboundedReceiver<ChatEvent>,
         tap: mpsc::UnboundedSender<ChatEvent>,

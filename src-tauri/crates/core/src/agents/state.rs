@@ -1,6 +1,6 @@
-//! A run's shared state as the host offers it (issue 15, point 3): thin methods over
-//! `store::run_state` for the shells and the agent runtime, and the built-in tools through which
-//! agents read and write it ([`state_tool_specs`], [`Host::run_state_tool`]).
+//! A run's shared state as the feature offers it (issue 15, point 3): thin methods over its
+//! tables ([`super::store`]) for the shells and the agent runtime, and the built-in tools
+//! through which agents read and write it ([`state_tool_specs`], [`Agents::run_state_tool`]).
 //!
 //! The point is that what one vendor's model found reaches another vendor's model in one form:
 //! every agent of a run, whatever its provider, sees the same JSON entries with the same
@@ -9,7 +9,7 @@
 //! Every write (a value, a note) is audited as [`AuditEvent::StateWritten`], naming the author,
 //! the run, the key and the size, never the value.
 //!
-//! Tool names: see `run_state_tools.rs` for why they can never collide with a server's tool.
+//! Tool names: see `state/tools.rs` for why they can never collide with a server's tool.
 
 mod tools;
 
@@ -17,11 +17,11 @@ use serde_json::{Map, Value};
 
 pub use tools::{is_state_tool, state_tool_specs, STATE_TOOLS};
 
-use super::{Host, HostError};
+use super::{Agents, RunStateError, StateEntry, StateKey, StateNote, PERSON};
 use crate::agent_data::AgentName;
 use crate::approval::audit::{Actor, AuditContext, AuditEvent};
+use crate::error::HostError;
 use crate::ids::RunId;
-use crate::store::{RunStateError, StateEntry, StateKey, StateNote, PERSON};
 
 /// Who writes to a run's state: an agent, or a person (at a shell).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,18 +57,8 @@ impl From<AgentName> for StateAuthor {
     }
 }
 
-impl Host {
-    /// Parses a run id as the shells take it (`run-` and 32 hex digits).
-    pub fn run_id(text: &str) -> Result<RunId, HostError> {
-        RunId::parse(text.trim()).map_err(|_| {
-            HostError::Invalid(format!(
-                "{:?} is not a run id; a run id is `run-` followed by 32 hex digits",
-                text.chars().take(80).collect::<String>()
-            ))
-        })
-    }
-
-    /// Writes a new version of `key` in `run`'s state (see `store::run_state` for versions,
+impl Agents {
+    /// Writes a new version of `key` in `run`'s state (see `agents/store/state.rs` for versions,
     /// conflicts and limits) and audits it.
     pub async fn state_put(
         &self,
@@ -79,7 +69,6 @@ impl Host {
         expected_version: Option<u32>,
     ) -> Result<StateKey, RunStateError> {
         let written = self
-            .inner
             .store
             .state_put(run, key, value, author.as_str(), expected_version)
             .await?;
@@ -96,7 +85,6 @@ impl Host {
         text: &str,
     ) -> Result<StateNote, RunStateError> {
         let note = self
-            .inner
             .store
             .state_add_note(run, author.as_str(), text)
             .await?;
@@ -107,7 +95,7 @@ impl Host {
 
     /// The newest version of `key`, if it was ever written.
     pub async fn state_get(&self, run: &RunId, key: &str) -> Result<Option<StateEntry>, HostError> {
-        Ok(self.inner.store.state_get(run, key).await?)
+        Ok(self.store.state_get(run, key).await?)
     }
 
     /// Every version of `key`, oldest first.
@@ -116,17 +104,17 @@ impl Host {
         run: &RunId,
         key: &str,
     ) -> Result<Vec<StateEntry>, HostError> {
-        Ok(self.inner.store.state_history(run, key).await?)
+        Ok(self.store.state_history(run, key).await?)
     }
 
     /// The newest version of every key, by key (without values).
     pub async fn state_list(&self, run: &RunId) -> Result<Vec<StateKey>, HostError> {
-        Ok(self.inner.store.state_list(run).await?)
+        Ok(self.store.state_list(run).await?)
     }
 
     /// Every note, oldest first.
     pub async fn state_notes(&self, run: &RunId) -> Result<Vec<StateNote>, HostError> {
-        Ok(self.inner.store.state_notes(run).await?)
+        Ok(self.store.state_notes(run).await?)
     }
 
     /// Answers a call of a built-in state tool by `author` in `run`: `None` when `llm_name` is
@@ -207,7 +195,9 @@ impl Host {
             version,
             bytes,
         };
-        self.audit(event, AuditContext::default()).await;
+        self.audit
+            .record(vec![(event, AuditContext::default())])
+            .await;
     }
 }
 

@@ -2,8 +2,9 @@
 //! Validation against the rest of the host (providers, other agents) is the host's; this only
 //! keeps rows, refusing a second row with a taken name.
 
-use super::{now_ms, Store, StoreError};
 use crate::agent_data::{AgentName, AgentProfile};
+use crate::clock::now_ms;
+use crate::store::{Store, StoreError};
 
 fn to_json(p: &AgentProfile) -> Result<String, StoreError> {
     serde_json::to_string(p).map_err(|e| StoreError::Corrupt {

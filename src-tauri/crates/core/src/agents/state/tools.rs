@@ -16,8 +16,9 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::agents::{check_key, StateEntry, StateKey, StateNote, STATE_LIMITS};
 use crate::llm::ToolSpec;
-use crate::store::{check_key, iso_utc, StateEntry, StateKey, StateNote, STATE_LIMITS};
+use crate::store::iso_utc;
 
 /// Read one entry.
 pub const STATE_GET: &str = "switchboard_state_get";
