@@ -12,7 +12,7 @@ mod oauth_support;
 use std::time::Duration;
 
 use oauth_support::*;
-use switchboard_core::mcp::connection::oauth::now_secs;
+use switchboard_core::oauth::now_secs;
 use switchboard_tests::fake_oauth::{FakeOAuth, Mode, OAuthHandle, OAuthOpts, Side};
 use switchboard_tests::*;
 

@@ -38,12 +38,12 @@ use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use switchboard_core::ids::ServerId;
 use switchboard_core::mcp::catalog::{Arguments, Content, ToolInfo, ToolResult};
-use switchboard_core::mcp::connection::oauth::{self, ClientSettings, Handoff, StepEvent};
 use switchboard_core::mcp::connection::{
     ConnectOptions, Connection, ElicitationAnswer, Endpoint, Lifecycle, RequestOptions,
 };
 use switchboard_core::mcp::requests::{ClientFeatures, Root, ServerRequests};
 use switchboard_core::mcp::McpError;
+use switchboard_core::oauth::{self, ClientSettings, Handoff, StepEvent};
 use switchboard_core::redact::Secret;
 use switchboard_core::secrets::{MemoryStore, Secrets};
 use switchboard_core::server_logs::ServerLogs;

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use switchboard_core::mcp::connection::oauth::{Handoff, StepEvent};
+use switchboard_core::oauth::{Handoff, StepEvent};
 use switchboard_core::url_check::CheckedUrl;
 
 /// Fetches the authorization page and delivers its redirect to the host's loopback listener,

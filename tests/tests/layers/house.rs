@@ -20,8 +20,7 @@ const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
     ("host", 14_100),
-    ("mcp", 7_750),
-    ("store", 6_900),
+    ("store", 6_540),
     ("config", 7_450),
     ("llm", 5_450),
 ];

@@ -60,7 +60,9 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
     Some(match module {
         m if LEAVES.contains(&m) => Some(&[]),
         "secrets" | "store" | "llm" => Some(&[]),
-        "mcp" => Some(&["secrets"]),
+        // OAuth sign-in over rmcp's auth types (issue 26: out of `mcp::connection`, below it).
+        "oauth" => Some(&["secrets"]),
+        "mcp" => Some(&["oauth", "secrets"]),
         // One task per server over its connection (issue 26: out of `mcp`, above it).
         "supervisor" => Some(&["mcp"]),
         "approval" => Some(&["store"]),
@@ -72,7 +74,7 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         "chat" => Some(&["llm", "mcp", "approval", "store"]),
         // The one error of the core's facade (issue 26): the host and every feature answer
         // with it, so it names the errors of the layers below.
-        "error" => Some(&["approval", "mcp", "secrets", "store"]),
+        "error" => Some(&["approval", "mcp", "oauth", "secrets", "store"]),
         // Features out of `host` (issue 26): each owns its state and its store tables and gets
         // narrow handles from the host, never the host itself.
         "metrics" => Some(&["error", "store"]),

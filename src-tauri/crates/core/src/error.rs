@@ -27,7 +27,7 @@ pub enum HostError {
     Mcp(#[from] McpError),
     /// Signing in failed.
     #[error(transparent)]
-    SignIn(Arc<crate::mcp::connection::oauth::SignInError>),
+    SignIn(Arc<crate::oauth::SignInError>),
     /// The spec is invalid.
     #[error("the server configuration is invalid: {0}")]
     Spec(#[from] crate::config::SpecError),

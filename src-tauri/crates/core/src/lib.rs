@@ -65,6 +65,7 @@ pub mod llm;
 pub mod mcp;
 pub mod metrics;
 pub mod models;
+pub mod oauth;
 pub mod opener;
 pub mod outbound;
 pub mod pin_data;

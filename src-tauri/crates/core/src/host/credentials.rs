@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// The sign-in types the shells need (timeline, hand-off, outcomes), re-exported so a shell
 /// reaches the core through `host` only, never `mcp::connection` (the seam test).
-pub use crate::mcp::connection::oauth::{
+pub use crate::oauth::{
     now_secs, Handoff, Registration, SignInStatus, SignInStep, SignedIn, SignedOut, StepEvent,
     StepState,
 };
@@ -20,7 +20,7 @@ pub use crate::mcp::connection::oauth::{
 use super::{Host, HostError};
 use crate::config::TransportSpec;
 use crate::ids::{ProviderName, ServerId};
-use crate::mcp::connection::oauth;
+use crate::oauth;
 use crate::secrets::{SecretKey, SignInPart};
 use crate::status::Reason;
 

@@ -321,9 +321,7 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn signins(
-        &self,
-    ) -> MutexGuard<'_, HashMap<ServerId, crate::mcp::connection::oauth::Authorizer>> {
+    fn signins(&self) -> MutexGuard<'_, HashMap<ServerId, crate::oauth::Authorizer>> {
         self.servers
             .signins
             .lock()

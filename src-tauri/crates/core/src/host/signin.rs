@@ -1,5 +1,5 @@
 //! Signing in to remote servers (issue 12): the host side of the core's OAuth flow
-//! ([`crate::mcp::connection::oauth`]). The host owns one [`Authorizer`] per signed-in server
+//! ([`crate::oauth`]). The host owns one [`Authorizer`] per signed-in server
 //! (so every connection to it shares one token and one refresh), asks for a sign-in when a
 //! server answers 401, and restarts the server once signed in so its first call is the proof.
 
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{HttpAuth, HttpSpec, TransportSpec};
 use crate::ids::ServerId;
-use crate::mcp::connection::oauth::{
+use crate::oauth::{
     self, Authorizer, BoundSecret, ClientSettings, Handoff, SignInError, SignInStatus, SignInStep,
     SignedIn, SignedOut, StepEvent,
 };

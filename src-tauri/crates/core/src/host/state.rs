@@ -22,7 +22,7 @@ use crate::approval::questions::PendingQuestions;
 use crate::approval::PendingApprovals;
 use crate::config::launch::SearchPath;
 use crate::ids::{ConversationId, ServerId};
-use crate::mcp::connection::oauth::Authorizer;
+use crate::oauth::Authorizer;
 use crate::supervisor::{ServerHandle, SupervisorConfig};
 
 /// The machine as the builder described it.

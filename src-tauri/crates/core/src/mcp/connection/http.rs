@@ -39,9 +39,9 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::oauth::Authorizer;
 use super::wire::{refusal, refusal_reason, refused_answer, JSON_DEPTH_LIMIT};
 use crate::mcp::McpError;
+use crate::oauth::Authorizer;
 use crate::redact::Secret;
 use crate::server_logs::{Direction, ServerLogs};
 use crate::status::Reason;
@@ -584,7 +584,12 @@ pub(super) async fn transport(
             logs: logs.clone(),
         }),
         Some(a) => HttpTransport::Authorized(Traced {
-            inner: StreamableHttpClientTransport::with_client(a.client(guarded).await?, config),
+            inner: StreamableHttpClientTransport::with_client(
+                a.client(guarded)
+                    .await
+                    .map_err(|e| McpError::Config(e.to_string()))?,
+                config,
+            ),
             logs: logs.clone(),
         }),
     })

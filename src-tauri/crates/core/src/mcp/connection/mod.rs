@@ -40,7 +40,6 @@ mod http;
 mod legacy_sse;
 mod listen;
 pub mod mrtr;
-pub mod oauth;
 mod open;
 mod skills;
 mod stdio;
@@ -115,7 +114,7 @@ pub enum Endpoint {
         /// The cap on one JSON body or SSE event, as for a stdio line.
         max_message: usize,
         /// The server's sign-in, when it has one.
-        auth: Option<oauth::Authorizer>,
+        auth: Option<crate::oauth::Authorizer>,
     },
 }
 

@@ -1,7 +1,9 @@
 //! OAuth sign-in for remote servers (issue 12), over rmcp's authorization state machine (the
 //! SDK's `auth` feature: discovery, issuer and resource checks, PKCE, scope selection and
-//! step-up, refresh, client credentials). It lives under `connection` because it speaks rmcp's
-//! types; everything outside sees only the types of this file.
+//! step-up, refresh, client credentials). It is its own module, below `mcp`: a sign-in is not a
+//! connection, and the host's sign-in, credentials and `switchboard auth` need it without a
+//! server running. With `mcp::connection` it is one of the two users of `rmcp` (its auth types);
+//! everything outside sees only the types of this file. A connection takes an [`Authorizer`].
 //!
 //! What Switchboard adds around rmcp:
 //! - `net`: the one HTTP client of every sign-in request, with the SSRF guard (AU-09/AU-10);
@@ -26,7 +28,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use oauth2::TokenResponse;
-use rmcp::transport::auth::{AuthClient, AuthorizationManager, OAuthTokenResponse};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager, OAuthTokenResponse};
 use serde::{Deserialize, Serialize};
 
 pub use self::errors::SignInError;
@@ -152,14 +154,14 @@ pub type Renewer = Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + S
 /// connection to one server, so concurrent calls wait for one refresh instead of racing.
 #[derive(Clone)]
 pub struct Authorizer {
-    pub(super) manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
+    pub(crate) manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
     /// The keyring record, as the manager's store (a clone sharing its cache).
-    pub(super) store: store::KeyringCredentials,
+    pub(crate) store: store::KeyringCredentials,
     /// How a refused token is replaced without a person (client credentials).
-    pub(super) renew: Option<Renewer>,
+    pub(crate) renew: Option<Renewer>,
     /// Held while a refused token is being replaced, so the requests refused with it wait and
     /// use the one replacement instead of each refreshing.
-    pub(super) recovering: Arc<tokio::sync::Mutex<()>>,
+    pub(crate) recovering: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -184,7 +186,7 @@ impl Authorizer {
     /// A token to retry a request the server refused with `sent`: the one another request
     /// already got in its place, else a refreshed one (or, for client credentials, a renewed
     /// one). One at a time: whoever waited finds the replacement made meanwhile.
-    pub(super) async fn recover(&self, sent: &str) -> Option<String> {
+    pub(crate) async fn recover(&self, sent: &str) -> Option<String> {
         let _one = self.recovering.lock().await;
         // Another request (or process) may have replaced it while we waited.
         self.store.forget().await;
@@ -206,7 +208,7 @@ impl Authorizer {
     }
 
     /// Remembers what a 403 `insufficient_scope` asked for: the next sign-in asks for it.
-    pub(super) async fn remember_challenge(&self, header: &str) {
+    pub(crate) async fn remember_challenge(&self, header: &str) {
         let base = self.store.resource_url();
         let params = rmcp::transport::auth::WWWAuthenticateParams::parse(header, &base);
         if let Some(scope) = params.scope.filter(|s| !s.trim().is_empty()) {
@@ -217,15 +219,14 @@ impl Authorizer {
     }
 
     /// rmcp's authorizing HTTP client around `inner`, sharing this server's manager.
-    pub(super) async fn client<C>(&self, inner: C) -> Result<AuthClient<C>, crate::mcp::McpError> {
+    pub(crate) async fn client<C>(&self, inner: C) -> Result<AuthClient<C>, AuthError> {
         // AuthClient::new wants a manager of its own; it is replaced by the shared one at once.
         // The placeholder has no network access and never runs.
         let placeholder = AuthorizationManager::new_with_oauth_http_client(
             "http://127.0.0.1/",
             Arc::new(net::NoNetwork),
         )
-        .await
-        .map_err(|e| crate::mcp::McpError::Config(e.to_string()))?;
+        .await?;
         let mut client = AuthClient::new(inner, placeholder);
         client.auth_manager = self.manager.clone();
         Ok(client)
