@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use switchboard_core::config::escape::escape_for_display;
 use switchboard_core::config::sandbox::{Access, SandboxSpec};
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::Host;
 
 use crate::errors::usage;

@@ -8,7 +8,6 @@
 //! returns the secrets it found so the host can move them into the keyring.
 
 pub mod credentials;
-pub mod escape;
 pub mod export;
 pub mod import;
 pub mod launch;

@@ -29,7 +29,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::escape::escape_for_display;
+use crate::escape::escape_for_display;
 
 pub mod argv;
 pub mod domains;

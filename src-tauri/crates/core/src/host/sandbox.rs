@@ -420,7 +420,7 @@ async fn probe(bwrap: Option<&Path>) -> Result<(), String> {
         return Ok(());
     }
     let said = String::from_utf8_lossy(&out.stderr);
-    let said = crate::config::escape::short_for_display(said.trim(), 300);
+    let said = crate::escape::short_for_display(said.trim(), 300);
     Err(format!(
         "bubblewrap cannot create a sandbox here ({said}); unprivileged user namespaces may be off (kernel.unprivileged_userns_clone, or an AppArmor restriction on them)"
     ))

@@ -217,7 +217,7 @@ async fn run_pasta(pasta: &Path, pid: u32, proxy: Option<u16>) -> Result<(), Net
         .filter(|l| !l.contains("to syslog"))
         .map(str::to_owned)
         .collect();
-    Err(NetError::Pasta(crate::config::escape::short_for_display(
+    Err(NetError::Pasta(crate::escape::short_for_display(
         said.join("; ").trim(),
         300,
     )))

@@ -255,7 +255,7 @@ async fn refuse(
     host: &str,
     why: &str,
 ) -> Result<(), ProxyError> {
-    let shown = crate::config::escape::escape_for_display(host);
+    let shown = crate::escape::escape_for_display(host);
     shared
         .logs
         .note(&format!("sandbox proxy refused {shown}: {why}"));

@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::SandboxError;
-use crate::config::escape::escape_for_display;
+use crate::escape::escape_for_display;
 
 /// The most domains one list may hold.
 pub const MAX_DOMAINS: usize = 256;

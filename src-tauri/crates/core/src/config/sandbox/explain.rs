@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::argv::SYSTEM_DIRS;
 use super::{clean, store_of, Access, CredentialStore, SandboxSpec};
-use crate::config::escape::{quote_arg, short_for_display};
+use crate::escape::{quote_arg, short_for_display};
 use crate::ids::ServerId;
 
 /// What the sandbox kept a server from.
