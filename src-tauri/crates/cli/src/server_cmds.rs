@@ -243,7 +243,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             env: parse_pairs(&a.env, "environment variable")?,
             cwd: a.cwd,
             sandbox: if a.sandbox {
-                switchboard_core::config::sandbox::SandboxSpec::on()
+                switchboard_core::sandbox::SandboxSpec::on()
             } else {
                 Default::default()
             },

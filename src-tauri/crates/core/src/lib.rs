@@ -78,6 +78,7 @@ pub mod redact;
 pub mod redaction;
 pub mod registry;
 pub mod roots;
+pub mod sandbox;
 pub mod schema;
 pub mod secrets;
 pub mod server_logs;

@@ -39,12 +39,12 @@ use super::credentials::{
 };
 use super::import::names::Taken;
 use super::placeholders::spec_refs;
-use super::sandbox::SandboxSpec;
 use super::{
     HttpSpec, NamedValue, ServerSpec, SpecError, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
 use crate::escape::short_for_display;
 use crate::ids::ServerId;
+use crate::sandbox::SandboxSpec;
 
 /// The URL scheme.
 pub const SCHEME: &str = "switchboard";

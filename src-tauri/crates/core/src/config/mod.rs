@@ -13,7 +13,6 @@ pub mod import;
 pub mod launch;
 pub mod link;
 pub mod placeholders;
-pub mod sandbox;
 mod spec;
 
 pub use spec::*;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::sandbox::{SandboxError, SandboxSpec};
 use crate::ids::{ProviderName, SecretName, ServerId};
+use crate::sandbox::{SandboxError, SandboxSpec};
 
 /// Everything needed to connect to one MCP server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
