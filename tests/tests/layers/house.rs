@@ -19,10 +19,10 @@ use syn::visit::Visit;
 const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
-    ("host", 14_100),
+    ("host", 13_300),
     ("mcp", 7_750),
     ("store", 6_900),
-    ("config", 7_450),
+    ("config", 5_450),
     ("llm", 5_450),
 ];
 /// How far below its ceiling a number may fall before the ceiling must be lowered.
