@@ -7,6 +7,8 @@
 //!   importers/exporters for Claude Desktop, VS Code and Cursor files.
 //! - [`escape`]: untrusted text made visible before it is shown (ANSI, controls, bidi), a leaf
 //!   below `config` and everything that displays server text.
+//! - [`sandbox`]: the opt-in sandbox of a local server (bubblewrap, its own network, the
+//!   filtering proxy), a leaf whose setting `config` holds; the host composes it.
 //! - [`secrets`]: the `SecretStore` seam with the OS keyring and an in-memory store.
 //! - [`store`]: SQLite through sqlx with embedded migrations; typed repositories.
 //! - [`mcp`]: one supervisor task per server; `mcp::connection` is the only module that touches
