@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use switchboard_core::config::sandbox::explain::Blocked;
-use switchboard_core::config::sandbox::{Access, SandboxSpec};
 use switchboard_core::config::ServerSpec;
 use switchboard_core::host::{CallOptions, CheckLevel, Host, TrustState};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::Content;
+use switchboard_core::sandbox::explain::Blocked;
+use switchboard_core::sandbox::{Access, SandboxSpec};
 use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 

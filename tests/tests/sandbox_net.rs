@@ -16,11 +16,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use switchboard_core::config::sandbox::explain::Blocked;
-use switchboard_core::config::sandbox::SandboxSpec;
 use switchboard_core::host::{CallOptions, Host};
 use switchboard_core::ids::ToolRef;
 use switchboard_core::mcp::catalog::Content;
+use switchboard_core::sandbox::explain::Blocked;
+use switchboard_core::sandbox::SandboxSpec;
 use switchboard_core::supervisor::ServerStatus;
 use switchboard_tests::*;
 

@@ -102,7 +102,7 @@ fn folder(typed: &str, home: Option<&Path>) -> Result<PathBuf, IpcError> {
     if !path.is_dir() {
         return Err(IpcError::invalid(format!(
             "{} is not an existing folder",
-            switchboard_core::config::escape::short_for_display(&path.to_string_lossy(), 200)
+            switchboard_core::escape::short_for_display(&path.to_string_lossy(), 200)
         )));
     }
     Ok(path)

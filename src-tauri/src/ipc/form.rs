@@ -6,10 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::config::escape::short_for_display;
 use switchboard_core::config::{
     HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
+use switchboard_core::escape::short_for_display;
 use switchboard_core::host::{AddOptions, Host};
 use switchboard_core::ids::ServerId;
 use switchboard_core::redact::Secret;

@@ -131,7 +131,7 @@ impl IpcError {
 /// command checks its arguments, so a hostile request must neither forge log lines (a newline
 /// in a "server name") nor fill the log with a megabyte "tool name".
 pub(crate) fn logged(id: &str) -> String {
-    switchboard_core::config::escape::short_for_display(id, 128)
+    switchboard_core::escape::short_for_display(id, 128)
 }
 
 impl From<HostError> for IpcError {

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use switchboard_core::config::escape::short_for_display;
-use switchboard_core::config::sandbox::domains::{self, MAX_DOMAINS};
-use switchboard_core::config::sandbox::explain::{Blocked, Finding};
-use switchboard_core::config::sandbox::{Access, SandboxSpec, MAX_PATHS};
+use switchboard_core::escape::short_for_display;
 use switchboard_core::host::{Host, SandboxChange};
+use switchboard_core::sandbox::domains::{self, MAX_DOMAINS};
+use switchboard_core::sandbox::explain::{Blocked, Finding};
+use switchboard_core::sandbox::{Access, SandboxSpec, MAX_PATHS};
 use tauri::State;
 
 use super::{logged, IpcError};

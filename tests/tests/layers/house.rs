@@ -19,9 +19,9 @@ use syn::visit::Visit;
 const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
-    ("host", 14_100),
+    ("host", 13_300),
     ("store", 6_540),
-    ("config", 7_450),
+    ("config", 5_450),
     ("llm", 5_450),
 ];
 /// How far below its ceiling a number may fall before the ceiling must be lowered.

@@ -52,6 +52,11 @@ const LEAVES: &[&str] = &[
     "hygiene",
     "server_logs",
     "server_process",
+    // Untrusted text made visible (issue 26: out of `config`, so the sandbox below it can use it).
+    "escape",
+    // The sandbox of local servers (issue 26: out of `config` and `host`): the setting `config`
+    // holds and fingerprints, and the running of it (bubblewrap, pasta, the filtering proxy).
+    "sandbox",
 ];
 
 /// What `module` may depend on besides the leaves; `None` when it may depend on everything.

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use switchboard_core::approval::Origin;
-use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::{CallOptions, Host, HostError};
 use switchboard_core::hygiene::name_outside_spec;
 use switchboard_core::ids::{RunId, ServerId, ToolRef};

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::{CatalogCosts, CostModel, CostTarget, Host};
 use switchboard_core::ids::ServerId;
 

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::{Host, ModelEntry, ProviderModels};
 use switchboard_core::llm::models::{DetectedRuntime, ModelInfo, ToolSupport};
 use switchboard_core::llm::profiles::ToolMode;

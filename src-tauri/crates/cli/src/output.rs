@@ -16,7 +16,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde::Serialize;
-use switchboard_core::config::escape::{escape_for_display, is_suspicious};
+use switchboard_core::escape::{escape_for_display, is_suspicious};
 use switchboard_core::hygiene::{name_outside_spec, reveal};
 use switchboard_core::mcp::catalog::{Content, Progress, ResourceContents};
 

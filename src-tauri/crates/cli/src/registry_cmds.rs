@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use switchboard_core::config::escape::escape_for_display;
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::AddOptions;
 use switchboard_core::redact::Secret;
 use switchboard_core::registry::{

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use switchboard_core::config::escape::escape_for_display;
-use switchboard_core::config::sandbox::{Access, SandboxSpec};
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::Host;
+use switchboard_core::sandbox::{Access, SandboxSpec};
 
 use crate::errors::usage;
 use crate::{output, Ctx};

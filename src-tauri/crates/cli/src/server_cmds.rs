@@ -8,11 +8,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use switchboard_core::config::credentials::{shown_value, text_credentials};
-use switchboard_core::config::escape::escape_for_display;
 use switchboard_core::config::placeholders::{move_credentials, Moved};
 use switchboard_core::config::{
     Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
+use switchboard_core::escape::escape_for_display;
 use switchboard_core::host::{AddOptions, CheckLevel, FieldBinding, Host, TrustState};
 use switchboard_core::server_logs::{Direction, ServerLogs};
 use switchboard_core::supervisor::ServerStatus;
@@ -243,7 +243,7 @@ async fn add(ctx: &Ctx, a: AddArgs) -> anyhow::Result<ExitCode> {
             env: parse_pairs(&a.env, "environment variable")?,
             cwd: a.cwd,
             sandbox: if a.sandbox {
-                switchboard_core::config::sandbox::SandboxSpec::on()
+                switchboard_core::sandbox::SandboxSpec::on()
             } else {
                 Default::default()
             },

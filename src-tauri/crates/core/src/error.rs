@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::approval::ApprovalError;
-use crate::config::escape::ServerText;
+use crate::escape::ServerText;
 use crate::ids::ServerId;
 use crate::mcp::McpError;
 use crate::secrets::SecretError;

@@ -33,8 +33,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::catalog::ToolInfo;
-use crate::config::escape::is_suspicious;
-pub use crate::config::escape::Hidden;
+use crate::escape::is_suspicious;
+pub use crate::escape::Hidden;
 
 /// The longest tool description accepted, in bytes.
 pub const DESCRIPTION_MAX: usize = 8 * 1024;
@@ -43,7 +43,7 @@ pub const SCHEMA_MAX: usize = 256 * 1024;
 /// How many characters of context an excerpt keeps on each side of a match.
 const EXCERPT_CONTEXT: usize = 30;
 
-// `Hidden` lives in `config::escape` (a leaf: the URL check uses it too); how a finding names
+// `Hidden` lives in `escape` (a leaf: the URL check uses it too); how a finding names
 // it is this module's business.
 impl Hidden {
     fn label(self) -> &'static str {
@@ -259,7 +259,7 @@ pub fn name_outside_spec(name: &str) -> Option<String> {
             .take(8)
             .map(|c| match c {
                 ' ' => "space".to_owned(),
-                c => crate::config::escape::escape_for_display(&c.to_string()),
+                c => crate::escape::escape_for_display(&c.to_string()),
             })
             .collect();
         let more = if odd.len() > 8 { ", …" } else { "" };

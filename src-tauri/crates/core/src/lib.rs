@@ -5,6 +5,10 @@
 //! - [`ids`]: identity newtypes (`ServerId`, `ToolRef`) so no bare string keys cross modules.
 //! - [`config`]: the server spec model, launch resolution and trust fingerprints, and the
 //!   importers/exporters for Claude Desktop, VS Code and Cursor files.
+//! - [`escape`]: untrusted text made visible before it is shown (ANSI, controls, bidi), a leaf
+//!   below `config` and everything that displays server text.
+//! - [`sandbox`]: the opt-in sandbox of a local server (bubblewrap, its own network, the
+//!   filtering proxy), a leaf whose setting `config` holds; the host composes it.
 //! - [`secrets`]: the `SecretStore` seam with the OS keyring and an in-memory store.
 //! - [`store`]: SQLite through sqlx with embedded migrations; typed repositories.
 //! - [`mcp`]: one supervisor task per server; `mcp::connection` is the only module that touches
@@ -55,6 +59,7 @@ pub mod chat;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod escape;
 pub mod events;
 #[cfg(feature = "harness")]
 pub mod harness;
@@ -76,6 +81,7 @@ pub mod redact;
 pub mod redaction;
 pub mod registry;
 pub mod roots;
+pub mod sandbox;
 pub mod schema;
 pub mod secrets;
 pub mod server_logs;

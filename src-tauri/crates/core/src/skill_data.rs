@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::config::escape::ServerText;
+use crate::escape::ServerText;
 
 pub use self::frontmatter::parse_frontmatter;
 pub use self::verify::{accept, before_read, check_frontmatter, content_bytes, verify_file};

@@ -3,7 +3,7 @@
 //!
 //! A leaf, like [`crate::events`] which publishes these: the supervisor, the connection, the
 //! CLI and the desktop all depend on it and it depends on nothing but `ids`-level leaves
-//! (`clock`, `config::escape`). It used to live in `mcp::supervisor`, which made `events` and
+//! (`clock`, `escape`). It used to live in `mcp::supervisor`, which made `events` and
 //! the supervisor import each other.
 //!
 //! Reasons are data, not sentences, because the shells act on them: an [`Reason::AuthRequired`]
@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::escape::ServerText;
+use crate::escape::ServerText;
 
 /// Progress of a running request, from `notifications/progress`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::catalog::{Catalog, CatalogSnapshot};
-use crate::config::escape::ServerText;
+use crate::escape::ServerText;
 use crate::events::HostEvent;
 use crate::ids::ServerId;
 use crate::mcp::connection::{ConnectOptions, Connection, Endpoint, Lifecycle, ServerSignal};

@@ -18,7 +18,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::escape::Hidden;
+use crate::escape::Hidden;
 
 /// The longest URL that may be opened, in characters.
 pub const MAX_URL: usize = 4096;

@@ -32,7 +32,7 @@ impl AppRef {
     pub fn describe(&self) -> String {
         format!(
             "the app {} of server {}",
-            crate::config::escape::short_for_display(&self.uri, 120),
+            crate::escape::short_for_display(&self.uri, 120),
             self.server
         )
     }

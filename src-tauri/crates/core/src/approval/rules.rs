@@ -62,7 +62,7 @@ impl Rule {
     pub fn validate(&self) -> Result<(), RuleError> {
         let bad = |reason: String| {
             Err(RuleError {
-                id: crate::config::escape::short_for_display(&self.id, 64),
+                id: crate::escape::short_for_display(&self.id, 64),
                 reason,
             })
         };

@@ -8,9 +8,9 @@
 //!
 //! Pure: no keyring, no store. Nothing here puts a value in a message.
 
-use super::escape::{quote_arg, short_for_display};
 use super::import::names::{sanitize, Taken};
 use super::{Binding, ServerSpec, ValueSource};
+use crate::escape::{quote_arg, short_for_display};
 use crate::ids::SecretName;
 use crate::redact::{name_looks_secret, value_looks_secret, Secret};
 

@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
-use super::escape::escape_for_display;
 use super::import::ForeignFormat;
 use super::{is_env_name, NamedValue, ServerSpec, Timeouts, TransportSpec, ValueSource};
 use crate::config::credentials::{binding_words, looks_like_credential};
+use crate::escape::escape_for_display;
 use crate::ids::SecretName;
 
 /// An exported file and what the user must know about it.

@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::credentials::shown_value;
-use super::escape::{escape_for_display, quote_arg};
-use super::sandbox::SandboxSpec;
 use super::{Binding, HttpSpec, NamedValue, ServerSpec, StdioSpec, TransportSpec, ValueSource};
+use crate::escape::{escape_for_display, quote_arg};
+use crate::sandbox::SandboxSpec;
 
 mod paths;
 mod pinning;

@@ -37,14 +37,14 @@ use serde::{Deserialize, Serialize};
 use super::credentials::{
     credential_arg, credential_query, looks_like_credential, own_name, plain_credentials,
 };
-use super::escape::short_for_display;
 use super::import::names::Taken;
 use super::placeholders::spec_refs;
-use super::sandbox::SandboxSpec;
 use super::{
     HttpSpec, NamedValue, ServerSpec, SpecError, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
+use crate::escape::short_for_display;
 use crate::ids::ServerId;
+use crate::sandbox::SandboxSpec;
 
 /// The URL scheme.
 pub const SCHEME: &str = "switchboard";

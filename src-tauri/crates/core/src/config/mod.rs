@@ -8,13 +8,11 @@
 //! returns the secrets it found so the host can move them into the keyring.
 
 pub mod credentials;
-pub mod escape;
 pub mod export;
 pub mod import;
 pub mod launch;
 pub mod link;
 pub mod placeholders;
-pub mod sandbox;
 mod spec;
 
 pub use spec::*;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::sandbox::{SandboxError, SandboxSpec};
 use crate::ids::{ProviderName, SecretName, ServerId};
+use crate::sandbox::{SandboxError, SandboxSpec};
 
 /// Everything needed to connect to one MCP server.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ pub enum Binding {
 impl Binding {
     /// Parses the form the CLI and messages use: `provider:NAME` or `server:SERVER/NAME`.
     pub fn parse(s: &str) -> Result<Self, SpecError> {
-        let bad = || SpecError::BadBinding(super::escape::short_for_display(s, 80));
+        let bad = || SpecError::BadBinding(crate::escape::short_for_display(s, 80));
         if let Some(p) = s.strip_prefix("provider:") {
             return ProviderName::new(p).map(Self::Provider).map_err(|_| bad());
         }
@@ -386,7 +386,7 @@ impl ServerSpec {
     }
 }
 
-use super::escape;
+use crate::escape;
 
 fn check_values(
     values: &[NamedValue],

@@ -141,9 +141,7 @@ impl Host {
         shown: ShownIn,
     ) -> Result<AppFrameId, AppError> {
         if !is_app_uri(uri) {
-            return Err(AppError::NotUi(crate::config::escape::short_for_display(
-                uri, 80,
-            )));
+            return Err(AppError::NotUi(crate::escape::short_for_display(uri, 80)));
         }
         if let Some(c) = &shown.conversation {
             self.inner
@@ -285,7 +283,7 @@ impl Host {
     ) -> Option<AppError> {
         let hidden = || AppError::Hidden {
             server: tool.server.clone(),
-            tool: crate::config::escape::short_for_display(&tool.tool, 128),
+            tool: crate::escape::short_for_display(&tool.tool, 128),
         };
         // An unknown tool is left to the seam's own check, which names it.
         if let Some(handle) = self.handle(&tool.server) {
@@ -299,7 +297,7 @@ impl Host {
         let profile = agent?;
         let outside = || AppError::Agent {
             agent: profile.name.clone(),
-            tool: crate::config::escape::short_for_display(&tool.tool, 128),
+            tool: crate::escape::short_for_display(&tool.tool, 128),
         };
         if !profile.scope.allows(tool.server.as_str(), &tool.tool) {
             return Some(outside());

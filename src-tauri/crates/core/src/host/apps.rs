@@ -146,7 +146,7 @@ pub fn app_html(uri: &str, contents: Vec<ResourceContents>) -> Result<String, Ap
         return Err(AppError::WrongMime(if mime.is_empty() {
             "untyped".into()
         } else {
-            crate::config::escape::short_for_display(&mime, 80)
+            crate::escape::short_for_display(&mime, 80)
         }));
     }
     let html = item.text.ok_or_else(|| AppError::Missing(uri.to_owned()))?;
@@ -177,9 +177,7 @@ impl Host {
         origin: Origin,
     ) -> Result<AppDocument, AppError> {
         if !is_app_uri(uri) {
-            return Err(AppError::NotUi(crate::config::escape::short_for_display(
-                uri, 80,
-            )));
+            return Err(AppError::NotUi(crate::escape::short_for_display(uri, 80)));
         }
         let contents = self
             .read_resource(server, uri, origin, CallOptions::default())

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use crate::approval::policy::RequestKind;
 use crate::approval::questions::Question;
-use crate::config::escape::short_for_display;
+use crate::escape::short_for_display;
 use crate::ids::ServerId;
 
 use super::Host;

@@ -600,7 +600,7 @@ fn check_parts(parts: &[Part]) -> Result<(), HostError> {
                 if !IMAGE_TYPES.contains(&mime_type.as_str()) {
                     return Err(HostError::Invalid(format!(
                         "images must be PNG, JPEG, GIF or WebP, not {}",
-                        crate::config::escape::short_for_display(mime_type, 40)
+                        crate::escape::short_for_display(mime_type, 40)
                     )));
                 }
                 if data.is_empty() || data.len() > IMAGE_MAX_BASE64 {

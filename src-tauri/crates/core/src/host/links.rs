@@ -79,7 +79,7 @@ impl Host {
         if let Some((field, _)) = secrets.iter().find(|(f, _)| !proposal.asked.contains(f)) {
             return Err(HostError::Invalid(format!(
                 "the link does not ask for {}",
-                crate::config::escape::short_for_display(field, 64)
+                crate::escape::short_for_display(field, 64)
             )));
         }
         let id = proposal.spec.id.clone();

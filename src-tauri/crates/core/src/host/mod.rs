@@ -41,8 +41,6 @@ mod run;
 mod runners;
 mod runs;
 mod sandbox;
-mod sandbox_net;
-pub mod sandbox_proxy;
 mod secret_layout;
 mod server_secrets;
 mod servers;

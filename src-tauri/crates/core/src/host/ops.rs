@@ -235,7 +235,7 @@ impl Host {
         let span = tracing::info_span!(
             "tool_call",
             server = %tool.server,
-            tool = %crate::config::escape::ServerText(&tool.tool),
+            tool = %crate::escape::ServerText(&tool.tool),
             call_id
         );
         // Progress goes to the caller and out as a host event, straight from the reader task:

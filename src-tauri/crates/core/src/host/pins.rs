@@ -461,7 +461,7 @@ impl Host {
             if let Some(missing) = n.iter().find(|x| !known.contains(x.as_str())) {
                 return Err(HostError::Invalid(format!(
                     "{server} has no change to review named {}",
-                    crate::config::escape::short_for_display(missing, 64)
+                    crate::escape::short_for_display(missing, 64)
                 )));
             }
         }

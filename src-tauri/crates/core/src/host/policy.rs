@@ -362,7 +362,7 @@ impl Host {
         } else {
             Err(HostError::Store(StoreError::NotFound(format!(
                 "policy rule {}",
-                crate::config::escape::short_for_display(id, 64)
+                crate::escape::short_for_display(id, 64)
             ))))
         }
     }

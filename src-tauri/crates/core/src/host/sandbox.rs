@@ -1,35 +1,34 @@
-//! The sandbox of local servers, as the host runs and changes it (SP-07).
+//! The sandbox of local servers, as the host runs and changes it (SP-07): the composition of
+//! the `sandbox` feature with the store, trust, audit and supervisor, which only the host has.
 //!
-//! - At every start, [`wrap`] turns the approved plan's program and arguments into a bubblewrap
-//!   command line (see `config::sandbox::argv`). A sandbox that cannot be set up (bubblewrap
-//!   missing, user namespaces off) fails the start: the server is never run unsandboxed instead.
+//! - At every start, [`wrap`] and [`network_for`] hand the approved plan to
+//!   `sandbox::start`, with the host's data and log folders and the person's home.
 //! - [`Host::set_server_sandbox`] is how a person changes the setting (CLI, app). The setting is
 //!   part of the approved fingerprint (SP-03), so a change made anywhere else (a file, an
 //!   import, another process) voids the approval; a change made here is the person's own act,
 //!   so an approval that was current before it is carried over to the new plan and both the
 //!   change and the carried approval are audited (AP-09).
 //! - [`Host::sandbox_findings`] reads the last failed run's stderr for what the sandbox blocked
-//!   (see `config::sandbox::explain`), for the doctor and the app's "allow" button.
+//!   (see `sandbox::explain`), for the doctor and the app's "allow" button.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::json;
 
 use super::doctor::{Check, CheckLevel};
-use super::sandbox_net::{self, SandboxNet};
-use super::sandbox_proxy;
 use super::trust::{resolve, trust_state, TrustState};
 use super::{Host, HostError, Inner};
 use crate::approval::audit::ConfigChange;
 use crate::config::launch::LaunchPlan;
-use crate::config::sandbox::argv::{bwrap_args, Facts};
-use crate::config::sandbox::explain::{explain, Context, Finding};
-use crate::config::sandbox::{credential_stores, store_of, CredentialStore, SandboxSpec};
 use crate::config::{ServerSpec, SpecError, TransportSpec, ValueSource};
 use crate::events::HostEvent;
 use crate::ids::ServerId;
+use crate::sandbox::explain::{explain, Blocked, Context, Finding, GrantError};
+use crate::sandbox::net::SandboxNet;
+use crate::sandbox::proxy::{self, Proxy};
+use crate::sandbox::start::{self, Launch};
+use crate::sandbox::{credential_stores, store_of, CredentialStore, SandboxSpec};
 use crate::server_logs::ServerLogs;
 use crate::supervisor::{LaunchError, ServerStatus};
 
@@ -43,8 +42,7 @@ pub struct SandboxChange {
 }
 
 /// The program and arguments to spawn for `plan`'s `program` and `args`: unchanged when the
-/// sandbox is off, bubblewrap around them when it is on. `net` is the network of a sandbox
-/// with network ([`super::sandbox_net`]).
+/// sandbox is off, bubblewrap around them when it is on (`sandbox::start::wrap`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn wrap(
     inner: &Inner,
@@ -56,72 +54,28 @@ pub(super) fn wrap(
     logs: &ServerLogs,
     net: Option<&SandboxNet>,
 ) -> Result<(PathBuf, Vec<String>), LaunchError> {
-    if !sandbox.enabled {
-        return Ok((program.to_path_buf(), args.to_vec()));
-    }
-    let home = env.get("HOME").map(PathBuf::from);
     let person_home = person_home(inner);
-    let facts = Facts::gather(
-        program,
-        sandbox,
-        home.as_deref(),
-        person_home.as_deref(),
-        &inner.data_dir,
-    );
-    let (bwrap, argv) = bwrap_args(
+    let launch = Launch {
         program,
         args,
         cwd,
-        sandbox,
-        &facts,
-        env.contains_key("TMPDIR"),
-        net.map(SandboxNet::fds),
-    )
-    .map_err(|e| LaunchError::Fatal(e.to_string()))?;
-    let argv = argv
-        .into_iter()
-        .map(|a| a.into_string())
-        .collect::<Result<Vec<String>, _>>()
-        .map_err(|_| {
-            LaunchError::Fatal(
-                "a sandboxed path is not valid UTF-8; the server was not started".into(),
-            )
-        })?;
-    logs.note(&format!(
-        "sandboxed with {}: {}",
-        bwrap.display(),
-        sandbox.summary()
-    ));
-    Ok((bwrap, argv))
+        env,
+        person_home: person_home.as_deref(),
+        data_dir: &inner.data_dir,
+    };
+    start::wrap(sandbox, &launch, logs, net).map_err(|e| LaunchError::Fatal(e.to_string()))
 }
 
-/// The network of one sandboxed start (SP-13): the filtering proxy when it has domain lists,
-/// and the pipes pasta connects its namespace through when it has network. Both `None` when
-/// it has none (or pasta is missing, which `wrap` then refuses with the package to install).
+/// The network of one sandboxed start (SP-13; `sandbox::start::network`).
 pub(super) async fn network_for(
     inner: &Inner,
     id: &ServerId,
     sandbox: &SandboxSpec,
     logs: &ServerLogs,
-) -> Result<(Option<sandbox_proxy::Proxy>, Option<SandboxNet>), LaunchError> {
-    if !(sandbox.enabled && sandbox.network) || sandbox_net::find_pasta().is_none() {
-        return Ok((None, None));
-    }
-    let proxy = match sandbox.filtered() {
-        Some(lists) => Some(
-            sandbox_proxy::start(id.clone(), lists, logs.clone(), inner.logs_dir(id))
-                .await
-                .map_err(|e| {
-                    LaunchError::Fatal(format!(
-                        "the sandbox's filtering proxy could not start ({e}); the server was not started"
-                    ))
-                })?,
-        ),
-        None => None,
-    };
-    let net = SandboxNet::prepare(sandbox, proxy.as_ref().map(|p| p.port))
-        .map_err(|e| LaunchError::Fatal(e.to_string()))?;
-    Ok((proxy, net))
+) -> Result<(Option<Proxy>, Option<SandboxNet>), LaunchError> {
+    start::network(id, sandbox, logs, inner.logs_dir(id))
+        .await
+        .map_err(|e| LaunchError::Fatal(e.to_string()))
 }
 
 impl Host {
@@ -141,13 +95,10 @@ impl Host {
         id: &ServerId,
         sandbox: SandboxSpec,
     ) -> Result<SandboxChange, HostError> {
-        let mut sandbox = sandbox.normalized();
-        sandbox.validate().map_err(SpecError::from)?;
-        // SP-12: a credential store only by the person's explicit unmask; an unmask of a path
-        // that is in no store means nothing and is dropped (it must not void the approval).
-        let stores = self.credential_stores();
-        sandbox.unmask.retain(|p| store_of(&stores, p).is_some());
-        sandbox.check_masked(&stores).map_err(SpecError::from)?;
+        // SP-12: a credential store only by the person's explicit unmask.
+        let sandbox = sandbox
+            .prepared(&self.credential_stores())
+            .map_err(SpecError::from)?;
         let before = self.server(id).await?;
         let mut spec = before.clone();
         let TransportSpec::Stdio(s) = &mut spec.transport else {
@@ -190,28 +141,12 @@ impl Host {
     pub async fn grant_sandbox(
         &self,
         id: &ServerId,
-        blocked: &crate::config::sandbox::explain::Blocked,
+        blocked: &Blocked,
     ) -> Result<SandboxChange, HostError> {
-        use crate::config::sandbox::explain::Blocked;
-        let now = self.server_sandbox(id).await?;
-        let next = match blocked {
-            Blocked::Path { path, access } => now.granted(path, *access),
-            Blocked::Network => SandboxSpec {
-                network: true,
-                ..now
-            },
-            Blocked::Domain { name } => now.domain_allowed(name).map_err(SpecError::from)?,
-            Blocked::Unavailable { .. } => {
-                return Err(HostError::Invalid(
-                    "the sandbox itself could not be set up; nothing can be granted for that"
-                        .into(),
-                ))
-            }
-            Blocked::Masked { .. } => {
-                return Err(HostError::Invalid(
-                    "a credential store is never granted from what a server printed; type the grant yourself with the unmask option if you mean it".into(),
-                ))
-            }
+        let next = match self.server_sandbox(id).await?.grant(blocked) {
+            Ok(next) => next,
+            Err(GrantError::Sandbox(e)) => return Err(SpecError::from(e).into()),
+            Err(e) => return Err(HostError::Invalid(e.to_string())),
         };
         self.set_server_sandbox(id, next).await
     }
@@ -240,18 +175,7 @@ impl Host {
         let TransportSpec::Stdio(s) = &spec.transport else {
             return Vec::new();
         };
-        let Some(lists) = s.sandbox.enabled.then(|| s.sandbox.filtered()).flatten() else {
-            return Vec::new();
-        };
-        let file = self
-            .inner
-            .logs_dir(&spec.id)
-            .join(sandbox_proxy::REFUSED_FILE);
-        sandbox_proxy::refused_domains(&file)
-            .iter()
-            .filter(|d| !lists.decide(d).passes())
-            .map(|d| Finding::refused_domain(d))
-            .collect()
+        proxy::still_refused(&s.sandbox, &self.inner.logs_dir(&spec.id))
     }
 
     /// Reads `lines` for what `spec`'s sandbox blocked.
@@ -308,18 +232,7 @@ impl Host {
                 ),
             });
         }
-        let facts = Facts::gather(
-            Path::new("/bin/true"),
-            &s.sandbox,
-            None,
-            None,
-            &self.inner.data_dir,
-        );
-        let pasta = match (s.sandbox.network, facts.pasta.is_some()) {
-            (true, false) => Err(crate::config::sandbox::argv::WrapError::NoPasta.to_string()),
-            _ => Ok(()),
-        };
-        let (level, detail) = match pasta.and(probe(facts.bwrap.as_deref()).await) {
+        let (level, detail) = match start::usable(&s.sandbox, &self.inner.data_dir).await {
             Ok(()) => (CheckLevel::Ok, s.sandbox.summary()),
             Err(why) => (
                 CheckLevel::Fail,
@@ -376,52 +289,5 @@ fn person_home(inner: &Inner) -> Option<PathBuf> {
 fn not_local(id: &ServerId) -> HostError {
     HostError::Invalid(format!(
         "{id} is a remote server; only local (stdio) servers run in a sandbox"
-    ))
-}
-
-/// Runs a trivial program under bubblewrap with every namespace unshared: the cheapest proof
-/// that a sandboxed start can work here.
-async fn probe(bwrap: Option<&Path>) -> Result<(), String> {
-    let Some(bwrap) = bwrap else {
-        return Err(crate::config::sandbox::argv::WrapError::NoBwrap.to_string());
-    };
-    let mut cmd = tokio::process::Command::new(bwrap);
-    cmd.args([
-        "--unshare-all",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--",
-        "true",
-    ])
-    .env_clear()
-    .env("PATH", "/usr/bin:/bin")
-    .stdin(std::process::Stdio::null())
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::piped())
-    .kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(10), cmd.output())
-        .await
-        .map_err(|_| {
-            format!(
-                "{} did not finish a trivial sandboxed run in 10 s",
-                bwrap.display()
-            )
-        })?
-        .map_err(|e| format!("{} could not be run: {e}", bwrap.display()))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let said = crate::config::escape::short_for_display(said.trim(), 300);
-    Err(format!(
-        "bubblewrap cannot create a sandbox here ({said}); unprivileged user namespaces may be off (kernel.unprivileged_userns_clone, or an AppArmor restriction on them)"
     ))
 }

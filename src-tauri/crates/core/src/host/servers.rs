@@ -102,9 +102,8 @@ impl Host {
 
     /// Parses a user-typed server name.
     pub fn server_id(name: &str) -> Result<ServerId, HostError> {
-        ServerId::new(name).map_err(|_| {
-            HostError::UnknownServer(crate::config::escape::short_for_display(name, 64))
-        })
+        ServerId::new(name)
+            .map_err(|_| HostError::UnknownServer(crate::escape::short_for_display(name, 64)))
     }
 
     /// Adds a server. It is not started, and it will not start until trusted. Plain values

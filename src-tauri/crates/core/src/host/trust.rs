@@ -153,7 +153,7 @@ impl Host {
                 return Err(HostError::Invalid(format!(
                     "{} has no environment variable or header named {}",
                     spec.id,
-                    crate::config::escape::short_for_display(&b.field, 64)
+                    crate::escape::short_for_display(&b.field, 64)
                 )));
             };
             v.value = match (&b.to, &v.value) {

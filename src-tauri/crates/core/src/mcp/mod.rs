@@ -21,7 +21,7 @@ pub use crate::schema;
 
 use std::time::Duration;
 
-use crate::config::escape::ServerText;
+use crate::escape::ServerText;
 use crate::ids::ServerId;
 use crate::status::{AuthChallenge, Reason};
 

@@ -52,7 +52,7 @@ impl Models {
     /// A provider name from user input.
     pub fn provider_name(name: &str) -> Result<ProviderName, HostError> {
         ProviderName::new(name).map_err(|e| HostError::Provider {
-            name: crate::config::escape::short_for_display(name, 64),
+            name: crate::escape::short_for_display(name, 64),
             reason: e.to_string(),
         })
     }

@@ -49,7 +49,7 @@ impl Source {
             Source::Model => "the model's own words".into(),
             Source::Tool(name) => format!(
                 "a result of tool {}",
-                crate::config::escape::short_for_display(name, 80)
+                crate::escape::short_for_display(name, 80)
             ),
             Source::Server(server) => format!("a result of server {server}"),
         }

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::provider::Session;
 use super::{Restored, Source};
 use crate::chat::{ToolCall, ToolError, ToolRunner};
-use crate::config::escape::short_for_display;
+use crate::escape::short_for_display;
 use crate::ids::ToolRef;
 use crate::llm::ToolSpec;
 use crate::mcp::catalog::ToolResult;

@@ -135,7 +135,7 @@ impl RegistryClient {
     /// A client for the registry at `base_url` (`https://registry.modelcontextprotocol.io`).
     pub fn new(base_url: &str, opts: ClientOptions) -> Result<Self, RegistryError> {
         let bad = |reason: &str| RegistryError::BadUrl {
-            url: crate::config::escape::short_for_display(base_url, 200),
+            url: crate::escape::short_for_display(base_url, 200),
             reason: reason.to_owned(),
         };
         let base = crate::config::validate_url(base_url.trim()).map_err(|e| bad(&e.to_string()))?;
@@ -197,7 +197,7 @@ impl RegistryClient {
         name: &str,
         version: Option<&str>,
     ) -> Result<(Entry, Freshness), RegistryError> {
-        let shown = || crate::config::escape::short_for_display(name, 200);
+        let shown = || crate::escape::short_for_display(name, 200);
         if !super::wire::valid_name(name) {
             return Err(RegistryError::NotFound {
                 name: shown(),

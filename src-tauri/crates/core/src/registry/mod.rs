@@ -183,7 +183,7 @@ pub fn nothing_usable(server: &ServerJson) -> RegistryError {
         .filter_map(|o| o.refused)
         .collect();
     RegistryError::NothingUsable {
-        name: crate::config::escape::short_for_display(&server.name, 200),
+        name: crate::escape::short_for_display(&server.name, 200),
         reasons: if reasons.is_empty() {
             "it lists no package or remote".into()
         } else {

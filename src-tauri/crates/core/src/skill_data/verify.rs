@@ -9,7 +9,7 @@ use super::{
     MAX_TOTAL_BYTES,
 };
 use crate::catalog::ResourceContents;
-use crate::config::escape::ServerText;
+use crate::escape::ServerText;
 
 /// What must hold before `uri` of the skill `entry` is read: the entry is valid and, unless
 /// the skill is dynamic, `uri` is in its manifest (whose entry is returned, to verify against).

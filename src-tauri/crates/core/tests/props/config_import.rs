@@ -20,12 +20,12 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use switchboard_core::config::escape::is_suspicious;
 use switchboard_core::config::export::export;
 use switchboard_core::config::import::{import, ForeignFormat, ImportReport};
 use switchboard_core::config::{
     HttpSpec, NamedValue, ServerSpec, StdioSpec, Timeouts, TransportSpec, ValueSource,
 };
+use switchboard_core::escape::is_suspicious;
 use switchboard_core::ids::{SecretName, ServerId};
 
 use crate::hostile_text;

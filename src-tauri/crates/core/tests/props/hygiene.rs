@@ -16,7 +16,7 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use switchboard_core::config::escape::is_suspicious;
+use switchboard_core::escape::is_suspicious;
 use switchboard_core::hygiene::{
     check_instructions, check_tool, name_outside_spec, reveal, Hidden, TOOL_NAME_MAX,
 };

@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 
 use super::values::{vars, ServerCx};
 use super::{esc, NoteKind};
-use crate::config::sandbox::SandboxSpec;
 use crate::ids::ServerId;
+use crate::sandbox::SandboxSpec;
 
 /// The sandbox of one VS Code server entry, given the file's `sandbox` object.
 pub(super) fn lower(
@@ -135,7 +135,7 @@ fn lower_network(
     let mut lost_domain_deny = false;
     for (key, deny) in [("allowedDomains", false), ("deniedDomains", true)] {
         for raw in strings(net.and_then(|n| n.get(key))) {
-            match crate::config::sandbox::domains::pattern(raw) {
+            match crate::sandbox::domains::pattern(raw) {
                 Ok(d) if deny => spec.deny_domains.push(d),
                 Ok(d) => spec.allow_domains.push(d),
                 Err(_) => {
@@ -196,8 +196,8 @@ fn usable_path(raw: &str) -> Option<PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::{import, ForeignFormat, ImportReport};
-    use crate::config::sandbox::SandboxSpec;
     use crate::config::TransportSpec;
+    use crate::sandbox::SandboxSpec;
     use std::path::PathBuf;
 
     fn sandbox_of(r: &ImportReport, id: &str) -> SandboxSpec {

@@ -2,8 +2,8 @@
 //! that could hold a secret, since notes are printed and stored freely (see `values`).
 
 use super::super::credentials::contains_secret;
-use super::super::escape::escape_for_display as esc;
 use super::super::{ServerSpec, SpecError, TransportSpec};
+use crate::escape::escape_for_display as esc;
 
 /// A skip reason for a bad URL, shown as [`shown_url`] shows it.
 pub(super) fn bad_url(url: &str, e: &SpecError) -> String {

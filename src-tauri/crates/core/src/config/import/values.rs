@@ -20,8 +20,8 @@ use super::{ImportNote, NoteKind};
 use crate::config::credentials::{
     contains_secret, credential_arg, credential_query, looks_secret, own_name,
 };
-use crate::config::escape::escape_for_display as esc;
 use crate::config::{is_env_name, is_header_name, Binding, NamedValue, ValueSource};
+use crate::escape::escape_for_display as esc;
 use crate::ids::{SecretName, ServerId};
 use crate::redact::{name_looks_secret, value_looks_secret, Secret};
 

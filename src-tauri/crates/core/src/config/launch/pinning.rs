@@ -16,7 +16,7 @@
 //! taken as switches without a value; a value-taking option it does not know therefore reads as
 //! the package and yields at worst a spurious "not pinned", never a silent pass of the real one.
 
-use super::super::escape::escape_for_display;
+use crate::escape::escape_for_display;
 
 /// How a runner spells versions.
 #[derive(Clone, Copy)]

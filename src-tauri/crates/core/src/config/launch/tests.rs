@@ -547,3 +547,61 @@ fn the_hosts_own_home_directory_is_a_home_directory() {
         .warnings_with_home(Some("/srv/me"))
         .is_empty());
 }
+
+/// The plan a person approves: an off sandbox (grants or not) fingerprints like a spec
+/// from before sandboxes, so old approvals hold; an on sandbox is part of the fingerprint
+/// and of the consent view (SP-01, SP-03).
+#[test]
+fn the_launch_plan_carries_the_sandbox() {
+    use crate::config::{ServerSpec, SpecError, TransportSpec};
+    use crate::sandbox::{Access, SandboxError, SandboxSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("srv");
+    std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let with = |sandbox: SandboxSpec| {
+        let mut spec = ServerSpec::test_stdio("s", exe.to_str().unwrap(), &[]);
+        if let TransportSpec::Stdio(s) = &mut spec.transport {
+            s.sandbox = sandbox;
+        }
+        spec
+    };
+    let plan = |sandbox: SandboxSpec| {
+        LaunchPlan::resolve(&with(sandbox), dir.path(), &SearchPath::default()).unwrap()
+    };
+    let unset = plan(SandboxSpec::default());
+    let off_with_grants = plan(SandboxSpec {
+        read: vec![PathBuf::from("/data")],
+        ..SandboxSpec::default()
+    });
+    assert_eq!(unset, off_with_grants);
+    assert_eq!(unset.fingerprint(), off_with_grants.fingerprint());
+    let on = plan(SandboxSpec::on());
+    let granted = plan(SandboxSpec::on().granted(Path::new("/data"), Access::Read));
+    let prints = [&unset, &on, &granted].map(|p| p.fingerprint());
+    assert!(prints[0] != prints[1] && prints[1] != prints[2] && prints[0] != prints[2]);
+    let text: String = granted
+        .consent_lines()
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\n"))
+        .collect();
+    assert!(
+        text.contains("sandbox: on") && text.contains("may read: /data"),
+        "{text}"
+    );
+    let text: String = unset
+        .consent_lines()
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\n"))
+        .collect();
+    assert!(text.contains("sandbox: off"), "{text}");
+    // A stored plan from before sandboxes reads back as unsandboxed.
+    let json = serde_json::to_string(&unset).unwrap();
+    assert!(!json.contains("sandbox"), "{json}");
+    // The spec refuses a grant that would undo the sandbox.
+    let broad = with(SandboxSpec::on().granted(Path::new("/"), Access::Read));
+    assert!(matches!(
+        broad.validate(),
+        Err(SpecError::Sandbox(SandboxError::TooBroad(_)))
+    ));
+}

@@ -8,9 +8,9 @@
 //! package argument, whole path components) rather than searching the joined text.
 
 use super::super::credentials::binding_words;
-use super::super::escape::{escape_for_display, is_suspicious};
 use super::super::ValueSource;
 use super::{is_loader_var, paths, pinning, LaunchPlan};
+use crate::escape::{escape_for_display, is_suspicious};
 
 /// Adds `w` unless it is already there.
 fn push(out: &mut Vec<String>, w: String) {

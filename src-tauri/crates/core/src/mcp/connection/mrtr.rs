@@ -120,7 +120,7 @@ impl Connection {
             },
             other => Err(McpError::Protocol(format!(
                 "the server asked for input of an unknown kind ({})",
-                crate::config::escape::ServerText(other)
+                crate::escape::ServerText(other)
             ))),
         }
     }

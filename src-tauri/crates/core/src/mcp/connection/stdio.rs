@@ -144,7 +144,7 @@ async fn drain_stderr(mut stderr: tokio::process::ChildStderr, logs: ServerLogs)
             tracing::debug!(
                 target: "switchboard::server_stderr",
                 "{}",
-                crate::config::escape::ServerText(text.trim_end_matches('\r'))
+                crate::escape::ServerText(text.trim_end_matches('\r'))
             );
         }
     }

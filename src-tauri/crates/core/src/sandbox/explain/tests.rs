@@ -18,7 +18,7 @@ fn host(path: &Path) -> Option<bool> {
 fn run(lines: &[&str], sandbox: &SandboxSpec) -> Vec<Blocked> {
     let lines: Vec<String> = lines.iter().map(|s| (*s).to_owned()).collect();
     let configured = [p("/home/ann/proj/notes.txt"), p("/nowhere/x")];
-    let stores = crate::config::sandbox::credential_stores(
+    let stores = crate::sandbox::credential_stores(
         &[Path::new("/home/ann")],
         Path::new("/home/ann/.local/share/switchboard"),
     );
@@ -68,7 +68,7 @@ fn credential_stores_are_never_proposed() {
             "EACCES: permission denied, mkdir '/home/ann/.local/share/switchboard/x'",
             masked(
                 "/home/ann/.local/share/switchboard",
-                crate::config::sandbox::DATA_DIR_HOLDS,
+                crate::sandbox::DATA_DIR_HOLDS,
             ),
         ),
     ] {

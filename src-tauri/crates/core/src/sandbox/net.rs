@@ -12,7 +12,7 @@
 //!      forwarding off (`-t/-u/-T/-U none`), so no address inside reaches the host's loopback;
 //!    - with domain lists: no `--config-net` (the interface stays down, nothing routes out),
 //!      and one forwarding, from port [`PROXY_PORT`] on the namespace's loopback to the host's
-//!      filtering proxy ([`super::sandbox_proxy`]), which the server is pointed at by
+//!      filtering proxy ([`super::proxy`]), which the server is pointed at by
 //!      `HTTP(S)_PROXY`. Its only way out is the proxy, which checks each name.
 //! 3. pasta goes to the background once the namespace is connected (so its exit is the
 //!    "ready" signal) and quits by itself when the namespace goes; the host then writes to the
@@ -34,8 +34,8 @@ use std::time::Duration;
 
 use nix::fcntl::OFlag;
 
-use crate::config::sandbox::argv::{NetFds, PASTA_LOCATIONS, PROXY_PORT};
-use crate::config::sandbox::SandboxSpec;
+use crate::sandbox::argv::{NetFds, PASTA_LOCATIONS, PROXY_PORT};
+use crate::sandbox::SandboxSpec;
 use crate::server_logs::ServerLogs;
 
 /// How long bubblewrap may take to report its process, and pasta to connect it.
@@ -57,7 +57,7 @@ pub enum NetError {
 }
 
 /// The pipes and pasta of one sandboxed start with network.
-pub(super) struct SandboxNet {
+pub struct SandboxNet {
     info_r: OwnedFd,
     info_w: OwnedFd,
     block_r: OwnedFd,
@@ -68,7 +68,7 @@ pub(super) struct SandboxNet {
 }
 
 /// The pasta executable, if installed.
-pub(super) fn find_pasta() -> Option<PathBuf> {
+pub fn find_pasta() -> Option<PathBuf> {
     PASTA_LOCATIONS
         .iter()
         .map(PathBuf::from)
@@ -79,10 +79,7 @@ impl SandboxNet {
     /// The pipes for a start of `sandbox`, or `None` when it has no network (or pasta is
     /// missing: `bwrap_args` then refuses the start with the package to install). `proxy` is
     /// the port of the host's filtering proxy when it has domain lists.
-    pub(super) fn prepare(
-        sandbox: &SandboxSpec,
-        proxy: Option<u16>,
-    ) -> Result<Option<Self>, NetError> {
+    pub fn prepare(sandbox: &SandboxSpec, proxy: Option<u16>) -> Result<Option<Self>, NetError> {
         if !(sandbox.enabled && sandbox.network) {
             return Ok(None);
         }
@@ -106,7 +103,7 @@ impl SandboxNet {
     }
 
     /// The child's ends, as bubblewrap's options name them.
-    pub(super) fn fds(&self) -> NetFds {
+    pub fn fds(&self) -> NetFds {
         NetFds {
             info: self.info_w.as_raw_fd(),
             block: self.block_r.as_raw_fd(),
@@ -114,12 +111,12 @@ impl SandboxNet {
     }
 
     /// The descriptors the child must inherit.
-    pub(super) fn keep(&self) -> [i32; 2] {
+    pub fn keep(&self) -> [i32; 2] {
         [self.info_w.as_raw_fd(), self.block_r.as_raw_fd()]
     }
 
     /// After the spawn: connects the sandbox's namespace, then lets the server start.
-    pub(super) async fn connect(self, logs: &ServerLogs) -> Result<(), NetError> {
+    pub async fn connect(self, logs: &ServerLogs) -> Result<(), NetError> {
         let Self {
             info_r,
             info_w,
@@ -217,7 +214,7 @@ async fn run_pasta(pasta: &Path, pid: u32, proxy: Option<u16>) -> Result<(), Net
         .filter(|l| !l.contains("to syslog"))
         .map(str::to_owned)
         .collect();
-    Err(NetError::Pasta(crate::config::escape::short_for_display(
+    Err(NetError::Pasta(crate::escape::short_for_display(
         said.join("; ").trim(),
         300,
     )))

@@ -1,39 +1,14 @@
-//! The opt-in sandbox of a local server (SP-07): what it may see and reach.
-//!
-//! A stdio server normally runs with every right of the person who started the app: it can read
-//! `~/.ssh`, the keyring's files and every project, and talk to any host. A [`SandboxSpec`] that
-//! is switched on runs it under bubblewrap instead, with a deny-by-default view: read-only
-//! system directories, its own working directory, the folders granted here (read-only or
-//! writable), an empty home directory, and no network unless [`SandboxSpec::network`] is on.
-//!
-//! The model is VS Code's sandbox for MCP servers turned around on reads: VS Code (through
-//! `srt`) lets a server read everything except `denyRead`, which leaves every secret of the home
-//! directory readable unless someone thought of it. Here nothing outside the grants is visible,
-//! and [`SandboxSpec::deny`] hides parts of a granted folder.
-//!
-//! Network is never the host's (SP-13): a server with network gets its own network namespace,
-//! reaching out through a user-mode stack (pasta), so the host's loopback services and its
-//! abstract Unix sockets (X11, D-Bus) stay out of reach. With an allow or deny list of domains
-//! ([`domains`]) it gets no stack at all, only the host's filtering proxy.
-//!
-//! The setting is part of what the person approves: a switched-on sandbox enters the launch
-//! plan's fingerprint (SP-03), so a config file or an import that loosens it voids the approval.
-//! A switched-off sandbox adds nothing to the fingerprint, which keeps the approvals made before
-//! sandboxes existed valid.
-//!
-//! - [`argv`]: the bubblewrap command line for one start, a pure function of the plan and the
-//!   facts of the machine.
-//! - [`explain`]: reading a failed start's stderr for what the sandbox blocked.
+//! One stdio server's sandbox setting as data: what it may read, write and reach, how a
+//! setting is checked before it is stored, and what of it enters the approved fingerprint and
+//! the consent view (SP-03, SP-07).
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::escape::escape_for_display;
-
-pub mod argv;
-pub mod domains;
-pub mod explain;
+use super::domains;
+use super::stores::{store_of, CredentialStore};
+use crate::escape::escape_for_display;
 
 /// The sandbox setting of one stdio server.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -111,81 +86,6 @@ pub enum SandboxError {
     },
 }
 
-/// A credential store the sandbox hides even inside a granted folder.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CredentialStore {
-    /// Where it is.
-    pub path: PathBuf,
-    /// What it holds, in words for the person ("SSH keys").
-    pub holds: &'static str,
-}
-
-/// Credential stores in a home directory, with what each holds.
-pub const HOME_SECRETS: &[(&str, &str)] = &[
-    (".ssh", "SSH keys"),
-    (".aws", "AWS credentials"),
-    (".azure", "Azure credentials"),
-    (".gnupg", "GnuPG keys"),
-    (".kube", "Kubernetes credentials"),
-    (".docker", "Docker registry credentials"),
-    (".password-store", "pass passwords"),
-    (
-        ".local/share/keyrings",
-        "the keyring's files (your stored passwords)",
-    ),
-    (".config/gcloud", "Google Cloud credentials"),
-    (".config/gh", "the GitHub CLI's token"),
-    (".netrc", "login passwords for hosts"),
-    (".git-credentials", "Git passwords and tokens"),
-    (".npmrc", "npm tokens"),
-    (".pypirc", "PyPI tokens"),
-    (".cargo/credentials", "crates.io tokens"),
-    (".cargo/credentials.toml", "crates.io tokens"),
-];
-
-/// What the app's own data directory holds, for [`credential_stores`].
-pub const DATA_DIR_HOLDS: &str = "Switchboard's own data (its database, approvals and logs)";
-
-/// The credential stores for the given home directories and the app's data directory, named
-/// whether or not they exist (a store created later is as secret). Lexical: compare with
-/// [`CredentialStore::covers`], which also looks through symlinks.
-pub fn credential_stores(homes: &[&Path], data_dir: &Path) -> Vec<CredentialStore> {
-    let mut out: Vec<CredentialStore> = Vec::new();
-    for home in homes {
-        for (rel, holds) in HOME_SECRETS {
-            let path = clean(&home.join(rel));
-            if !out.iter().any(|s| s.path == path) {
-                out.push(CredentialStore { path, holds });
-            }
-        }
-    }
-    out.push(CredentialStore {
-        path: clean(data_dir),
-        holds: DATA_DIR_HOLDS,
-    });
-    out
-}
-
-impl CredentialStore {
-    /// Whether `p` is this store or lies inside it, as written or (when both exist) once
-    /// symlinks are resolved: a link to `~/.ssh` is `~/.ssh`.
-    pub fn covers(&self, p: &Path) -> bool {
-        let p = clean(p);
-        if p.starts_with(&self.path) {
-            return true;
-        }
-        match (std::fs::canonicalize(&p), std::fs::canonicalize(&self.path)) {
-            (Ok(real), Ok(store)) => real.starts_with(store),
-            _ => false,
-        }
-    }
-}
-
-/// The first store in `stores` that covers `p`.
-pub fn store_of<'a>(stores: &'a [CredentialStore], p: &Path) -> Option<&'a CredentialStore> {
-    stores.iter().find(|s| s.covers(p))
-}
-
 /// The most paths a sandbox may list (each becomes a mount).
 pub const MAX_PATHS: usize = 256;
 
@@ -205,6 +105,17 @@ impl SandboxSpec {
     /// Whether nothing is set at all (what a spec from before sandboxes holds).
     pub fn is_unset(&self) -> bool {
         self == &Self::default()
+    }
+
+    /// The setting a person asked for, as it is stored: normalized and validated, with an
+    /// unmask of a path that is in none of `stores` dropped (it means nothing and must not void
+    /// the approval), and a grant into a store that was not unmasked refused (SP-12).
+    pub fn prepared(&self, stores: &[CredentialStore]) -> Result<Self, SandboxError> {
+        let mut out = self.normalized();
+        out.validate()?;
+        out.unmask.retain(|p| store_of(stores, p).is_some());
+        out.check_masked(stores)?;
+        Ok(out)
     }
 
     /// Checks every path.
@@ -516,242 +427,4 @@ pub fn clean(p: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn p(s: &str) -> PathBuf {
-        PathBuf::from(s)
-    }
-
-    #[test]
-    fn validation_refuses_what_would_undo_or_blur_the_sandbox() {
-        let with = |read: &[&str]| SandboxSpec {
-            enabled: true,
-            read: read.iter().map(|s| p(s)).collect(),
-            ..SandboxSpec::default()
-        };
-        assert_eq!(with(&["/home/a/proj"]).validate(), Ok(()));
-        for (paths, want) in [
-            (&["rel/dir"][..], "NotAbsolute"),
-            (&["/home/a/../b"], "DotDot"),
-            (&["/"], "TooBroad"),
-            (&["/proc"], "TooBroad"),
-            (&["/./"], "TooBroad"),
-            (&["/a\nb"], "BadChar"),
-        ] {
-            let got = format!("{:?}", with(paths).validate());
-            assert!(got.contains(want), "{paths:?}: {got}");
-        }
-        // Denying the root is pointless but harmless; granting it is refused.
-        let deny_root = SandboxSpec {
-            deny: vec![p("/")],
-            ..SandboxSpec::on()
-        };
-        assert_eq!(deny_root.validate(), Ok(()));
-    }
-
-    #[test]
-    fn normalizing_sorts_dedups_and_prefers_write() {
-        let s = SandboxSpec {
-            enabled: true,
-            read: vec![p("/b/"), p("/a/./x"), p("/b"), p("/w")],
-            write: vec![p("/w")],
-            deny: vec![],
-            network: false,
-            allow_domains: vec![],
-            deny_domains: vec![],
-            unmask: vec![p("/w"), p("/not-granted")],
-        }
-        .normalized();
-        assert_eq!(s.unmask, vec![p("/w")], "an unmask needs a grant");
-        assert_eq!(s.read, vec![p("/a/x"), p("/b")]);
-        assert_eq!(s.write, vec![p("/w")]);
-    }
-
-    #[test]
-    fn grants_and_revocations() {
-        let s = SandboxSpec::on().granted(Path::new("/d"), Access::Read);
-        assert_eq!(s.read, vec![p("/d")]);
-        let s = s.granted(Path::new("/d"), Access::Write);
-        assert!(s.read.is_empty() && s.write == vec![p("/d")]);
-        // A read grant does not narrow a write grant.
-        assert_eq!(s.granted(Path::new("/d"), Access::Read), s);
-        let denied = SandboxSpec {
-            deny: vec![p("/d/secret")],
-            ..s.clone()
-        };
-        assert!(denied
-            .granted(Path::new("/d/secret"), Access::Read)
-            .deny
-            .is_empty());
-        assert_eq!(s.revoked(Path::new("/d/")), SandboxSpec::on());
-    }
-
-    #[test]
-    fn fingerprint_parts_are_empty_when_off_and_see_every_change_when_on() {
-        let off = SandboxSpec {
-            read: vec![p("/x")],
-            ..SandboxSpec::default()
-        };
-        assert!(
-            off.fingerprint_parts().is_empty(),
-            "grants of an off sandbox mean nothing"
-        );
-        let base = SandboxSpec::on();
-        let variants = [
-            base.clone(),
-            base.granted(Path::new("/x"), Access::Read),
-            base.granted(Path::new("/x"), Access::Write),
-            SandboxSpec {
-                deny: vec![p("/x")],
-                ..base.clone()
-            },
-            SandboxSpec {
-                network: true,
-                ..base.clone()
-            },
-        ];
-        for (i, a) in variants.iter().enumerate() {
-            for b in &variants[i + 1..] {
-                assert_ne!(
-                    a.fingerprint_parts(),
-                    b.fingerprint_parts(),
-                    "{a:?} vs {b:?}"
-                );
-            }
-        }
-        // The same meaning, written differently, fingerprints alike.
-        let messy = SandboxSpec {
-            read: vec![p("/b/"), p("/a")],
-            ..base.clone()
-        };
-        let tidy = SandboxSpec {
-            read: vec![p("/a"), p("/b")],
-            ..base
-        };
-        assert_eq!(messy.fingerprint_parts(), tidy.fingerprint_parts());
-    }
-
-    #[test]
-    fn consent_and_summary_say_what_it_may_do() {
-        let s = SandboxSpec {
-            network: true,
-            ..SandboxSpec::on()
-                .granted(Path::new("/data"), Access::Read)
-                .granted(Path::new("/out\u{202E}"), Access::Write)
-        };
-        let text: String = s
-            .consent_lines()
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}\n"))
-            .collect();
-        assert!(text.contains("may read: /data"), "{text}");
-        assert!(text.contains("may write: /out\\u{202E}"), "{text}");
-        assert!(text.contains("network: on"), "{text}");
-        assert_eq!(s.summary(), "on (1 read, 1 write, network)");
-        assert_eq!(SandboxSpec::default().summary(), "off");
-        assert!(SandboxSpec::default().consent_lines()[0]
-            .1
-            .starts_with("off"));
-    }
-
-    /// The plan a person approves: an off sandbox (grants or not) fingerprints like a spec
-    /// from before sandboxes, so old approvals hold; an on sandbox is part of the fingerprint
-    /// and of the consent view (SP-01, SP-03).
-    #[test]
-    fn the_launch_plan_carries_the_sandbox() {
-        use crate::config::launch::{LaunchPlan, SearchPath};
-        use crate::config::{ServerSpec, SpecError, TransportSpec};
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("srv");
-        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        let with = |sandbox: SandboxSpec| {
-            let mut spec = ServerSpec::test_stdio("s", exe.to_str().unwrap(), &[]);
-            if let TransportSpec::Stdio(s) = &mut spec.transport {
-                s.sandbox = sandbox;
-            }
-            spec
-        };
-        let plan = |sandbox: SandboxSpec| {
-            LaunchPlan::resolve(&with(sandbox), dir.path(), &SearchPath::default()).unwrap()
-        };
-        let unset = plan(SandboxSpec::default());
-        let off_with_grants = plan(SandboxSpec {
-            read: vec![p("/data")],
-            ..SandboxSpec::default()
-        });
-        assert_eq!(unset, off_with_grants);
-        assert_eq!(unset.fingerprint(), off_with_grants.fingerprint());
-        let on = plan(SandboxSpec::on());
-        let granted = plan(SandboxSpec::on().granted(Path::new("/data"), Access::Read));
-        let prints = [&unset, &on, &granted].map(|p| p.fingerprint());
-        assert!(prints[0] != prints[1] && prints[1] != prints[2] && prints[0] != prints[2]);
-        let text: String = granted
-            .consent_lines()
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}\n"))
-            .collect();
-        assert!(
-            text.contains("sandbox: on") && text.contains("may read: /data"),
-            "{text}"
-        );
-        let text: String = unset
-            .consent_lines()
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}\n"))
-            .collect();
-        assert!(text.contains("sandbox: off"), "{text}");
-        // A stored plan from before sandboxes reads back as unsandboxed.
-        let json = serde_json::to_string(&unset).unwrap();
-        assert!(!json.contains("sandbox"), "{json}");
-        // The spec refuses a grant that would undo the sandbox.
-        let broad = with(SandboxSpec::on().granted(Path::new("/"), Access::Read));
-        assert!(matches!(
-            broad.validate(),
-            Err(SpecError::Sandbox(SandboxError::TooBroad(_)))
-        ));
-    }
-
-    #[test]
-    fn old_specs_read_as_unset() {
-        let s: SandboxSpec = serde_json::from_str("{}").unwrap();
-        assert!(s.is_unset());
-        let json = serde_json::to_string(&SandboxSpec::on()).unwrap();
-        assert_eq!(json, r#"{"enabled":true,"network":false}"#);
-    }
-
-    /// SP-13: revoking the last allowed domain never leaves "every domain": the network goes
-    /// off; with another allowed or a denied domain left, it stays on.
-    #[test]
-    fn revoking_the_last_allowed_domain_switches_the_network_off() {
-        let one = SandboxSpec {
-            enabled: true,
-            ..SandboxSpec::default()
-        }
-        .domain_allowed("a.test")
-        .unwrap();
-        assert!(one.network);
-        let gone = one.domain_revoked("A.test.");
-        assert!(gone.allow_domains.is_empty() && !gone.network, "{gone:?}");
-        let two = one.domain_allowed("b.test").unwrap();
-        assert!(two.domain_revoked("a.test").network);
-        let denied = one
-            .domain_denied("x.test")
-            .unwrap()
-            .domain_allowed("a.test")
-            .unwrap();
-        assert!(denied.domain_revoked("a.test").network, "{denied:?}");
-        let open = SandboxSpec {
-            enabled: true,
-            network: true,
-            ..SandboxSpec::default()
-        };
-        assert!(
-            open.domain_revoked("a.test").network,
-            "nothing listed: nothing changes"
-        );
-    }
-}
+mod tests;

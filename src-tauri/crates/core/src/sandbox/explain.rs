@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::argv::SYSTEM_DIRS;
-use super::{clean, store_of, Access, CredentialStore, SandboxSpec};
-use crate::config::escape::{quote_arg, short_for_display};
+use super::{clean, store_of, Access, CredentialStore, SandboxError, SandboxSpec};
+use crate::escape::{quote_arg, short_for_display};
 use crate::ids::ServerId;
 
 /// What the sandbox kept a server from.
@@ -54,6 +54,37 @@ pub enum Blocked {
         /// Bubblewrap's own words, escaped.
         reason: String,
     },
+}
+
+/// Why a [`Blocked`] cannot be granted with the app's "allow" button.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GrantError {
+    /// The grant makes an invalid setting (a domain that is no domain, ...).
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The sandbox itself could not be set up: nothing to grant.
+    #[error("the sandbox itself could not be set up; nothing can be granted for that")]
+    Unavailable,
+    /// A credential store is only ever unmasked by the person's own typed grant (SP-12).
+    #[error("a credential store is never granted from what a server printed; type the grant yourself with the unmask option if you mean it")]
+    Masked,
+}
+
+impl SandboxSpec {
+    /// This setting with what `blocked` says was kept from the server granted.
+    pub fn grant(&self, blocked: &Blocked) -> Result<Self, GrantError> {
+        Ok(match blocked {
+            Blocked::Path { path, access } => self.granted(path, *access),
+            Blocked::Network => SandboxSpec {
+                network: true,
+                ..self.clone()
+            },
+            Blocked::Domain { name } => self.domain_allowed(name)?,
+            Blocked::Unavailable { .. } => return Err(GrantError::Unavailable),
+            Blocked::Masked { .. } => return Err(GrantError::Masked),
+        })
+    }
 }
 
 /// One thing the sandbox blocked, with the stderr line that shows it.

@@ -2,7 +2,7 @@
 //!
 //! One proxy per start, on an ephemeral port of the host's loopback, held by the server's
 //! process (it goes when the process goes). pasta forwards the sandbox's `127.0.0.1:3128` to it
-//! (`super::sandbox_net`); the server's namespace has no other way out. It speaks the two
+//! (`crate::sandbox::net`); the server's namespace has no other way out. It speaks the two
 //! forms HTTP clients use through `HTTP_PROXY`/`HTTPS_PROXY`:
 //! - `CONNECT host:port` (every HTTPS request): checked, then a byte tunnel;
 //! - an absolute-URI request (`GET http://host/path`): checked, then sent on in origin form to
@@ -29,7 +29,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use crate::config::sandbox::domains::{host_key, DomainLists, Verdict};
+use super::domains::{host_key, DomainLists, Verdict};
+use super::explain::Finding;
+use super::SandboxSpec;
 use crate::ids::ServerId;
 use crate::server_logs::ServerLogs;
 
@@ -45,7 +47,7 @@ pub const REFUSED_FILE: &str = "refused-domains";
 const MAX_REFUSED: usize = 64;
 
 /// A running proxy; dropping it stops it.
-pub(super) struct Proxy {
+pub struct Proxy {
     /// Its port on the host's loopback.
     pub port: u16,
     task: tokio::task::JoinHandle<()>,
@@ -68,7 +70,7 @@ struct Shared {
 
 /// Starts a proxy for `server`'s start with `lists`; refusals go to `logs` and to
 /// [`REFUSED_FILE`] in `log_dir`.
-pub(super) async fn start(
+pub async fn start(
     server: ServerId,
     lists: DomainLists,
     logs: ServerLogs,
@@ -255,7 +257,7 @@ async fn refuse(
     host: &str,
     why: &str,
 ) -> Result<(), ProxyError> {
-    let shown = crate::config::escape::escape_for_display(host);
+    let shown = crate::escape::escape_for_display(host);
     shared
         .logs
         .note(&format!("sandbox proxy refused {shown}: {why}"));
@@ -284,7 +286,7 @@ async fn answer(client: &mut TcpStream, status: u16, body: &str) -> Result<(), P
 
 /// Adds `host` to the refused list (once; the newest kept when it is full).
 fn record_refusal(file: &std::path::Path, host: &str) {
-    if crate::config::sandbox::domains::pattern(host).is_err() {
+    if super::domains::pattern(host).is_err() {
         return; // not a name anyone could allow
     }
     let mut list = refused_domains(file);
@@ -304,8 +306,21 @@ pub fn refused_domains(file: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
-        .filter(|l| crate::config::sandbox::domains::pattern(l).is_ok())
+        .filter(|l| super::domains::pattern(l).is_ok())
         .map(str::to_owned)
+        .collect()
+}
+
+/// The domains the proxy refused a server with `sandbox` (recorded in its log folder
+/// `log_dir`) that its lists still refuse, as findings with the command that allows each.
+pub fn still_refused(sandbox: &SandboxSpec, log_dir: &std::path::Path) -> Vec<Finding> {
+    let Some(lists) = sandbox.enabled.then(|| sandbox.filtered()).flatten() else {
+        return Vec::new();
+    };
+    refused_domains(&log_dir.join(REFUSED_FILE))
+        .iter()
+        .filter(|d| !lists.decide(d).passes())
+        .map(|d| Finding::refused_domain(d))
         .collect()
 }
 

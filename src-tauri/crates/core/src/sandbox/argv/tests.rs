@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::sandbox::Access;
+use crate::sandbox::Access;
 
 fn p(s: &str) -> PathBuf {
     PathBuf::from(s)

@@ -2,7 +2,7 @@
 //!
 //! A user-mode network stack sees addresses, not names, so a list of domains can only be kept
 //! by a proxy that is told the name: with a list, the server's only way out is the host's
-//! filtering proxy (`host::sandbox_proxy`), which asks [`DomainLists::decide`] about each
+//! filtering proxy (`sandbox::proxy`), which asks [`DomainLists::decide`] about each
 //! `CONNECT host:port` and each absolute-URI request.
 //!
 //! The patterns are VS Code's (`network.allowedDomains` / `deniedDomains`): `example.com` is
@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::SandboxError;
-use crate::config::escape::escape_for_display;
+use crate::escape::escape_for_display;
 
 /// The most domains one list may hold.
 pub const MAX_DOMAINS: usize = 256;

@@ -9,6 +9,9 @@
 //! formatter escapes ESC itself but not line breaks, carriage returns or bidi controls, so a
 //! server text in a log line needs [`ServerText`] too: a name with `\n` in it must not be able to
 //! forge a log line of its own.
+//!
+//! A leaf of its own (it was `config::escape`; issue 26) because modules below `config` show
+//! server text too: the sandbox, whose types `config` holds, must not import `config` back.
 
 use std::fmt;
 

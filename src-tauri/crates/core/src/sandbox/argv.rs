@@ -23,7 +23,7 @@
 //!
 //! Every namespace is unshared (`--unshare-all`), the network always: a server with network gets
 //! its own namespace, which the host connects with pasta once bubblewrap has made it (SP-13,
-//! `host::sandbox_net`); bubblewrap reports the namespace's process on `--info-fd` and holds
+//! `sandbox::net`); bubblewrap reports the namespace's process on `--info-fd` and holds
 //! the server on `--block-fd` until that is done. Every
 //! capability is dropped (bubblewrap run by root would otherwise keep them, and with
 //! `CAP_SYS_ADMIN` a sandboxed root could remount its view), and `--die-with-parent` ties the
