@@ -19,9 +19,9 @@ use syn::visit::Visit;
 const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
-    ("host", 14_100),
+    ("host", 13_150),
     ("mcp", 7_750),
-    ("store", 6_900),
+    ("store", 6_460),
     ("config", 7_450),
     ("llm", 5_450),
 ];
@@ -38,6 +38,7 @@ const FEATURE_STORES: &[(&str, &[&str])] = &[
     ("models", &["store/providers.rs"]),
     ("redaction", &["store/turn_redactions.rs"]),
     ("pipelines", &["pipelines/store.rs"]),
+    ("discovery", &["discovery/store.rs"]),
     (
         "agents",
         &[

@@ -51,9 +51,11 @@ pub mod agents;
 pub mod approval;
 pub mod audit_data;
 pub mod catalog;
+pub mod catalog_cost;
 pub mod chat;
 pub mod clock;
 pub mod config;
+pub mod discovery;
 pub mod error;
 pub mod events;
 #[cfg(feature = "harness")]
