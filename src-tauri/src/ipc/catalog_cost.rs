@@ -1,5 +1,5 @@
 //! The catalog's cost in tokens (issue 16, point 1): per server and per tool, for every
-//! configured provider's default model. Logic in `switchboard_core::host::catalog_cost`.
+//! configured provider's default model. Logic in `switchboard_core::catalog_cost`.
 
 use serde::Serialize;
 use specta::Type;

@@ -1,6 +1,6 @@
 //! Progressive discovery in the window (issue 16, point 2): the per-conversation switch. When
 //! on, the conversation's model is offered a search over the catalog and the tools it loads
-//! instead of every definition. The logic is the core's (`host/discovery.rs`).
+//! instead of every definition. The logic is the core's (`discovery.rs`).
 
 use switchboard_core::host::Host;
 use tauri::State;

@@ -20,7 +20,7 @@ const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
     ("host", 13_300),
-    ("store", 6_540),
+    ("store", 6_460),
     ("config", 5_450),
     ("llm", 5_450),
 ];
@@ -37,6 +37,7 @@ const FEATURE_STORES: &[(&str, &[&str])] = &[
     ("models", &["store/providers.rs"]),
     ("redaction", &["store/turn_redactions.rs"]),
     ("pipelines", &["pipelines/store.rs"]),
+    ("discovery", &["discovery/store.rs"]),
     (
         "agents",
         &[

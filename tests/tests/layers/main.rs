@@ -90,6 +90,8 @@ fn row(module: &str) -> Option<Option<&'static [&'static str]>> {
         "skills" => Some(&["approval", "error", "mcp"]),
         "pipelines" => Some(&["approval", "error", "llm", "mcp", "store"]),
         "agents" => Some(&["approval", "chat", "error", "llm", "mcp", "store"]),
+        "discovery" => Some(&["chat", "error", "llm", "store"]),
+        "catalog_cost" => Some(&["chat", "error", "llm", "mcp", "models", "store"]),
         // Outbound redaction wraps a turn's provider and tool runner (issue 16).
         "outbound" => Some(&["llm", "chat", "mcp"]),
         // The composition root, and the test doors around its seam.

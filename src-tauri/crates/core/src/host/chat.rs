@@ -426,7 +426,7 @@ impl Host {
         if layers.discovers {
             cfg.system = cfg
                 .system
-                .map(|s| super::discovery::with_discovery_prompt(&s));
+                .map(|s| crate::discovery::with_discovery_prompt(&s));
         }
         if let Some(s) = &seated.supervised {
             cfg.budget = s.budget.clone();

@@ -62,11 +62,11 @@ impl Host {
             // needs (issue 16); a child starts with nothing loaded: its transcript is its task.
             let discovering = profile
                 .discovery
-                .then(|| super::Discovering::new(&tools, &[]));
+                .then(|| crate::discovery::Discovering::new(&tools, &[]));
             if discovering.is_some() {
                 cfg.system = cfg
                     .system
-                    .map(|s| super::discovery::with_discovery_prompt(&s));
+                    .map(|s| crate::discovery::with_discovery_prompt(&s));
             }
             let runner: &dyn crate::chat::ToolRunner = match &discovering {
                 Some(d) => d,

@@ -21,7 +21,6 @@ pub mod credentials;
 mod delegation;
 mod demand;
 mod discovery;
-mod discovery_rank;
 mod doctor;
 mod history;
 pub mod inspector;
@@ -63,6 +62,12 @@ pub use crate::agents::{
     HandOverSlot, Lineage, StateAuthor, TaskOutcome, DELEGATE_TOOL, HAND_OVER_TOOL, MAX_CHILDREN,
     MAX_DEPTH, MAX_HAND_OVERS, STATE_TOOLS,
 };
+pub use crate::catalog_cost::{
+    CatalogCosts, CostModel, CostTarget, ServerCost, ToolCost, DEFAULT_TOOLS_WARN_PERCENT,
+};
+pub use crate::discovery::{
+    discovery_specs, loaded_in, Discovering, DISCOVERY_PROMPT, FIND_TOOL, LOAD_TOOL,
+};
 pub use crate::metrics::ExportOutcome;
 pub use crate::metrics::{estimate_tokens, RESOURCE_READS, SERIES_POINTS};
 pub use crate::models::ProviderView;
@@ -75,15 +80,9 @@ pub use crate::pipelines::{PipelineError, PipelineOutcome, StepRefusal, RUNS_LIS
 pub use crate::redaction::RedactionState;
 pub use crate::skills::{LoadedSkill, SkillHostError, SkillState, SkillView};
 pub use attention::{Announced, Attention, Notice, WaitKind, Waiter};
-pub use catalog_cost::{
-    CatalogCosts, CostModel, CostTarget, ServerCost, ToolCost, DEFAULT_TOOLS_WARN_PERCENT,
-};
 pub use chat::{SendOutcome, SendRequest, TurnInput};
 pub use chat_tools::HostTools;
 pub use demand::DEFAULT_IDLE_STOP;
-pub use discovery::{
-    discovery_specs, loaded_in, Discovering, DISCOVERY_PROMPT, FIND_TOOL, LOAD_TOOL,
-};
 pub use doctor::{Check, CheckLevel, DoctorReport};
 pub use history::no_conversation;
 pub use links::LinkView;
@@ -237,6 +236,7 @@ impl HostBuilder {
         let pipelines = crate::pipelines::Pipelines::new(store.clone(), Arc::new(audit.clone()));
         let agents =
             crate::agents::Agents::new(store.clone(), Arc::new(audit.clone()), events.clone());
+        let discovery = crate::discovery::Discovery::new(store.clone());
         let host = Host {
             inner: Arc::new(Inner {
                 data_dir: self.data_dir,
@@ -261,6 +261,7 @@ impl HostBuilder {
                     skills,
                     pipelines,
                     agents,
+                    discovery,
                 },
                 events,
             }),

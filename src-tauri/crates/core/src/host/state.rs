@@ -113,4 +113,6 @@ pub(super) struct Features {
     pub(super) pipelines: crate::pipelines::Pipelines,
     /// Agents (`crate::agents`): profiles, run trees, run state.
     pub(super) agents: crate::agents::Agents,
+    /// Progressive discovery (`crate::discovery`): the per-conversation switch.
+    pub(super) discovery: crate::discovery::Discovery,
 }

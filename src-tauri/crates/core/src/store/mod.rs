@@ -35,7 +35,6 @@ mod audit;
 mod conversations;
 mod damage;
 mod demand;
-mod discovery;
 #[cfg(test)]
 mod full_tests;
 mod metrics;

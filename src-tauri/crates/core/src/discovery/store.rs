@@ -1,10 +1,11 @@
-//! Whether a conversation runs in progressive-discovery mode (issue 16, point 2; migration
-//! `0018_conversation_discovery.sql`). One flag per conversation, off by default; deleting the
-//! conversation deletes it with the row. What the model loaded is not stored: the host reads it
-//! back from the conversation's own tool calls (`host::discovery`).
+//! The discovery feature's store repository: whether a conversation runs in
+//! progressive-discovery mode (issue 16, point 2; migration `0018_conversation_discovery.sql`,
+//! the schema stays in `store`). One flag per conversation, off by default; deleting the
+//! conversation deletes it with the row. What the model loaded is not stored: the feature reads
+//! it back from the conversation's own tool calls ([`super::loaded_in`]).
 
-use super::{Store, StoreError};
 use crate::ids::ConversationId;
+use crate::store::{Store, StoreError};
 
 impl Store {
     /// Whether `conversation` offers a search over the catalog instead of every tool.
