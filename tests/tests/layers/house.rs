@@ -19,7 +19,7 @@ use syn::visit::Visit;
 const MODULE_LINES: usize = 5_000;
 /// Modules still over [`MODULE_LINES`], with the ceiling they may not grow past.
 const MODULES_OVER: &[(&str, usize)] = &[
-    ("host", 13_300),
+    ("host", 12_420),
     ("store", 6_460),
     ("config", 5_450),
     ("llm", 5_450),
