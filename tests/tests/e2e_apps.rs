@@ -624,13 +624,22 @@ async fn a_models_call_shows_its_app_in_the_chat_after_approval() {
     s.wait_for(".chat-log .tool-card .tc-app iframe.app-frame", WAIT)
         .await
         .unwrap();
-    let frame = s
-        .execute(
-            "const f = document.querySelector('.chat-log .tc-app iframe');
-             return [f.getAttribute('sandbox'), f.src];",
-        )
-        .await
-        .unwrap();
+    // The card may render once more as the turn ends: ask until a frame is there to read.
+    let asked = std::time::Instant::now();
+    let frame = loop {
+        let seen = s
+            .execute(
+                "const f = document.querySelector('.chat-log .tc-app iframe');
+                 return f ? [f.getAttribute('sandbox'), f.src] : null;",
+            )
+            .await
+            .unwrap();
+        if !seen.is_null() {
+            break seen;
+        }
+        assert!(asked.elapsed() < WAIT, "the app's frame went away");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(frame[0], "allow-scripts", "{frame}");
     assert!(
         frame[1]
